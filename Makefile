@@ -1,0 +1,40 @@
+# trainsim: two commands from a fresh Debian 12 machine.
+#   make run   bootstrap, configure, build, then plan the built-in default scenario
+#   make test  bootstrap, build with warnings as errors, run every test; then the same tests under ASan+UBSan
+JOBS ?= $(shell nproc)
+BUILD ?= build
+ASAN_BUILD ?= build-asan
+CMAKE_GEN := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
+
+.PHONY: run test build bootstrap bench asan-test clean
+
+bootstrap:
+	@bash scripts/bootstrap.sh
+
+$(BUILD)/CMakeCache.txt:
+	cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release -DTRAINSIM_WERROR=ON
+
+build: bootstrap $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+run: build
+	./$(BUILD)/trainsim estimate
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE bench
+	$(MAKE) asan-test
+
+$(ASAN_BUILD)/CMakeCache.txt:
+	cmake -S . -B $(ASAN_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Debug -DTRAINSIM_WERROR=ON \
+	  -DTRAINSIM_SANITIZE=ON -DTRAINSIM_BENCH=OFF
+
+asan-test: bootstrap $(ASAN_BUILD)/CMakeCache.txt
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	  ctest --output-on-failure -j $(JOBS) -LE bench
+
+bench: build
+	./$(BUILD)/tests/bench/trainsim_bench
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -1,0 +1,73 @@
+// `trainsim presets`: the built-in models, GPUs and fabrics, with their key figures and sources.
+#include <iostream>
+
+#include "command.hpp"
+#include "models/presets.hpp"
+#include "models/scenario.hpp"
+#include "models/transformer.hpp"
+#include "models/units.hpp"
+#include "reports/table.hpp"
+
+namespace trainsim::cli {
+namespace {
+
+using Json = nlohmann::json;
+
+int run_presets(const std::string& format, const std::string& kind) {
+  if (format == "json") {
+    Json out;
+    if (kind.empty() || kind == "models") out["models"] = preset_table(PresetKind::Model);
+    if (kind.empty() || kind == "gpus") out["gpus"] = preset_table(PresetKind::Gpu);
+    if (kind.empty() || kind == "fabrics") out["fabrics"] = preset_table(PresetKind::Fabric);
+    std::cout << out.dump(2) << "\n";
+    return kExitOk;
+  }
+  if (kind.empty() || kind == "models") {
+    std::cout << "Models\n";
+    TextTable t({"name", "params", "active", "layers", "hidden", "heads/kv", "ffn", "vocab", "experts"});
+    for (const auto& name : preset_names(PresetKind::Model)) {
+      Scenario s = parse_scenario(Json{{"model", name}, {"hardware", {{"num_gpus", 1}, {"gpus_per_node", 1}}}});
+      const ModelSpec& m = s.model;
+      ModelParams p = count_parameters(m);
+      t.add_row({name, format_count(p.total), format_count(p.active), std::to_string(m.num_hidden_layers), std::to_string(m.hidden_size),
+                 std::to_string(m.num_attention_heads) + "/" + std::to_string(m.num_key_value_heads),
+                 std::to_string(m.is_moe() ? m.moe_intermediate_size : m.intermediate_size), std::to_string(m.vocab_size),
+                 m.is_moe() ? std::to_string(m.num_experts) + " top-" + std::to_string(m.num_experts_per_tok) : "-"});
+    }
+    t.print(std::cout);
+  }
+  if (kind.empty() || kind == "gpus") {
+    std::cout << "\nGPUs (dense peak)\n";
+    TextTable t({"name", "memory", "HBM BW", "bf16", "fp8", "TDP", "USD/h", "node fabric"});
+    for (const auto& name : preset_names(PresetKind::Gpu)) {
+      GpuSpec g = parse_gpu(Json(name), "/hardware/gpu");
+      t.add_row({name, format_bytes(g.memory_bytes), fixed(g.memory_bandwidth / 1e12) + " TB/s", format_rate(g.flops_bf16),
+                 g.flops_fp8 > 0 ? format_rate(g.flops_fp8) : "-", fixed(g.tdp_watts, 0) + " W", fixed(g.price_per_hour),
+                 g.default_intra_node});
+    }
+    t.print(std::cout);
+  }
+  if (kind.empty() || kind == "fabrics") {
+    std::cout << "\nFabrics (one direction; per GPU within a node, per NIC between nodes)\n";
+    TextTable t({"name", "kind", "GB/s", "latency us", "NVLS"});
+    for (const auto& name : preset_names(PresetKind::Fabric)) {
+      FabricSpec f = parse_fabric(Json(name), "/hardware/intra_node");
+      t.add_row({name, f.kind, fixed(f.bandwidth / 1e9, 1), fixed(f.latency_s * 1e6, 1), f.has_nvls ? "yes" : "no"});
+    }
+    t.print(std::cout);
+  }
+  return kExitOk;
+}
+
+const RegisterCommand registered{{"presets", "List built-in models, GPUs and interconnects",
+                                  [](CLI::App& app) -> std::function<int()> {
+                                    auto format = std::make_shared<std::string>("table");
+                                    auto kind = std::make_shared<std::string>();
+                                    app.add_option("kind", *kind, "models, gpus or fabrics (default: all)")
+                                        ->check(CLI::IsMember({"models", "gpus", "fabrics"}));
+                                    app.add_option("--format", *format, "table or json")->check(CLI::IsMember({"table", "json"}));
+                                    return [format, kind] { return run_presets(*format, *kind); };
+                                  }}};
+
+}  // namespace
+}  // namespace trainsim::cli

@@ -1,0 +1,202 @@
+#include "scenario_input.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "models/errors.hpp"
+#include "models/json_reader.hpp"
+#include "models/scenario.hpp"
+
+namespace trainsim::embedded {
+extern const std::string_view default_scenario_json;
+}
+
+namespace trainsim::cli {
+
+using Json = nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+enum class FlagType { Text, Integer, Boolean };
+
+struct FieldFlag {
+  const char* flag;
+  const char* pointer;
+  FlagType type;
+  const char* help;
+};
+
+// Each flag sets exactly one scenario field (a contract: scripts depend on these names).
+const FieldFlag kFieldFlags[] = {
+    {"--model", "/model", FlagType::Text, "model preset name or path to a model section / config.json"},
+    {"--gpu", "/hardware/gpu", FlagType::Text, "GPU preset name"},
+    {"--gpus", "/hardware/num_gpus", FlagType::Integer, "total GPUs"},
+    {"--nodes", "/hardware/num_nodes", FlagType::Integer, "nodes"},
+    {"--gpus-per-node", "/hardware/gpus_per_node", FlagType::Integer, "GPUs per node"},
+    {"--intra-node", "/hardware/intra_node", FlagType::Text, "intra-node fabric preset"},
+    {"--inter-node", "/hardware/inter_node/fabric", FlagType::Text, "inter-node fabric preset"},
+    {"--nics-per-node", "/hardware/inter_node/nics_per_node", FlagType::Integer, "NICs per node"},
+    {"--price-per-gpu-hour", "/hardware/price_per_gpu_hour", FlagType::Text, "USD per GPU-hour"},
+    {"--mode", "/training/mode", FlagType::Text, "pretrain | sft | lora | qlora | dpo"},
+    {"--seq-len", "/training/seq_len", FlagType::Integer, "sequence length"},
+    {"--global-batch-size", "/training/global_batch_size", FlagType::Integer, "sequences per optimizer step"},
+    {"--train-tokens", "/training/train_tokens", FlagType::Text, "tokens to train on, e.g. 15T"},
+    {"--precision", "/training/precision", FlagType::Text, "fp32 | fp16 | bf16 | fp8"},
+    {"--grad-precision", "/training/grad_precision", FlagType::Text, "gradient buffer dtype: fp32 | bf16 | fp16"},
+    {"--optimizer", "/training/optimizer", FlagType::Text, "adam | adamw | sgd | adam8bit"},
+    {"--zero", "/training/zero_stage", FlagType::Integer, "ZeRO stage 0-3 (FSDP full shard = 3)"},
+    {"--distributed-optimizer", "/training/distributed_optimizer", FlagType::Boolean, "Megatron distributed optimizer (true/false)"},
+    {"--recompute", "/training/recompute", FlagType::Text, "none | selective | full"},
+    {"--flash-attention", "/training/flash_attention", FlagType::Boolean, "true/false"},
+    {"--offload-optimizer", "/training/offload_optimizer", FlagType::Boolean, "true/false"},
+    {"--lora-rank", "/training/lora/rank", FlagType::Integer, "LoRA rank"},
+    {"--tp", "/parallel/tp", FlagType::Integer, "tensor parallel"},
+    {"--pp", "/parallel/pp", FlagType::Integer, "pipeline parallel"},
+    {"--dp", "/parallel/dp", FlagType::Integer, "data parallel"},
+    {"--cp", "/parallel/cp", FlagType::Integer, "context parallel"},
+    {"--ep", "/parallel/ep", FlagType::Integer, "expert parallel"},
+    {"--etp", "/parallel/etp", FlagType::Integer, "expert tensor parallel"},
+    {"--vpp", "/parallel/vpp", FlagType::Integer, "virtual pipeline stages per rank"},
+    {"--sequence-parallel", "/parallel/sequence_parallel", FlagType::Boolean, "true/false"},
+    {"--micro-batch-size", "/parallel/micro_batch_size", FlagType::Integer, "sequences per micro-batch"},
+    {"--gradient-accumulation-steps", "/parallel/gradient_accumulation_steps", FlagType::Integer, "micro-batches per step"},
+    {"--schedule", "/parallel/schedule", FlagType::Text, "gpipe | 1f1b | interleaved"},
+};
+
+const FieldFlag& flag_for(const std::string& pointer) {
+  for (const auto& f : kFieldFlags)
+    if (pointer == f.pointer) return f;
+  return kFieldFlags[0];
+}
+
+Json flag_value(const FieldFlag& f, const std::string& text) {
+  switch (f.type) {
+    case FlagType::Integer: {
+      std::size_t used = 0;
+      long long v = 0;
+      try { v = std::stoll(text, &used); } catch (...) { used = 0; }
+      if (used != text.size() || text.empty()) throw InputError(std::string(f.flag), "\"" + text + "\"", "an integer");
+      return v;
+    }
+    case FlagType::Boolean:
+      if (text == "true" || text == "1" || text == "yes") return true;
+      if (text == "false" || text == "0" || text == "no") return false;
+      throw InputError(std::string(f.flag), "\"" + text + "\"", "true or false");
+    case FlagType::Text: break;
+  }
+  return text;
+}
+
+bool looks_like_path(const std::string& s) {
+  return s.find('/') != std::string::npos || (s.size() > 5 && s.substr(s.size() - 5) == ".json");
+}
+
+// A section given as a path is replaced by the file's content (relative to the scenario's folder).
+void inline_section_file(Json& doc, const char* key, const fs::path& base) {
+  if (!doc.contains(key) || !doc[key].is_string()) return;
+  const std::string value = doc[key].get<std::string>();
+  if (!looks_like_path(value)) return;
+  fs::path p = fs::path(value).is_absolute() ? fs::path(value) : base / value;
+  doc[key] = read_json_file(p.string(), std::string("/") + key);
+}
+
+// {"hf_config": "path/config.json", ...}: the config's keys, then the section's own keys on top.
+void inline_hf_config(Json& doc, const fs::path& base) {
+  if (!doc.contains("model") || !doc["model"].is_object() || !doc["model"].contains("hf_config")) return;
+  Json& model = doc["model"];
+  if (!model["hf_config"].is_string())
+    throw InputError("/model/hf_config", json_value_text(model["hf_config"]), "a path to a Hugging Face config.json");
+  fs::path p = model["hf_config"].get<std::string>();
+  if (!p.is_absolute()) p = base / p;
+  Json merged = read_json_file(p.string(), "/model/hf_config");
+  if (!merged.is_object()) throw InputError("/model/hf_config", p.string(), "a JSON object (a Hugging Face config.json)");
+  for (auto it = model.begin(); it != model.end(); ++it)
+    if (it.key() != "hf_config") merged[it.key()] = it.value();
+  if (!merged.contains("name")) merged["name"] = p.parent_path().filename().string();
+  model = merged;
+}
+
+void set_pointer(Json& doc, const std::string& pointer, const Json& value) {
+  // A section still written as a preset name becomes {"preset": name} so a field can be set in it.
+  const auto slash = pointer.find('/', 1);
+  if (slash != std::string::npos) {
+    const std::string section = pointer.substr(1, slash - 1);
+    if (doc.contains(section) && doc[section].is_string()) doc[section] = Json{{"preset", doc[section]}};
+    const auto slash2 = pointer.find('/', slash + 1);
+    if (slash2 != std::string::npos) {
+      const std::string sub = pointer.substr(0, slash2);
+      Json::json_pointer sp(sub);
+      if (doc.contains(sp) && doc[sp].is_string()) doc[sp] = Json{{"preset", doc[sp]}};
+    }
+  }
+  doc[Json::json_pointer(pointer)] = value;
+}
+
+}  // namespace
+
+Json read_json_file(const std::string& path, const std::string& json_path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(json_path, "\"" + path + "\"", "a readable JSON file", "no such file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  try {
+    return Json::parse(ss.str());
+  } catch (const Json::parse_error& e) {
+    // nlohmann reports a byte offset; turn it into line:column.
+    const std::string text = ss.str();
+    std::size_t line = 1, col = 1;
+    for (std::size_t i = 0; i < text.size() && i + 1 < e.byte; ++i) {
+      if (text[i] == '\n') { ++line; col = 1; } else ++col;
+    }
+    throw InputError(json_path, path + ":" + std::to_string(line) + ":" + std::to_string(col), "valid JSON", e.what());
+  }
+}
+
+void add_scenario_options(CLI::App& app, ScenarioInput& input) {
+  app.add_option("scenario", input.path, "scenario JSON file (default: the built-in scenario)");
+  for (const auto& f : kFieldFlags) {
+    const std::string pointer = f.pointer;
+    app.add_option_function<std::string>(
+           f.flag, [&input, pointer](const std::string& v) { input.flags[pointer] = v; },
+           std::string(f.help) + "  [sets " + pointer + "]")
+        ->group("Scenario fields");
+  }
+  app.add_option("--format", input.format, "output: table, json or csv")->check(CLI::IsMember({"table", "json", "csv"}));
+}
+
+Json load_scenario_document(const ScenarioInput& input, std::string* label) {
+  Json doc;
+  fs::path base = fs::current_path();
+  if (!input.path.empty()) {
+    doc = read_json_file(input.path, "scenario");
+    base = fs::path(input.path).parent_path();
+    if (base.empty()) base = ".";
+    *label = input.path;
+  } else if (input.flags.count("/model")) {
+    doc = Json::object();
+    *label = "given by flags";
+  } else {
+    doc = Json::parse(embedded::default_scenario_json);
+    *label = "built-in default: " + doc.value("description", std::string("Llama-3-8B full SFT on one 8xH100 node")) +
+             " (pass a scenario file or --model to change it)";
+  }
+  if (!doc.is_object()) throw InputError("/", json_value_text(doc), "a JSON object with sections model, training, parallel, hardware");
+  for (const char* key : {"model", "training", "parallel", "hardware"}) inline_section_file(doc, key, base);
+  for (const auto& [pointer, text] : input.flags) {
+    const FieldFlag& f = flag_for(pointer);
+    Json value = flag_value(f, text);
+    set_pointer(doc, pointer, value);
+    if (pointer == "/model") inline_section_file(doc, "model", fs::current_path());
+  }
+  inline_hf_config(doc, base);
+  if (!input.flags.empty() && !(input.path.empty() && input.flags.count("/model"))) *label += ", with flag overrides";
+  return doc;
+}
+
+Scenario load_scenario(const ScenarioInput& input, std::string* label) {
+  return parse_scenario(load_scenario_document(input, label));
+}
+
+}  // namespace trainsim::cli

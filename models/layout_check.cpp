@@ -1,0 +1,78 @@
+#include "layout_check.hpp"
+
+#include <string>
+
+namespace trainsim {
+
+LayoutIssue check_layout(const ModelSpec& m, const TrainingSpec& t, const ParallelLayout& p, int num_gpus) {
+  if (p.tp * p.pp * p.cp * p.dp != num_gpus) return LayoutIssue::WorldMismatch;
+  if (m.num_attention_heads % p.tp) return LayoutIssue::TpHeads;
+  if (m.num_key_value_heads % p.tp) return LayoutIssue::TpKvHeads;
+  if (m.num_dense_layers() > 0 && m.intermediate_size % p.tp) return LayoutIssue::TpFfn;
+  if (m.shared_expert_intermediate_size % p.tp) return LayoutIssue::TpFfn;
+  if (p.pp > m.num_hidden_layers) return LayoutIssue::PpLayers;
+  if (p.vpp > 1 && p.schedule != Schedule::Interleaved) return LayoutIssue::VppSchedule;
+  if (p.schedule == Schedule::Interleaved && (p.pp < 2 || p.vpp < 2)) return LayoutIssue::VppSchedule;
+  if (p.schedule == Schedule::Interleaved && m.num_hidden_layers % (p.pp * p.vpp)) return LayoutIssue::VppLayers;
+  if (p.cp > 1 && t.seq_len % (2 * p.cp)) return LayoutIssue::CpSeq;
+  if (p.sequence_parallel && p.tp > 1 && (t.seq_len / p.cp) % p.tp) return LayoutIssue::SpSeq;
+  if (!m.is_moe() && (p.ep > 1 || p.etp > 1)) return LayoutIssue::EpDense;
+  if (m.is_moe()) {
+    if (m.num_experts % p.ep) return LayoutIssue::EpExperts;
+    if ((num_gpus / p.pp) % (p.ep * p.etp)) return LayoutIssue::EpWorld;
+    if (m.moe_intermediate_size % p.etp) return LayoutIssue::EtpFfn;
+  }
+  if (t.zero_stage >= 2 && p.pp > 1) return LayoutIssue::ZeroPipeline;
+  if (t.global_batch_size % (p.micro_batch_size * p.dp)) return LayoutIssue::BatchSplit;
+  return LayoutIssue::None;
+}
+
+InputError layout_error(LayoutIssue issue, const ModelSpec& m, const TrainingSpec& t, const ParallelLayout& p,
+                        int num_gpus) {
+  auto s = [](auto v) { return std::to_string(v); };
+  switch (issue) {
+    case LayoutIssue::None: break;
+    case LayoutIssue::WorldMismatch:
+      return InputError("/parallel", "tp*pp*cp*dp = " + s(p.tp) + "*" + s(p.pp) + "*" + s(p.cp) + "*" + s(p.dp) + " = " + s(p.tp * p.pp * p.cp * p.dp),
+                        "the number of GPUs (" + s(num_gpus) + ")", "leave dp out to derive it");
+    case LayoutIssue::TpHeads:
+      return InputError("/parallel/tp", s(p.tp), "a divisor of num_attention_heads (" + s(m.num_attention_heads) + ")");
+    case LayoutIssue::TpKvHeads:
+      return InputError("/parallel/tp", s(p.tp), "a divisor of num_key_value_heads (" + s(m.num_key_value_heads) + ")",
+                        "Megatron splits KV heads across tensor-parallel ranks");
+    case LayoutIssue::TpFfn:
+      return InputError("/parallel/tp", s(p.tp), "a divisor of intermediate_size (" + s(m.intermediate_size) + ")");
+    case LayoutIssue::PpLayers:
+      return InputError("/parallel/pp", s(p.pp), "at most num_hidden_layers (" + s(m.num_hidden_layers) + ")");
+    case LayoutIssue::VppSchedule:
+      if (p.vpp > 1 && p.schedule != Schedule::Interleaved)
+        return InputError("/parallel/schedule", std::string("\"") + to_string(p.schedule) + "\"",
+                          "\"interleaved\" when vpp > 1 (vpp = " + s(p.vpp) + ")", "or set vpp to 1");
+      return InputError("/parallel/schedule", "\"interleaved\"", "pp >= 2 and vpp >= 2 (pp = " + s(p.pp) + ", vpp = " + s(p.vpp) + ")",
+                        "use \"1f1b\" or set vpp");
+    case LayoutIssue::VppLayers:
+      return InputError("/parallel/vpp", s(p.vpp), "pp*vpp to divide num_hidden_layers (" + s(m.num_hidden_layers) + "); pp = " + s(p.pp));
+    case LayoutIssue::CpSeq:
+      return InputError("/parallel/cp", s(p.cp), "seq_len (" + s(t.seq_len) + ") divisible by 2*cp",
+                        "context parallelism splits the sequence in 2*cp chunks for load balance");
+    case LayoutIssue::SpSeq:
+      return InputError("/parallel/sequence_parallel", "true", "seq_len/cp (" + s(t.seq_len / p.cp) + ") divisible by tp (" + s(p.tp) + ")");
+    case LayoutIssue::EpDense:
+      return InputError(p.ep > 1 ? "/parallel/ep" : "/parallel/etp", s(p.ep > 1 ? p.ep : p.etp), "1 for a dense model (no experts)");
+    case LayoutIssue::EpExperts:
+      return InputError("/parallel/ep", s(p.ep), "a divisor of num_experts (" + s(m.num_experts) + ")");
+    case LayoutIssue::EpWorld:
+      return InputError("/parallel/ep", s(p.ep), "ep*etp to divide the GPUs of one pipeline stage (" + s(num_gpus / p.pp) + ")");
+    case LayoutIssue::EtpFfn:
+      return InputError("/parallel/etp", s(p.etp), "a divisor of moe_intermediate_size (" + s(m.moe_intermediate_size) + ")");
+    case LayoutIssue::ZeroPipeline:
+      return InputError("/training/zero_stage", s(t.zero_stage), "0 or 1 with pipeline parallelism (pp = " + s(p.pp) + ")",
+                        "ZeRO-2/3 shard gradients across micro-batches, which DeepSpeed and Megatron do not support with pp > 1; use zero_stage 1 or distributed_optimizer");
+    case LayoutIssue::BatchSplit:
+      return InputError("/training/global_batch_size", s(t.global_batch_size),
+                        "a multiple of micro_batch_size*dp = " + s(p.micro_batch_size) + "*" + s(p.dp) + " = " + s(p.micro_batch_size * p.dp));
+  }
+  return InputError("/parallel", "?", "a valid layout");
+}
+
+}  // namespace trainsim

@@ -1,0 +1,228 @@
+#include "memory.hpp"
+
+#include <algorithm>
+
+namespace trainsim {
+
+namespace {
+double dd(int v) { return static_cast<double>(v); }
+
+// Bytes per parameter of the weights used in compute. fp8 (Transformer Engine) keeps bf16 weights and
+// an fp8 cast of them for the GEMMs.
+double weight_bytes(Precision p) { return p == Precision::Fp8 ? 3.0 : bytes_per_element(p); }
+
+// Optimizer bytes per trainable parameter: fp32 master copy (only when training in lower precision)
+// plus the optimizer's own state. Adam: two fp32 moments (ZeRO paper, K = 12 with the master copy);
+// 8-bit Adam: two 1-byte moments (Dettmers et al. 2022); SGD: one fp32 momentum.
+double optimizer_bytes(OptimizerKind o, Precision p) {
+  const double master = p == Precision::Fp32 ? 0.0 : 4.0;
+  switch (o) {
+    case OptimizerKind::Adam: return master + 8.0;
+    case OptimizerKind::Adam8bit: return master + 2.0;
+    case OptimizerKind::Sgd: return master + 4.0;
+  }
+  return master + 8.0;
+}
+
+// QLoRA stores frozen linear weights as 4-bit NF4 with double-quantized constants:
+// 4 + 0.127 bits per parameter (Dettmers et al. 2023, §3 "Double Quantization").
+constexpr double kNf4BytesPerParam = (4.0 + 0.127) / 8.0;
+// PEFT keeps LoRA adapters in fp32 under autocast: weights, gradients, then two Adam moments.
+constexpr double kAdapterWeightBytes = 4.0, kAdapterGradBytes = 4.0, kAdapterOptimizerBytes = 8.0;
+}  // namespace
+
+ModelStates full_model_states(double dense_params, double expert_params, double dense_group, double expert_group,
+                              const TrainingSpec& t) {
+  const bool shard_opt = t.zero_stage >= 1 || t.distributed_optimizer;
+  auto sharded = [&](double bytes_per_param, bool shard) {
+    return shard ? dense_params * bytes_per_param / dense_group + expert_params * bytes_per_param / expert_group
+                 : (dense_params + expert_params) * bytes_per_param;
+  };
+  const double gb = t.precision == Precision::Fp32 ? 4.0 : bytes_per_element(t.grad_precision);
+  return {sharded(weight_bytes(t.precision), t.zero_stage >= 3), sharded(gb, t.zero_stage >= 2),
+          sharded(optimizer_bytes(t.optimizer, t.precision), shard_opt)};
+}
+
+LayerActivations layer_activations(const ModelSpec& m, const TrainingSpec& t, const ParallelLayout& p, bool moe_layer) {
+  // Korthikanti et al. 2022, §4.1: per layer 34·s·b·h + 5·a·s²·b bytes with 16-bit activations, of which
+  // 10·s·b·h sit outside the tensor-parallel region (norm inputs, QKV and fc1 inputs, dropout masks)
+  // and 24·s·b·h + 5·a·s²·b inside it. Generalised here to GQA, any FFN size, gated MLPs, MoE routing,
+  // dropout on/off and FlashAttention; it reduces to the paper's terms for GPT.
+  const double s = dd(t.seq_len) / p.cp;                         // context parallel splits the sequence
+  const double b = dd(p.micro_batch_size) * (t.mode == TrainingMode::Dpo ? 2 : 1);  // DPO: chosen + rejected
+  const double h = dd(m.hidden_size), a = dd(m.num_attention_heads);
+  const double q = a * m.head_dim, kv = dd(m.num_key_value_heads) * m.head_dim;
+  const double sb = s * b, tp = dd(p.tp);
+  const bool sp = p.sequence_parallel && p.tp > 1;
+  const double hidden_mask = m.hidden_dropout > 0 ? 1.0 : 0.0;   // 1-byte dropout masks
+
+  double outside = sb * h * (2 + 2 + 2) + hidden_mask * sb * h;   // LN1 input, QKV input, LN2 input; attention-out mask
+  double inside = 2 * sb * q + 4 * sb * kv + 2 * sb * q;          // Q, K, V, out-projection input
+  double core = 0;                                                // attention scores, recomputed by `selective`
+  if (t.flash_attention) {
+    core = 4 * sb * a;                                            // log-sum-exp in fp32 (Dao et al. 2022)
+  } else {
+    core = 2 * a * s * sb;                                        // softmax output
+    if (m.attention_dropout > 0) core += 3 * a * s * sb;          // dropout mask (1 B) + dropout output (2 B)
+  }
+  const double gated_in = m.mlp == MlpKind::Gated ? 4 : 2;        // activation-function input(s)
+  if (!moe_layer) {
+    outside += 2 * sb * h + hidden_mask * sb * h;                 // fc1 input, MLP-out mask
+    inside += (gated_in + 2) * sb * m.intermediate_size;          // act input(s), fc2 input
+  } else {
+    const double tokens = sb / (sp ? tp : 1);                     // tokens this rank routes
+    const double routed = tokens * m.num_experts_per_tok;         // expert inputs it processes (balanced routing)
+    outside += 2 * sb * h + 4 * sb * m.num_experts + hidden_mask * sb * h;  // router input, fp32 probabilities, mask
+    double expert = 2 * routed * h                                // permuted expert inputs
+                    + (gated_in + 2) * routed * m.moe_intermediate_size / p.etp
+                    + 2 * routed * h;                             // expert outputs kept for the weighted combine
+    inside += (gated_in + 2) * sb * m.shared_expert_intermediate_size;
+    outside += expert * (sp ? tp : 1);                            // already per rank: undo the SP division below
+  }
+  double lora = 0;
+  if (t.uses_adapters()) lora = 2 * sb * t.lora.rank * dd(static_cast<int>(t.lora.target_modules.size()));
+
+  LayerActivations out;
+  out.full = outside / (sp ? tp : 1) + (inside + core) / tp + lora;
+  switch (t.recompute) {
+    case Recompute::None: out.stored = out.full; break;
+    case Recompute::Selective: out.stored = out.full - core / tp; break;
+    case Recompute::Full: out.stored = 2 * sb * h / (sp ? tp : 1); break;  // only the layer input
+  }
+  return out;
+}
+
+double layers_in_flight(const ParallelLayout& p, int num_layers, int stage) {
+  const double layers = layers_in_stage(num_layers, p.pp, stage);
+  const int m = p.gradient_accumulation_steps;
+  if (p.pp == 1) return layers;
+  switch (p.schedule) {
+    case Schedule::Gpipe: return layers * m;
+    case Schedule::OneFOneB: return layers * std::min(p.pp - stage, m);
+    case Schedule::Interleaved: {
+      // Megatron-LM interleaved schedule: warm-up chunks (pp - stage - 1)·2 + (vpp - 1)·pp, plus the one in
+      // steady state; each chunk holds layers/vpp layers. For stage 0 this is Korthikanti's factor
+      // 1 + (pp - 1)/(pp·vpp) on pp micro-batches.
+      const int chunks = std::min((p.pp - stage - 1) * 2 + (p.vpp - 1) * p.pp + 1, m * p.vpp);
+      return chunks * layers / p.vpp;
+    }
+  }
+  return layers;
+}
+
+MemoryModel::MemoryModel(const ModelSpec& m, const TrainingSpec& t, const HardwareSpec& h, MemoryAllowances a)
+    : model(m), training(t), hardware(h), allowances(a), params(count_parameters(m)) {
+  if (t.uses_adapters()) lora_params = lora_parameters(m, t.lora);
+}
+
+StageMemory MemoryModel::stage(const ParallelLayout& p, int stage) const {
+  const ModelSpec& m = model;
+  const TrainingSpec& t = training;
+  StageMemory out;
+  out.stage = stage;
+  const StageParams sp = stage_parameters(m, params, p, stage);
+  out.layers = sp.layers;
+  out.parameters = sp.total();
+
+  // ZeRO partitions over the data-parallel ranks that hold the same parameters: dp·cp for dense ones
+  // (Megatron shards over the dp×cp group), the expert data-parallel group for experts.
+  const double n_dense = dd(p.dp) * p.cp, n_expert = dd(p.expert_dp());
+  const bool shard_opt = t.zero_stage >= 1 || t.distributed_optimizer;
+  const bool shard_grad = t.zero_stage >= 2, shard_weights = t.zero_stage >= 3;
+  const double gb = t.precision == Precision::Fp32 ? 4.0 : bytes_per_element(t.grad_precision);
+  double optimizer = 0;
+  if (t.trains_base_weights()) {
+    // Rajbhandari et al. 2020 (ZeRO), §5: Ψ·(2 + 2 + K) bytes, divided by N_d stage by stage.
+    const ModelStates states = full_model_states(sp.dense, sp.expert, n_dense, n_expert, t);
+    out.weights = states.weights;
+    out.gradients = states.gradients;
+    optimizer = states.optimizer;
+    if (t.mode == TrainingMode::Dpo)  // the frozen reference model: 16-bit weights, sharded like the policy's
+      out.weights += sp.total() * bytes_per_element(t.precision) / (shard_weights ? n_dense : 1);
+  } else {
+    // LoRA / QLoRA: the frozen base holds only weights; adapters train in fp32.
+    const double linear = sp.total() - sp.not_linear;
+    const double base_linear_bytes = t.mode == TrainingMode::Qlora ? kNf4BytesPerParam : bytes_per_element(t.precision);
+    const double base_bytes = linear * base_linear_bytes + sp.not_linear * bytes_per_element(t.precision);
+    out.weights = shard_weights ? base_bytes / n_dense : base_bytes;
+    const double adapters = lora_params * sp.layers / m.num_hidden_layers / p.tp;
+    out.weights += adapters * kAdapterWeightBytes / (shard_weights ? n_dense : 1);
+    out.gradients = adapters * kAdapterGradBytes / (shard_grad ? n_dense : 1);
+    optimizer = adapters * kAdapterOptimizerBytes / (shard_opt ? n_dense : 1);
+  }
+  if (shard_weights) {
+    // FSDP / ZeRO-3 gather the layer being computed and prefetch the next one, and hold one layer's
+    // unsharded gradients until its reduce-scatter.
+    out.weights += 2 * sp.largest_layer * bytes_per_element(t.precision);
+    if (t.trains_base_weights()) out.gradients += sp.largest_layer * gb;
+  }
+  if (t.offload_optimizer) out.host = optimizer;
+  else out.optimizer = optimizer;
+
+  // Activations: stored layer activations times the layer-micro-batches in flight.
+  const int first = first_layer_of_stage(m.num_hidden_layers, p.pp, stage);
+  const int dense_layers = std::clamp(m.num_dense_layers() - first, 0, sp.layers);
+  const LayerActivations dense = layer_activations(m, t, p, false);
+  LayerActivations per_layer = dense;
+  if (m.is_moe() && dense_layers < sp.layers) {
+    const LayerActivations moe = layer_activations(m, t, p, true);
+    // Average over the stage's mix of dense and MoE layers.
+    per_layer.stored = (dense.stored * dense_layers + moe.stored * (sp.layers - dense_layers)) / sp.layers;
+    per_layer.full = std::max(dense.full * (dense_layers > 0), moe.full);
+  }
+  out.layer_microbatches_in_flight = layers_in_flight(p, m.num_hidden_layers, stage);
+  out.activations_layers = per_layer.stored * out.layer_microbatches_in_flight;
+  if (t.recompute == Recompute::Full) out.activations_recompute = per_layer.full;
+
+  const double s = dd(t.seq_len) / p.cp, b = dd(p.micro_batch_size) * (t.mode == TrainingMode::Dpo ? 2 : 1);
+  const bool seq_par = p.sequence_parallel && p.tp > 1;
+  const double h = m.hidden_size;
+  if (stage == 0 && m.hidden_dropout > 0)  // embedding dropout mask, for every micro-batch in flight
+    out.activations_edges += s * b * h / (seq_par ? p.tp : 1) * out.layer_microbatches_in_flight / std::max(1, sp.layers);
+  if (stage == p.pp - 1) {
+    // Final norm input and LM-head input (16-bit), then the logits: 16-bit output of the vocab-parallel
+    // LM head plus the fp32 softmax that cross-entropy keeps for backward (Megatron's
+    // vocab_parallel_cross_entropy; Hugging Face upcasts to fp32 likewise). One micro-batch at a time.
+    out.activations_edges += 4 * s * b * h / (seq_par ? p.tp : 1) + (2 + 4) * s * b * m.vocab_size / p.tp;
+  }
+  out.activations = out.activations_layers + out.activations_recompute + out.activations_edges;
+
+  int groups = 0;
+  for (int g : {p.tp, p.pp, p.cp, p.dp, p.ep, p.etp}) groups += g > 1;
+  out.cuda_context = allowances.cuda_context_bytes;
+  out.nccl = allowances.nccl_bytes_per_group * groups;
+  out.fragmentation = allowances.fragmentation * out.activations;
+  out.other = out.cuda_context + out.nccl + out.fragmentation;
+  out.total = out.weights + out.gradients + out.optimizer + out.activations + out.other;
+  return out;
+}
+
+StageMemory MemoryModel::worst_stage(const ParallelLayout& p) const {
+  StageMemory worst = stage(p, 0);
+  // Stage 0 holds the most micro-batches and the embedding, the last stage the logits; of the middle
+  // stages the first one given an extra layer by an uneven split holds the most. Those three decide.
+  if (p.pp > 1) {
+    const int extra_from = p.pp - model.num_hidden_layers % p.pp;
+    for (int s : {p.pp - 1, extra_from}) {
+      if (s <= 0 || s >= p.pp) continue;
+      StageMemory cand = stage(p, s);
+      if (cand.total > worst.total) worst = cand;
+    }
+  }
+  return worst;
+}
+
+MemoryEstimate MemoryModel::estimate(const ParallelLayout& p) const {
+  MemoryEstimate e;
+  e.params = params;
+  e.trainable_parameters = training.trains_base_weights() ? params.total : lora_params;
+  e.capacity = hardware.gpu.memory_bytes;
+  for (int s = 0; s < p.pp; ++s) {
+    e.stages.push_back(stage(p, s));
+    if (s == 0 || e.stages.back().total > e.worst.total) e.worst = e.stages.back();
+  }
+  e.fits = e.worst.total <= e.capacity;
+  return e;
+}
+
+}  // namespace trainsim

@@ -1,0 +1,79 @@
+#pragma once
+// Per-GPU memory of a training job, for every pipeline stage: model states (weights, gradients,
+// optimizer states under ZeRO / distributed optimizer / offload), activations of the micro-batches in
+// flight (Korthikanti et al. 2022), and an allowance for what the framework itself holds.
+#include <vector>
+
+#include "spec.hpp"
+#include "transformer.hpp"
+
+namespace trainsim {
+
+// Allowances for memory no formula gives exactly; documented in the README's memory section.
+struct MemoryAllowances {
+  double cuda_context_bytes = 0.75 * 1073741824.0;  // CUDA context + cuBLAS/cuDNN workspaces (~0.5-1 GiB on nvidia-smi)
+  double nccl_bytes_per_group = 0.25 * 1073741824.0;  // NCCL channel buffers per communicator of size > 1
+  double fragmentation = 0.10;  // PyTorch caching-allocator slack, as a fraction of activation memory
+};
+
+// Bytes of weights, gradients and optimizer states for parameters trained in full (pretrain, SFT, DPO
+// policy), ZeRO-sharded: stage >= 1 (or the distributed optimizer) divides optimizer states by the
+// data-parallel group, stage >= 2 also gradients, stage 3 also weights (Rajbhandari et al. 2020, Fig. 1).
+struct ModelStates {
+  double weights = 0, gradients = 0, optimizer = 0;
+  double total() const { return weights + gradients + optimizer; }
+};
+ModelStates full_model_states(double dense_params, double expert_params, double dense_group, double expert_group,
+                              const TrainingSpec& t);
+
+// Activation bytes of one transformer layer for one micro-batch on one GPU.
+struct LayerActivations {
+  double stored = 0;     // kept from forward to backward under the chosen recompute mode
+  double full = 0;       // everything, as with no recompute: the working set while recomputing a layer
+};
+LayerActivations layer_activations(const ModelSpec& m, const TrainingSpec& t, const ParallelLayout& p, bool moe_layer);
+
+// Layer-micro-batches whose activations stage `stage` holds at its peak: 1F1B keeps pp - stage
+// micro-batches; interleaved 1F1B keeps Megatron's warm-up count of model chunks; GPipe all of them.
+double layers_in_flight(const ParallelLayout& p, int num_layers, int stage);
+
+struct StageMemory {
+  int stage = 0;
+  int layers = 0;
+  double parameters = 0;  // parameters whose weights live on this GPU (before ZeRO-3 sharding)
+  double weights = 0, gradients = 0, optimizer = 0, activations = 0, other = 0, total = 0;
+  double host = 0;        // host memory this GPU uses (offloaded optimizer states)
+  // Detail
+  double activations_layers = 0;   // transformer layers, micro-batches in flight
+  double activations_recompute = 0;  // working set of one layer being recomputed (full recompute)
+  double activations_edges = 0;    // embedding output, final norm, logits and cross-entropy
+  double layer_microbatches_in_flight = 0;
+  double cuda_context = 0, nccl = 0, fragmentation = 0;
+};
+
+struct MemoryEstimate {
+  std::vector<StageMemory> stages;
+  StageMemory worst;      // the most loaded stage
+  double capacity = 0;    // device memory
+  bool fits = false;
+  ModelParams params;
+  double trainable_parameters = 0;
+};
+
+// Precomputed per-scenario values so the layout search can evaluate stages without allocating.
+struct MemoryModel {
+  MemoryModel(const ModelSpec& m, const TrainingSpec& t, const HardwareSpec& h, MemoryAllowances a = {});
+  StageMemory stage(const ParallelLayout& p, int stage) const;
+  // The most loaded stage only (what decides whether a layout fits).
+  StageMemory worst_stage(const ParallelLayout& p) const;
+  MemoryEstimate estimate(const ParallelLayout& p) const;
+
+  const ModelSpec& model;
+  const TrainingSpec& training;
+  const HardwareSpec& hardware;
+  MemoryAllowances allowances;
+  ModelParams params;
+  double lora_params = 0;
+};
+
+}  // namespace trainsim

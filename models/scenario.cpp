@@ -1,0 +1,138 @@
+#include "scenario.hpp"
+
+#include "json_reader.hpp"
+#include "layout_check.hpp"
+#include "scenario_parts.hpp"
+
+namespace trainsim {
+
+Scenario parse_scenario(const Json& doc) {
+  if (!doc.is_object()) throw InputError("/", json_value_text(doc), "a JSON object with sections model, training, parallel, hardware");
+  JsonReader top(doc, "", nullptr);
+  top.mark_read({"name", "description", "$schema", "calibration"});
+  Scenario s;
+  if (!top.has("model")) throw InputError("/model", "nothing", "a model preset name or section", "e.g. \"model\": \"llama3-8b\"");
+  auto section = [&](const char* key) -> Json {
+    if (!top.has(key)) return Json::object();
+    const Json& v = top.raw(key);
+    if (v.is_string())
+      throw InputError(std::string("/") + key, json_value_text(v), "an object, or a path to a JSON file holding that section",
+                       "the file was not found");
+    return v;
+  };
+  s.model = parse_model(top.raw("model"), &s.defaults, &s.notes);
+  s.training = parse_training(section("training"), s.model, &s.defaults);
+  int num_gpus_given = 0;
+  s.hardware = parse_hardware(section("hardware"), &s.defaults, &num_gpus_given);
+  ParallelInput parallel = parse_parallel(section("parallel"), &s.defaults);
+  top.reject_unknown();
+  s.parallel = derive_layout(parallel, s.model, s.training, s.hardware, num_gpus_given, &s.defaults);
+  if (s.parallel.sequence_parallel && s.parallel.tp == 1) s.notes.push_back("parallel: sequence_parallel has no effect at tp = 1");
+  return s;
+}
+
+void validate_layout(const ModelSpec& model, const TrainingSpec& training, const ParallelLayout& layout,
+                     const HardwareSpec& hardware) {
+  if (auto issue = check_layout(model, training, layout, hardware.num_gpus); issue != LayoutIssue::None)
+    throw layout_error(issue, model, training, layout, hardware.num_gpus);
+}
+
+Json to_json(const ModelSpec& m) {
+  Json j = {{"name", m.name},
+            {"num_hidden_layers", m.num_hidden_layers},
+            {"hidden_size", m.hidden_size},
+            {"num_attention_heads", m.num_attention_heads},
+            {"num_key_value_heads", m.num_key_value_heads},
+            {"head_dim", m.head_dim},
+            {"intermediate_size", m.intermediate_size},
+            {"hidden_act", m.hidden_act},
+            {"vocab_size", m.vocab_size},
+            {"tie_word_embeddings", m.tie_word_embeddings},
+            {"max_position_embeddings", m.max_position_embeddings},
+            {"position_embedding_type", to_string(m.position_embedding)},
+            {"norm_type", to_string(m.norm)},
+            {"attention_bias", m.attention_bias},
+            {"qkv_bias", m.qkv_bias},
+            {"mlp_bias", m.mlp_bias},
+            {"qk_norm", m.qk_norm},
+            {"attention_dropout", m.attention_dropout},
+            {"hidden_dropout", m.hidden_dropout}};
+  if (m.is_moe()) {
+    j["num_experts"] = m.num_experts;
+    j["num_experts_per_tok"] = m.num_experts_per_tok;
+    j["moe_intermediate_size"] = m.moe_intermediate_size;
+    j["shared_expert_intermediate_size"] = m.shared_expert_intermediate_size;
+    j["first_k_dense_replace"] = m.first_k_dense_replace;
+  }
+  if (!m.source.empty()) j["source"] = m.source;
+  return j;
+}
+
+Json to_json(const TrainingSpec& t) {
+  Json j = {{"mode", to_string(t.mode)},
+            {"seq_len", t.seq_len},
+            {"global_batch_size", t.global_batch_size},
+            {"precision", to_string(t.precision)},
+            {"grad_precision", to_string(t.grad_precision)},
+            {"optimizer", t.optimizer_name},
+            {"zero_stage", t.zero_stage},
+            {"distributed_optimizer", t.distributed_optimizer},
+            {"recompute", to_string(t.recompute)},
+            {"flash_attention", t.flash_attention},
+            {"offload_optimizer", t.offload_optimizer},
+            {"packing", t.packing}};
+  if (t.train_tokens > 0) j["train_tokens"] = t.train_tokens;
+  if (t.dataset_samples > 0) {
+    j["dataset_samples"] = t.dataset_samples;
+    j["epochs"] = t.epochs;
+  }
+  if (t.uses_adapters()) j["lora"] = {{"rank", t.lora.rank}, {"alpha", t.lora.alpha}, {"target_modules", t.lora.target_modules}};
+  return j;
+}
+
+Json to_json(const ParallelLayout& p) {
+  return {{"tp", p.tp}, {"pp", p.pp}, {"dp", p.dp}, {"cp", p.cp}, {"ep", p.ep}, {"etp", p.etp}, {"vpp", p.vpp},
+          {"sequence_parallel", p.sequence_parallel}, {"micro_batch_size", p.micro_batch_size},
+          {"gradient_accumulation_steps", p.gradient_accumulation_steps}, {"schedule", to_string(p.schedule)},
+          {"rank_order", p.rank_order}};
+}
+
+namespace {
+Json fabric_json(const FabricSpec& f) {
+  Json j = {{"name", f.name}, {"kind", f.kind}, {"bandwidth", f.bandwidth}, {"latency", f.latency_s}, {"nvls", f.has_nvls}};
+  if (!f.source.empty()) j["source"] = f.source;
+  return j;
+}
+}  // namespace
+
+Json to_json(const HardwareSpec& h) {
+  const GpuSpec& g = h.gpu;
+  Json flops = Json::object();
+  auto put = [&](const char* k, double v) { if (v > 0) flops[k] = v; };
+  put("fp32", g.flops_fp32); put("tf32", g.flops_tf32); put("fp16", g.flops_fp16); put("bf16", g.flops_bf16); put("fp8", g.flops_fp8);
+  Json gpu = {{"name", g.name}, {"memory", g.memory_bytes}, {"memory_bandwidth", g.memory_bandwidth}, {"peak_flops", flops},
+              {"tdp", g.tdp_watts}, {"price_per_hour", g.price_per_hour}, {"intra_node", g.default_intra_node},
+              {"gpus_per_node", g.default_gpus_per_node}};
+  if (!g.source.empty()) gpu["source"] = g.source;
+  Json j = {{"gpu", gpu},
+            {"gpus_per_node", h.gpus_per_node},
+            {"num_nodes", h.num_nodes},
+            {"num_gpus", h.num_gpus},
+            {"intra_node", fabric_json(h.intra_node)},
+            {"inter_node", {{"fabric", fabric_json(h.inter_node)}, {"nics_per_node", h.nics_per_node}}},
+            {"price_per_gpu_hour", h.price_per_gpu_hour}};
+  if (h.host_memory_bytes > 0) j["host_memory"] = h.host_memory_bytes;
+  return j;
+}
+
+Json to_json(const Scenario& s) {
+  return {{"model", to_json(s.model)}, {"training", to_json(s.training)}, {"parallel", to_json(s.parallel)}, {"hardware", to_json(s.hardware)}};
+}
+
+Json defaults_to_json(const Scenario& s) {
+  Json arr = Json::array();
+  for (const auto& d : s.defaults) arr.push_back({{"path", d.path}, {"value", d.value}, {"reason", d.reason}});
+  return arr;
+}
+
+}  // namespace trainsim

@@ -1,0 +1,27 @@
+#pragma once
+// From a scenario JSON tree (sections already read from files by the caller) to a validated
+// Scenario: presets expanded, units parsed, missing parallel degrees and batch sizes derived,
+// impossible layouts rejected with the JSON path at fault. And back to JSON, fully resolved.
+#include <nlohmann/json.hpp>
+
+#include "spec.hpp"
+
+namespace trainsim {
+
+Scenario parse_scenario(const nlohmann::json& document);
+// A GPU or fabric: preset name, {"preset": ..., overrides} or a full object. `path` is for errors.
+GpuSpec parse_gpu(const nlohmann::json& value, const std::string& path);
+FabricSpec parse_fabric(const nlohmann::json& value, const std::string& path);
+
+// Checks a layout against model, training and hardware; throws InputError naming /parallel/...
+void validate_layout(const ModelSpec& model, const TrainingSpec& training, const ParallelLayout& layout,
+                     const HardwareSpec& hardware);
+
+nlohmann::json to_json(const ModelSpec& m);
+nlohmann::json to_json(const TrainingSpec& t);
+nlohmann::json to_json(const ParallelLayout& p);
+nlohmann::json to_json(const HardwareSpec& h);
+nlohmann::json to_json(const Scenario& s);  // {model, training, parallel, hardware}: re-loadable as a scenario
+nlohmann::json defaults_to_json(const Scenario& s);
+
+}  // namespace trainsim

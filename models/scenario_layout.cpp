@@ -1,0 +1,120 @@
+// The `parallel` section: degrees as written, then derived and checked against model and hardware.
+#include "json_reader.hpp"
+#include "layout_check.hpp"
+#include "scenario_parts.hpp"
+
+namespace trainsim {
+
+ParallelInput parse_parallel(const Json& section, std::vector<AppliedDefault>* defaults) {
+  JsonReader r(section, "/parallel", defaults);
+  ParallelInput in;
+  ParallelLayout& p = in.layout;
+  // 0 = not given; derive_layout fills and records each.
+  p.tp = r.get_int("tp", 0, "", 1);
+  p.pp = r.get_int("pp", 0, "", 1);
+  p.dp = r.get_int("dp", 0, "", 1);
+  p.cp = r.get_int("cp", 0, "", 1);
+  p.ep = r.get_int("ep", 0, "", 1);
+  p.etp = r.get_int("etp", 0, "", 1);
+  p.vpp = r.get_int("vpp", 0, "", 1);
+  p.micro_batch_size = r.get_int("micro_batch_size", 0, "", 1);
+  p.gradient_accumulation_steps = r.get_int("gradient_accumulation_steps", 0, "", 1);
+  in.sequence_parallel_given = r.has("sequence_parallel");
+  p.sequence_parallel = r.get_bool("sequence_parallel", false, "");
+  in.schedule = r.has("schedule") ? r.get_enum("schedule", {"gpipe", "1f1b", "interleaved"}, "1f1b", "") : "";
+  p.rank_order = r.get_enum("rank_order", {"tp-cp-ep-dp-pp", "tp-cp-dp-pp", "tp-dp-pp", "tp-pp-dp"}, "tp-cp-ep-dp-pp",
+                            "Megatron-LM's default rank order");
+  r.mark_read({"preset"});
+  r.reject_unknown();
+  return in;
+}
+
+namespace {
+int fill(int given, int fallback, const std::string& key, const std::string& reason, std::vector<AppliedDefault>* defaults) {
+  if (given > 0) return given;
+  if (defaults) defaults->push_back({"/parallel/" + key, std::to_string(fallback), reason});
+  return fallback;
+}
+}  // namespace
+
+ParallelLayout derive_layout(const ParallelInput& in, const ModelSpec& model, TrainingSpec& training, HardwareSpec& hw,
+                             int num_gpus_given, std::vector<AppliedDefault>* defaults) {
+  ParallelLayout p = in.layout;
+  p.tp = fill(p.tp, 1, "tp", "no tensor parallelism", defaults);
+  p.pp = fill(p.pp, 1, "pp", "no pipeline parallelism", defaults);
+  p.cp = fill(p.cp, 1, "cp", "no context parallelism", defaults);
+  p.ep = fill(p.ep, 1, "ep", model.is_moe() ? "experts not split" : "dense model", defaults);
+  p.etp = fill(p.etp, 1, "etp", model.is_moe() ? "experts not tensor-split" : "dense model", defaults);
+  p.vpp = fill(p.vpp, 1, "vpp", "one model chunk per pipeline rank", defaults);
+  if (in.schedule.empty()) {
+    p.schedule = p.vpp > 1 ? Schedule::Interleaved : Schedule::OneFOneB;
+    if (defaults) defaults->push_back({"/parallel/schedule", to_string(p.schedule), p.vpp > 1 ? "vpp > 1" : "Megatron's 1F1B"});
+  } else {
+    p.schedule = in.schedule == "gpipe" ? Schedule::Gpipe : in.schedule == "interleaved" ? Schedule::Interleaved : Schedule::OneFOneB;
+  }
+  if (!in.sequence_parallel_given && defaults) defaults->push_back({"/parallel/sequence_parallel", "false", "off unless asked for"});
+
+  // GPU count: from hardware when given, else from the layout (dp must then be given).
+  const int mp = p.tp * p.pp * p.cp;
+  int gpus = num_gpus_given;
+  if (gpus == 0) {
+    if (p.dp > 0) {
+      gpus = mp * p.dp;
+      if (defaults) defaults->push_back({"/hardware/num_gpus", std::to_string(gpus), "tp*pp*cp*dp"});
+    } else {
+      gpus = hw.gpus_per_node;
+      if (defaults) defaults->push_back({"/hardware/num_gpus", std::to_string(gpus), "one node"});
+    }
+  }
+  if (gpus > hw.gpus_per_node && gpus % hw.gpus_per_node)
+    throw InputError("/hardware/num_gpus", std::to_string(gpus),
+                     "a multiple of gpus_per_node (" + std::to_string(hw.gpus_per_node) + ") or at most one node");
+  hw.num_gpus = gpus;
+  int nodes = (gpus + hw.gpus_per_node - 1) / hw.gpus_per_node;
+  if (hw.num_nodes == 0 && defaults) defaults->push_back({"/hardware/num_nodes", std::to_string(nodes), "num_gpus / gpus_per_node"});
+  hw.num_nodes = nodes;
+
+  if (gpus % mp)
+    throw InputError("/parallel", "tp*pp*cp = " + std::to_string(mp), "a divisor of the number of GPUs (" + std::to_string(gpus) + ")");
+  if (p.dp == 0) {
+    p.dp = gpus / mp;
+    if (defaults) defaults->push_back({"/parallel/dp", std::to_string(p.dp), "GPUs / (tp*pp*cp)"});
+  }
+
+  // Batch: global = micro * dp * accumulation; any two of them give the third.
+  int& gbs = training.global_batch_size;
+  int& mbs = p.micro_batch_size;
+  int& ga = p.gradient_accumulation_steps;
+  auto record = [&](const std::string& where, int v, const std::string& why) {
+    if (defaults) defaults->push_back({where, std::to_string(v), why});
+  };
+  if (gbs == 0) {
+    if (mbs == 0) { mbs = 1; record("/parallel/micro_batch_size", 1, "one sequence per micro-batch"); }
+    if (ga == 0) { ga = 1; record("/parallel/gradient_accumulation_steps", 1, "no accumulation"); }
+    gbs = mbs * p.dp * ga;
+    record("/training/global_batch_size", gbs, "micro_batch_size*dp*gradient_accumulation_steps");
+  } else if (mbs == 0 && ga > 0) {
+    if (gbs % (p.dp * ga))
+      throw InputError("/parallel/gradient_accumulation_steps", std::to_string(ga),
+                       "dp*gradient_accumulation_steps to divide global_batch_size (" + std::to_string(gbs) + "); dp = " + std::to_string(p.dp));
+    mbs = gbs / (p.dp * ga);
+    record("/parallel/micro_batch_size", mbs, "global_batch_size / (dp*gradient_accumulation_steps)");
+  } else {
+    if (mbs == 0) { mbs = 1; record("/parallel/micro_batch_size", 1, "one sequence per micro-batch"); }
+    if (gbs % (mbs * p.dp))
+      throw layout_error(LayoutIssue::BatchSplit, model, training, p, gpus);
+    int derived = gbs / (mbs * p.dp);
+    if (ga == 0) { ga = derived; record("/parallel/gradient_accumulation_steps", ga, "global_batch_size / (micro_batch_size*dp)"); }
+    else if (ga != derived)
+      throw InputError("/parallel/gradient_accumulation_steps", std::to_string(ga),
+                       std::to_string(derived) + " = global_batch_size/(micro_batch_size*dp) = " + std::to_string(gbs) + "/(" +
+                           std::to_string(mbs) + "*" + std::to_string(p.dp) + ")",
+                       "leave one of the three out to derive it");
+  }
+
+  if (auto issue = check_layout(model, training, p, gpus); issue != LayoutIssue::None)
+    throw layout_error(issue, model, training, p, gpus);
+  return p;
+}
+
+}  // namespace trainsim

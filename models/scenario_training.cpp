@@ -1,0 +1,89 @@
+// The `training` section.
+#include <algorithm>
+#include <cmath>
+
+#include "json_reader.hpp"
+#include "scenario_parts.hpp"
+
+namespace trainsim {
+namespace {
+
+Precision precision_of(const std::string& s) {
+  if (s == "fp32") return Precision::Fp32;
+  if (s == "fp16") return Precision::Fp16;
+  if (s == "fp8") return Precision::Fp8;
+  return Precision::Bf16;
+}
+
+}  // namespace
+
+TrainingSpec parse_training(const Json& section, const ModelSpec& model, std::vector<AppliedDefault>* defaults) {
+  const std::string path = "/training";
+  TrainingSpec t;
+  JsonReader r(section, path, defaults);
+  std::string mode = r.get_enum("mode", {"pretrain", "sft", "lora", "qlora", "dpo"}, "pretrain", "pre-training");
+  t.mode = mode == "sft" ? TrainingMode::Sft : mode == "lora" ? TrainingMode::Lora : mode == "qlora" ? TrainingMode::Qlora
+           : mode == "dpo" ? TrainingMode::Dpo : TrainingMode::Pretrain;
+
+  int seq_default = model.max_position_embeddings > 0 ? std::min(model.max_position_embeddings, 4096) : 4096;
+  t.seq_len = r.get_int("seq_len", seq_default, "4096, capped by the model's max_position_embeddings", 1);
+  t.global_batch_size = r.get_int("global_batch_size", 0, "", 1);  // 0: derived with the layout
+
+  t.dataset_samples = r.get_quantity("dataset_samples", Quantity::Count, 0, "");
+  t.epochs = r.get_number("epochs", 0, "", 0, 1e6);
+  if (r.has("train_tokens")) {
+    t.train_tokens = r.required_quantity("train_tokens", Quantity::Count);
+  } else if (t.dataset_samples > 0) {
+    if (t.epochs <= 0) throw InputError(path + "/epochs", "nothing", "a number of epochs > 0", "dataset_samples needs epochs");
+    t.train_tokens = t.dataset_samples * t.epochs * t.seq_len;
+    r.record_default("train_tokens", Json(t.train_tokens).dump(), "dataset_samples x epochs x seq_len");
+  }
+
+  std::vector<std::string> precisions{"fp32", "fp16", "bf16", "fp8"};
+  t.precision = precision_of(r.get_enum("precision", precisions, "bf16", "bf16 mixed precision"));
+  std::string grad_default = "fp32";
+  t.grad_precision = precision_of(r.get_enum("grad_precision", precisions, grad_default,
+                                             "fp32 gradient buffer (Megatron-LM main_grad, PyTorch FSDP)"));
+  t.optimizer_name = r.get_enum("optimizer", {"adam", "adamw", "sgd", "adam8bit"}, "adamw", "AdamW");
+  t.optimizer = t.optimizer_name == "sgd" ? OptimizerKind::Sgd : t.optimizer_name == "adam8bit" ? OptimizerKind::Adam8bit : OptimizerKind::Adam;
+  t.zero_stage = r.get_int("zero_stage", 0, "no ZeRO sharding", 0);
+  if (t.zero_stage > 3) throw InputError(path + "/zero_stage", std::to_string(t.zero_stage), "0, 1, 2 or 3 (FSDP full shard = 3)");
+  t.distributed_optimizer = r.get_bool("distributed_optimizer", false, "optimizer states replicated unless zero_stage >= 1");
+  std::string rc = r.get_enum("recompute", {"none", "selective", "full"}, "none", "keep all activations");
+  t.recompute = rc == "full" ? Recompute::Full : rc == "selective" ? Recompute::Selective : Recompute::None;
+  t.flash_attention = r.get_bool("flash_attention", true, "FlashAttention (no s^2 buffers)");
+  t.offload_optimizer = r.get_bool("offload_optimizer", false, "optimizer states on the GPU");
+  t.packing = r.get_bool("packing", true, "sequences packed to seq_len");
+
+  if (t.uses_adapters()) {
+    Json lora_section = r.has("lora") ? r.raw("lora") : Json::object();
+    r.mark_read({"lora"});
+    JsonReader lr(lora_section, path + "/lora", defaults);
+    t.lora.rank = lr.get_int("rank", 16, "LoRA rank 16", 1);
+    t.lora.alpha = lr.get_number("alpha", 2.0 * t.lora.rank, "2 x rank", 0, 1e6);
+    if (lr.has("target_modules")) {
+      const Json& tm = lr.raw("target_modules");
+      const std::vector<std::string> known{"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"};
+      if (!tm.is_array() || tm.empty())
+        throw InputError(path + "/lora/target_modules", json_value_text(tm), "a non-empty list of " + join(known));
+      t.lora.target_modules.clear();
+      for (std::size_t i = 0; i < tm.size(); ++i) {
+        std::string name = tm[i].is_string() ? tm[i].get<std::string>() : "";
+        if (std::find(known.begin(), known.end(), name) == known.end())
+          throw InputError(path + "/lora/target_modules/" + std::to_string(i), json_value_text(tm[i]), "one of " + join(known),
+                           "use all-linear names of Llama-style models; fc1/fc2 map to up_proj/down_proj");
+        t.lora.target_modules.push_back(name);
+      }
+    } else {
+      lr.record_default("target_modules", join(t.lora.target_modules), "all linear layers");
+    }
+    lr.reject_unknown();
+  } else {
+    r.mark_read({"lora"});
+  }
+  r.mark_read({"preset"});
+  r.reject_unknown();
+  return t;
+}
+
+}  // namespace trainsim

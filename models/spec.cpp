@@ -1,0 +1,75 @@
+#include "spec.hpp"
+
+namespace trainsim {
+
+double GpuSpec::peak_flops(Precision p) const {
+  switch (p) {
+    case Precision::Fp32: return flops_tf32 > 0 ? flops_tf32 : flops_fp32;  // frameworks run fp32 GEMMs as TF32
+    case Precision::Fp16: return flops_fp16;
+    case Precision::Bf16: return flops_bf16;
+    case Precision::Fp8: return flops_fp8;
+  }
+  return 0;
+}
+
+const char* to_string(TrainingMode m) {
+  switch (m) {
+    case TrainingMode::Pretrain: return "pretrain";
+    case TrainingMode::Sft: return "sft";
+    case TrainingMode::Lora: return "lora";
+    case TrainingMode::Qlora: return "qlora";
+    case TrainingMode::Dpo: return "dpo";
+  }
+  return "";
+}
+
+const char* to_string(Precision p) {
+  switch (p) {
+    case Precision::Fp32: return "fp32";
+    case Precision::Fp16: return "fp16";
+    case Precision::Bf16: return "bf16";
+    case Precision::Fp8: return "fp8";
+  }
+  return "";
+}
+
+const char* to_string(Recompute r) {
+  switch (r) {
+    case Recompute::None: return "none";
+    case Recompute::Selective: return "selective";
+    case Recompute::Full: return "full";
+  }
+  return "";
+}
+
+const char* to_string(Schedule s) {
+  switch (s) {
+    case Schedule::Gpipe: return "gpipe";
+    case Schedule::OneFOneB: return "1f1b";
+    case Schedule::Interleaved: return "interleaved";
+  }
+  return "";
+}
+
+const char* to_string(PositionEmbedding p) {
+  switch (p) {
+    case PositionEmbedding::Rope: return "rope";
+    case PositionEmbedding::Learned: return "learned";
+    case PositionEmbedding::Alibi: return "alibi";
+  }
+  return "";
+}
+
+const char* to_string(NormKind n) { return n == NormKind::LayerNorm ? "layernorm" : "rmsnorm"; }
+
+double bytes_per_element(Precision p) {
+  switch (p) {
+    case Precision::Fp32: return 4;
+    case Precision::Fp16:
+    case Precision::Bf16: return 2;
+    case Precision::Fp8: return 1;
+  }
+  return 2;
+}
+
+}  // namespace trainsim

@@ -1,0 +1,129 @@
+#include "transformer.hpp"
+
+#include <algorithm>
+
+namespace trainsim {
+
+namespace {
+double dd(int v) { return static_cast<double>(v); }
+
+LayerParams attention_and_norms(const ModelSpec& m) {
+  LayerParams lp;
+  const double h = dd(m.hidden_size), q = dd(m.num_attention_heads) * m.head_dim, kv = dd(m.num_key_value_heads) * m.head_dim;
+  lp.attention_split = h * q + 2 * h * kv + q * h;
+  if (m.attention_bias || m.qkv_bias) lp.attention_split += q + 2 * kv;
+  if (m.attention_bias) lp.attention_replicated += h;
+  if (m.qk_norm) lp.attention_replicated += 2.0 * m.head_dim;
+  lp.norms = 2 * h * (m.norm == NormKind::LayerNorm ? 2 : 1);
+  return lp;
+}
+
+// Weights (+ biases) of an MLP of inner size f: gated has gate+up+down, plain fc1+fc2.
+void add_mlp(const ModelSpec& m, double f, double* split, double* replicated) {
+  const double h = dd(m.hidden_size);
+  if (m.mlp == MlpKind::Gated) {
+    *split += 3 * h * f + (m.mlp_bias ? 2 * f : 0);
+  } else {
+    *split += 2 * h * f + (m.mlp_bias ? f : 0);
+  }
+  if (m.mlp_bias) *replicated += h;
+}
+}  // namespace
+
+ModelParams count_parameters(const ModelSpec& m) {
+  ModelParams p;
+  const double h = dd(m.hidden_size);
+  p.dense_layer = attention_and_norms(m);
+  add_mlp(m, m.intermediate_size, &p.dense_layer.mlp_split, &p.dense_layer.mlp_replicated);
+  if (m.is_moe()) {
+    p.moe_layer = attention_and_norms(m);
+    if (m.shared_expert_intermediate_size > 0)
+      add_mlp(m, m.shared_expert_intermediate_size, &p.moe_layer.mlp_split, &p.moe_layer.mlp_replicated);
+    p.moe_layer.router = h * m.num_experts;
+    double expert_split = 0, expert_repl = 0;
+    add_mlp(m, m.moe_intermediate_size, &expert_split, &expert_repl);
+    p.moe_layer.expert = expert_split + expert_repl;
+    p.moe_layer.experts = m.num_experts;
+  }
+  p.embedding = dd(m.vocab_size) * h;
+  if (m.position_embedding == PositionEmbedding::Learned) p.position_embedding = dd(m.max_position_embeddings) * h;
+  p.final_norm = h * (m.norm == NormKind::LayerNorm ? 2 : 1);
+  p.lm_head = m.tie_word_embeddings ? 0 : dd(m.vocab_size) * h;
+
+  const double outside = p.embedding + p.position_embedding + p.final_norm + p.lm_head;
+  p.total = outside + m.num_dense_layers() * p.dense_layer.total() + m.num_moe_layers() * p.moe_layer.total();
+  const double moe_active = p.moe_layer.total() - p.moe_layer.expert * (m.num_experts - m.num_experts_per_tok);
+  p.active = outside + m.num_dense_layers() * p.dense_layer.total() + m.num_moe_layers() * moe_active;
+  return p;
+}
+
+int layers_in_stage(int num_layers, int pp, int stage) {
+  const int base = num_layers / pp, extra = num_layers % pp;
+  return base + (stage >= pp - extra ? 1 : 0);
+}
+
+int first_layer_of_stage(int num_layers, int pp, int stage) {
+  int first = 0;
+  for (int s = 0; s < stage; ++s) first += layers_in_stage(num_layers, pp, s);
+  return first;
+}
+
+StageParams stage_parameters(const ModelSpec& m, const ModelParams& params, const ParallelLayout& p, int stage) {
+  StageParams sp;
+  sp.layers = layers_in_stage(m.num_hidden_layers, p.pp, stage);
+  const int first = first_layer_of_stage(m.num_hidden_layers, p.pp, stage);
+  // Dense layers are the first `first_k_dense_replace` ones (all of them for a dense model).
+  const int dense_layers = std::clamp(m.num_dense_layers() - first, 0, sp.layers);
+  const int moe_layers = sp.layers - dense_layers;
+  const double tp = p.tp;
+  auto shard = [&](const LayerParams& lp) {
+    return (lp.attention_split + lp.mlp_split) / tp + lp.attention_replicated + lp.norms + lp.mlp_replicated + lp.router;
+  };
+  const double dense_layer = shard(params.dense_layer);
+  const double moe_nonexpert = shard(params.moe_layer);
+  const double moe_experts = params.moe_layer.expert * (m.num_experts / p.ep) / p.etp;
+  sp.dense = dense_layers * dense_layer + moe_layers * moe_nonexpert;
+  sp.expert = moe_layers * moe_experts;
+  if (dense_layers > 0) sp.largest_layer = dense_layer;
+  if (moe_layers > 0) sp.largest_layer = std::max(sp.largest_layer, moe_nonexpert + moe_experts);
+  sp.not_linear = dense_layers * params.dense_layer.norms + moe_layers * (params.moe_layer.norms + params.moe_layer.router);
+  double edges = 0;
+  if (stage == 0) edges += params.embedding / tp + params.position_embedding;
+  if (stage == p.pp - 1) {
+    edges += params.final_norm;
+    // Megatron keeps a copy of a tied embedding on the last stage for the LM head when pp > 1.
+    if (params.lm_head > 0) edges += params.lm_head / tp;
+    else if (p.pp > 1) edges += params.embedding / tp;
+  }
+  sp.dense += edges;
+  sp.not_linear += edges;
+  return sp;
+}
+
+double lora_parameters(const ModelSpec& m, const LoraSpec& lora) {
+  const double h = dd(m.hidden_size), q = dd(m.num_attention_heads) * m.head_dim, kv = dd(m.num_key_value_heads) * m.head_dim;
+  const double r = lora.rank;
+  double per_layer_attn = 0, per_dense_mlp = 0, per_expert = 0;
+  auto mlp_module = [&](const std::string& name, double f) {
+    if (name == "gate_proj") return m.mlp == MlpKind::Gated ? r * (h + f) : 0.0;
+    if (name == "up_proj") return r * (h + f);
+    if (name == "down_proj") return r * (f + h);
+    return 0.0;
+  };
+  for (const auto& t : lora.target_modules) {
+    if (t == "q_proj") per_layer_attn += r * (h + q);
+    else if (t == "k_proj" || t == "v_proj") per_layer_attn += r * (h + kv);
+    else if (t == "o_proj") per_layer_attn += r * (q + h);
+    else {
+      per_dense_mlp += mlp_module(t, m.intermediate_size);
+      per_expert += mlp_module(t, m.moe_intermediate_size);
+    }
+  }
+  // PEFT adapts each expert's linear layers when they are targeted (and the shared expert as a dense MLP).
+  double shared = 0;
+  for (const auto& t : lora.target_modules) shared += m.shared_expert_intermediate_size > 0 ? mlp_module(t, m.shared_expert_intermediate_size) : 0;
+  return m.num_hidden_layers * per_layer_attn + m.num_dense_layers() * per_dense_mlp +
+         m.num_moe_layers() * (per_expert * m.num_experts + shared);
+}
+
+}  // namespace trainsim

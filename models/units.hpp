@@ -1,0 +1,27 @@
+#pragma once
+// Quantities with units, as scenario files write them ("80GiB", "3.35TB/s", "400Gbps", "989TFLOPS",
+// "1.5T", "2h"). Internally everything is SI in double: bytes, bytes/s, FLOP/s, seconds, watts.
+// Decimal prefixes (K, M, G, T, P = 1e3..1e15) and binary ones (Ki, Mi, Gi, Ti = 2^10..2^40) are kept
+// apart on purpose: GB vs GiB is where capacity plans go wrong.
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace trainsim {
+
+enum class Quantity { Count, Bytes, Bandwidth, FlopRate, Time, Power, Money, Fraction };
+
+// Parses `text` as a quantity of `kind`. Returns nullopt with `why` filled when it cannot.
+std::optional<double> parse_quantity(std::string_view text, Quantity kind, std::string* why = nullptr);
+
+// An example of a well-formed value of that kind, for error messages.
+const char* quantity_example(Quantity kind);
+const char* quantity_name(Quantity kind);
+
+// Human-readable formatting for tables ("74.3 GiB", "1.42 s", "989 TFLOP/s").
+std::string format_bytes(double bytes);       // binary units: GiB
+std::string format_count(double n);           // 8.03B, 405M
+std::string format_seconds(double s);         // 1.42 s, 3.2 h, 41.5 d
+std::string format_rate(double flops);        // TFLOP/s
+
+}  // namespace trainsim

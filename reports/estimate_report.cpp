@@ -1,0 +1,146 @@
+#include "estimate_report.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "models/scenario.hpp"
+#include "models/units.hpp"
+#include "table.hpp"
+
+namespace trainsim {
+
+using Json = nlohmann::json;
+
+Json stage_memory_json(const StageMemory& s, double capacity) {
+  return {{"stage", s.stage},
+          {"layers", s.layers},
+          {"parameters", s.parameters},
+          {"weights_bytes", s.weights},
+          {"gradients_bytes", s.gradients},
+          {"optimizer_bytes", s.optimizer},
+          {"activations_bytes", s.activations},
+          {"other_bytes", s.other},
+          {"total_bytes", s.total},
+          {"capacity_bytes", capacity},
+          {"fits", s.total <= capacity},
+          {"host_bytes", s.host},
+          {"detail",
+           {{"activations_layers_bytes", s.activations_layers},
+            {"activations_recompute_bytes", s.activations_recompute},
+            {"activations_embedding_logits_bytes", s.activations_edges},
+            {"layer_microbatches_in_flight", s.layer_microbatches_in_flight},
+            {"cuda_context_bytes", s.cuda_context},
+            {"nccl_bytes", s.nccl},
+            {"fragmentation_bytes", s.fragmentation}}}};
+}
+
+Json memory_json(const MemoryEstimate& m) {
+  Json j = stage_memory_json(m.worst, m.capacity);
+  j["fits"] = m.fits;
+  j["stages"] = Json::array();
+  for (const auto& s : m.stages) j["stages"].push_back(stage_memory_json(s, m.capacity));
+  return j;
+}
+
+Json estimate_json(const EstimateResult& r) {
+  const MemoryEstimate& m = r.memory;
+  Json suggestions = Json::array();
+  for (const auto& s : r.suggestions) suggestions.push_back({{"change", s.change}, {"total_bytes", s.total_bytes}, {"fits", s.fits}});
+  return {{"command", "estimate"},
+          {"scenario_source", r.scenario_label},
+          {"scenario", to_json(r.scenario)},
+          {"defaults", defaults_to_json(r.scenario)},
+          {"notes", r.scenario.notes},
+          {"model",
+           {{"name", r.scenario.model.name},
+            {"parameters", m.params.total},
+            {"active_parameters", m.params.active},
+            {"trainable_parameters", m.trainable_parameters}}},
+          {"memory", memory_json(m)},
+          {"suggestions", suggestions}};
+}
+
+namespace {
+std::string describe_training(const Scenario& s) {
+  const TrainingSpec& t = s.training;
+  const ParallelLayout& p = s.parallel;
+  std::string z = t.zero_stage > 0 ? "ZeRO-" + std::to_string(t.zero_stage) : t.distributed_optimizer ? "distributed optimizer" : "no ZeRO";
+  return std::string(to_string(t.mode)) + ", seq " + std::to_string(t.seq_len) + ", global batch " +
+         std::to_string(t.global_batch_size) + " = micro " + std::to_string(p.micro_batch_size) + " x dp " +
+         std::to_string(p.dp) + " x accumulation " + std::to_string(p.gradient_accumulation_steps) + ", " + to_string(t.precision) +
+         ", " + t.optimizer_name + ", " + z + ", recompute " + to_string(t.recompute) +
+         (t.flash_attention ? ", flash attention" : "") + (t.offload_optimizer ? ", optimizer offloaded" : "");
+}
+
+std::string describe_layout(const Scenario& s) {
+  const ParallelLayout& p = s.parallel;
+  std::string out = "tp " + std::to_string(p.tp) + (p.sequence_parallel && p.tp > 1 ? "+sp" : "") + " . pp " + std::to_string(p.pp);
+  if (p.vpp > 1) out += "x" + std::to_string(p.vpp);
+  out += " . dp " + std::to_string(p.dp) + " . cp " + std::to_string(p.cp);
+  if (s.model.is_moe()) out += " . ep " + std::to_string(p.ep) + " . etp " + std::to_string(p.etp);
+  out += " (" + std::string(to_string(p.schedule)) + "), " + std::to_string(s.hardware.num_gpus) + " x " + s.hardware.gpu.name +
+         " on " + std::to_string(s.hardware.num_nodes) + (s.hardware.num_nodes == 1 ? " node" : " nodes");
+  return out;
+}
+}  // namespace
+
+void print_estimate_table(std::ostream& os, const EstimateResult& r) {
+  const Scenario& s = r.scenario;
+  const MemoryEstimate& m = r.memory;
+  const StageMemory& w = m.worst;
+  os << "Scenario   " << r.scenario_label << "\n";
+  os << "Model      " << s.model.name << ": " << format_count(m.params.total) << " parameters";
+  if (s.model.is_moe()) os << " (" << format_count(m.params.active) << " active)";
+  if (!s.training.trains_base_weights()) os << ", " << format_count(m.trainable_parameters) << " trainable (adapters)";
+  os << "\nTraining   " << describe_training(s) << "\nLayout     " << describe_layout(s) << "\n\n";
+
+  os << "Memory per GPU, most loaded stage (" << w.stage << " of " << s.parallel.pp << ", " << w.layers << " layers), GiB\n";
+  TextTable t({"part", "GiB", "what"});
+  t.add_row({"weights", gib(w.weights), format_count(w.parameters) + " parameters on this GPU"});
+  t.add_row({"gradients", gib(w.gradients), std::string(to_string(s.training.grad_precision)) + " gradient buffer"});
+  t.add_row({"optimizer", gib(w.optimizer), s.training.offload_optimizer ? "offloaded to host: " + gib(w.host) + " GiB" : s.training.optimizer_name + " states"});
+  t.add_row({"activations", gib(w.activations), "layers " + gib(w.activations_layers) + " (" + fixed(w.layer_microbatches_in_flight, 0) +
+                                                   " layer-micro-batches), recompute " + gib(w.activations_recompute) + ", embedding/logits " + gib(w.activations_edges)});
+  t.add_row({"other", gib(w.other), "CUDA context " + gib(w.cuda_context) + ", NCCL " + gib(w.nccl) + ", fragmentation " + gib(w.fragmentation)});
+  t.add_row({"total", gib(w.total), "of " + gib(m.capacity) + " GiB on a " + s.hardware.gpu.name});
+  t.print(os);
+  const double margin = m.capacity - w.total;
+  if (m.fits) os << "\nFits: " << gib(margin) << " GiB free (" << fixed(100.0 * margin / m.capacity, 1) << "%).\n";
+  else os << "\nDoes NOT fit: needs " << gib(-margin) << " GiB more than the GPU has.\n";
+
+  if (s.parallel.pp > 1) {
+    os << "\nPer pipeline stage, GiB\n";
+    TextTable st({"stage", "layers", "weights", "grads", "optimizer", "activations", "other", "total", "fits"});
+    for (const auto& x : m.stages)
+      st.add_row({std::to_string(x.stage), std::to_string(x.layers), gib(x.weights), gib(x.gradients), gib(x.optimizer), gib(x.activations),
+                  gib(x.other), gib(x.total), x.total <= m.capacity ? "yes" : "no"});
+    st.print(os);
+  }
+
+  std::vector<FitSuggestion> fitting;
+  for (const auto& f : r.suggestions) if (f.fits) fitting.push_back(f);
+  if (!m.fits) {
+    if (fitting.empty()) {
+      os << "\nNo single change fits. Closest:\n";
+      std::vector<FitSuggestion> all = r.suggestions;
+      std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.total_bytes < b.total_bytes; });
+      for (std::size_t i = 0; i < all.size() && i < 3; ++i) os << "  " << all[i].change << " -> " << gib(all[i].total_bytes) << " GiB\n";
+    } else {
+      os << "\nSingle changes that make it fit (cheapest first):\n";
+      for (const auto& f : fitting) os << "  " << f.change << " -> " << gib(f.total_bytes) << " GiB\n";
+    }
+  }
+  os << "\n" << s.defaults.size() << " defaults applied (listed under \"defaults\" in --format json).\n";
+  for (const auto& n : s.notes) os << "Note: " << n << "\n";
+}
+
+void print_estimate_csv(std::ostream& os, const EstimateResult& r) {
+  os << "stage,layers,parameters,weights_bytes,gradients_bytes,optimizer_bytes,activations_bytes,other_bytes,total_bytes,capacity_bytes,fits,host_bytes\n";
+  for (const auto& s : r.memory.stages) {
+    os << s.stage << ',' << s.layers << ',' << fixed(s.parameters, 0) << ',' << fixed(s.weights, 0) << ',' << fixed(s.gradients, 0) << ','
+       << fixed(s.optimizer, 0) << ',' << fixed(s.activations, 0) << ',' << fixed(s.other, 0) << ',' << fixed(s.total, 0) << ','
+       << fixed(r.memory.capacity, 0) << ',' << (s.total <= r.memory.capacity ? "true" : "false") << ',' << fixed(s.host, 0) << '\n';
+  }
+}
+
+}  // namespace trainsim

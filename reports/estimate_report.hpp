@@ -1,0 +1,26 @@
+#pragma once
+// Renders a memory estimate: JSON (the contract keys), a terminal table, CSV (one row per stage).
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <vector>
+
+#include "models/memory.hpp"
+#include "models/memory_advice.hpp"
+#include "models/spec.hpp"
+
+namespace trainsim {
+
+struct EstimateResult {
+  Scenario scenario;
+  MemoryEstimate memory;
+  std::vector<FitSuggestion> suggestions;
+  std::string scenario_label;  // where the scenario came from
+};
+
+nlohmann::json stage_memory_json(const StageMemory& s, double capacity);
+nlohmann::json memory_json(const MemoryEstimate& m);
+nlohmann::json estimate_json(const EstimateResult& r);
+void print_estimate_table(std::ostream& os, const EstimateResult& r);
+void print_estimate_csv(std::ostream& os, const EstimateResult& r);
+
+}  // namespace trainsim

@@ -1,0 +1,27 @@
+#pragma once
+// A plain terminal table: left-aligned text columns, right-aligned numbers, one space of padding.
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace trainsim {
+
+class TextTable {
+ public:
+  explicit TextTable(std::vector<std::string> header) : header_(std::move(header)) {}
+  void add_row(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  void print(std::ostream& os, const std::string& indent = "  ") const;
+
+ private:
+  std::vector<std::string> header_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+// Fixed-point with `digits` decimals (e.g. GiB columns).
+std::string fixed(double v, int digits = 2);
+std::string gib(double bytes, int digits = 2);
+
+// RFC 4180 quoting for CSV fields.
+std::string csv_field(const std::string& s);
+
+}  // namespace trainsim

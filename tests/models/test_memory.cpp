@@ -1,0 +1,125 @@
+// Memory model: ZeRO model states (Rajbhandari et al. 2020), activation terms (Korthikanti et al. 2022)
+// checked against hand-derived values, and invariants.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "models/memory.hpp"
+#include "models/scenario.hpp"
+#include "reference_data.hpp"
+
+using namespace trainsim;
+using Json = nlohmann::json;
+
+TEST_CASE("ZeRO paper Figure 1: 7.5B parameters, 64 data-parallel ranks, K = 12") {
+  auto ref = test::reference_file("zero_model_states.json");
+  if (!ref) {
+    MESSAGE("skipped: ../shared/reference/zero_model_states.json not found");
+    return;
+  }
+  for (const auto& c : (*ref)["cases"]) {
+    CAPTURE(c["id"].get<std::string>());
+    TrainingSpec t;
+    t.precision = Precision::Fp16;
+    t.grad_precision = Precision::Fp16;  // the paper's mixed-precision Adam: fp16 weights and gradients
+    t.optimizer = OptimizerKind::Adam;
+    t.zero_stage = c["zero_stage"].get<int>();
+    const double dp = c["dp"].get<double>();
+    ModelStates s = full_model_states(c["parameters"].get<double>(), 0, dp, dp, t);
+    const double published = c["measured"]["model_states_bytes_per_gpu"].get<double>();
+    // The paper prints GB with one decimal (120, 31.4, 16.6, 1.9 GB): within half of 0.1 GB.
+    CHECK(std::fabs(s.total() - published) <= 0.05e9);
+  }
+}
+
+namespace {
+Scenario gpt_case(Json parallel, std::string recompute, bool flash) {
+  // Korthikanti et al. 2022 Table 3, 22B: 48 layers, h 6144, 64 heads, s 2048, b 4, dropout on.
+  Json model = {{"num_hidden_layers", 48}, {"hidden_size", 6144}, {"num_attention_heads", 64}, {"intermediate_size", 24576},
+                {"hidden_act", "gelu"}, {"vocab_size", 51200}, {"attention_dropout", 0.1}, {"hidden_dropout", 0.1}};
+  return parse_scenario({{"model", model},
+                         {"training", {{"seq_len", 2048}, {"global_batch_size", 4}, {"precision", "fp16"}, {"recompute", recompute},
+                                       {"flash_attention", flash}}},
+                         {"parallel", parallel},
+                         {"hardware", {{"gpu", "a100-sxm-80gb"}, {"num_gpus", 8}}}});
+}
+}  // namespace
+
+TEST_CASE("activations per layer reduce to Korthikanti's terms for GPT") {
+  const double s = 2048, b = 4, h = 6144, a = 64, t = 8;
+  SUBCASE("tensor parallel, no recompute: sbh(10 + 24/t + 5as/(ht))") {
+    Scenario sc = gpt_case({{"tp", 8}, {"micro_batch_size", 4}}, "none", false);
+    LayerActivations la = layer_activations(sc.model, sc.training, sc.parallel, false);
+    CHECK(la.stored == doctest::Approx(s * b * h * (10 + 24 / t + 5 * a * s / (h * t))));
+  }
+  SUBCASE("tensor + sequence parallel, selective recompute: 34sbh/t") {
+    Scenario sc = gpt_case({{"tp", 8}, {"micro_batch_size", 4}, {"sequence_parallel", true}}, "selective", false);
+    CHECK(layer_activations(sc.model, sc.training, sc.parallel, false).stored == doctest::Approx(34 * s * b * h / t));
+  }
+  SUBCASE("full recompute keeps the layer input: 2sbh/t with sequence parallel") {
+    Scenario sc = gpt_case({{"tp", 8}, {"micro_batch_size", 4}, {"sequence_parallel", true}}, "full", false);
+    CHECK(layer_activations(sc.model, sc.training, sc.parallel, false).stored == doctest::Approx(2 * s * b * h / t));
+  }
+  SUBCASE("flash attention drops the 5as^2b term and keeps a fp32 log-sum-exp") {
+    Scenario sc = gpt_case({{"tp", 8}, {"micro_batch_size", 4}, {"sequence_parallel", true}}, "none", true);
+    CHECK(layer_activations(sc.model, sc.training, sc.parallel, false).stored == doctest::Approx(34 * s * b * h / t + 4 * s * b * a / t));
+  }
+}
+
+TEST_CASE("micro-batches in flight per schedule") {
+  ParallelLayout p;
+  p.pp = 8;
+  p.gradient_accumulation_steps = 64;
+  p.schedule = Schedule::OneFOneB;
+  CHECK(layers_in_flight(p, 96, 0) == doctest::Approx(8 * 12));  // pp micro-batches of 12 layers
+  CHECK(layers_in_flight(p, 96, 7) == doctest::Approx(1 * 12));
+  p.schedule = Schedule::Gpipe;
+  CHECK(layers_in_flight(p, 96, 3) == doctest::Approx(64 * 12));
+  p.schedule = Schedule::Interleaved;
+  p.vpp = 3;
+  // Korthikanti §4.2.3: 96 layers x (1 + (p-1)/(p·v)) = 96 x 31/24 = 124.
+  CHECK(layers_in_flight(p, 96, 0) == doctest::Approx(124));
+  p.gradient_accumulation_steps = 2;  // fewer micro-batches than the warm-up: all of them
+  CHECK(layers_in_flight(p, 96, 0) == doctest::Approx(2 * 3 * 4));
+}
+
+TEST_CASE("ZeRO-3: more GPUs never raise per-GPU model-state memory") {
+  double previous = 1e300;
+  for (int gpus : {8, 16, 32, 64, 128, 256}) {
+    Scenario s = parse_scenario({{"model", "llama3-70b"},
+                                 {"training", {{"seq_len", 4096}, {"global_batch_size", 256}, {"zero_stage", 3}}},
+                                 {"hardware", {{"num_gpus", gpus}}}});
+    MemoryModel mm(s.model, s.training, s.hardware);
+    StageMemory w = mm.worst_stage(s.parallel);
+    const double states = w.weights + w.gradients + w.optimizer;
+    CHECK(states <= previous);
+    previous = states;
+  }
+}
+
+TEST_CASE("offloading moves optimizer states to the host; QLoRA stores 4-bit weights") {
+  Json doc = {{"model", "llama3-8b"}, {"training", {{"global_batch_size", 8}, {"offload_optimizer", true}}}, {"hardware", {{"num_gpus", 8}}}};
+  Scenario s = parse_scenario(doc);
+  StageMemory w = MemoryModel(s.model, s.training, s.hardware).worst_stage(s.parallel);
+  CHECK(w.optimizer == 0);
+  CHECK(w.host == doctest::Approx(8030261248.0 * 12));  // fp32 master + 2 moments, not sharded
+
+  Scenario q = parse_scenario({{"model", "llama3-8b"}, {"training", {{"mode", "qlora"}, {"global_batch_size", 1}}},
+                               {"hardware", {{"gpu", "rtx4090-24gb"}, {"num_gpus", 1}, {"gpus_per_node", 1}}}});
+  StageMemory qw = MemoryModel(q.model, q.training, q.hardware).worst_stage(q.parallel);
+  // Linear weights 6,979,321,856 at 4.127 bits + embeddings/norms 1,050,939,392 in bf16 + 41.9M fp32 adapters.
+  const double linear = 32 * (41943040.0 + 176160768.0), rest = 8030261248.0 - linear;
+  CHECK(qw.weights == doctest::Approx(linear * 4.127 / 8 + rest * 2 + 41943040.0 * 4));
+  CHECK(qw.gradients == doctest::Approx(41943040.0 * 4));
+}
+
+TEST_CASE("DPO holds a frozen reference model and twice the sequences") {
+  Json doc = {{"model", "llama3-8b"}, {"training", {{"global_batch_size", 8}, {"zero_stage", 3}}}, {"hardware", {{"num_gpus", 8}}}};
+  Scenario sft = parse_scenario(doc);
+  doc["training"]["mode"] = "dpo";
+  Scenario dpo = parse_scenario(doc);
+  StageMemory a = MemoryModel(sft.model, sft.training, sft.hardware).worst_stage(sft.parallel);
+  StageMemory b = MemoryModel(dpo.model, dpo.training, dpo.hardware).worst_stage(dpo.parallel);
+  CHECK(b.weights - a.weights == doctest::Approx(8030261248.0 * 2 / 8));
+  CHECK(b.activations_layers == doctest::Approx(2 * a.activations_layers));
+}

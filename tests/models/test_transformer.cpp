@@ -1,0 +1,77 @@
+// Parameter counts checked against exact published counts and hand-derived formulas.
+#include <doctest/doctest.h>
+
+#include "models/scenario.hpp"
+#include "models/transformer.hpp"
+
+using namespace trainsim;
+using Json = nlohmann::json;
+
+namespace {
+ModelSpec preset_model(const std::string& name) {
+  return parse_scenario(Json{{"model", name}, {"hardware", {{"num_gpus", 1}, {"gpus_per_node", 1}}}}).model;
+}
+}  // namespace
+
+TEST_CASE("Llama-3-8B has exactly 8,030,261,248 parameters") {
+  // Sum of the tensor sizes in meta-llama/Meta-Llama-3-8B's safetensors index, by hand:
+  // embeddings 2 x 128256 x 4096 (untied) + 32 x (4096^2 x 2 + 4096 x 1024 x 2 + 3 x 4096 x 14336 + 2 x 4096) + 4096.
+  ModelParams p = count_parameters(preset_model("llama3-8b"));
+  CHECK(p.total == 8030261248.0);
+  CHECK(p.active == p.total);
+}
+
+TEST_CASE("GPT-3 175B matches 12Lh^2 + 13Lh + Vh + ph + 2h") {
+  // Narayanan et al. SC'21 §5.1 formula for GPT with learned positions and biases, plus the final layernorm.
+  const double L = 96, h = 12288, V = 50257, pos = 2048;
+  const double expected = 12 * L * h * h + 13 * L * h + V * h + pos * h + 2 * h;
+  CHECK(count_parameters(preset_model("gpt3-175b")).total == doctest::Approx(expected).epsilon(1e-12));
+}
+
+TEST_CASE("Mixtral 8x7B: experts count in total, top-2 in active") {
+  // Per layer: attention 4096 x (4096 + 2 x 1024 + 4096), router 4096 x 8, experts 8 x 3 x 4096 x 14336, norms 2 x 4096.
+  const double attn = 4096.0 * (4096 + 1024 + 1024 + 4096), expert = 3.0 * 4096 * 14336, router = 4096.0 * 8, norms = 8192;
+  const double outside = 2.0 * 32000 * 4096 + 4096;
+  ModelParams p = count_parameters(preset_model("mixtral-8x7b"));
+  CHECK(p.total == doctest::Approx(outside + 32 * (attn + router + norms + 8 * expert)).epsilon(1e-12));
+  CHECK(p.active == doctest::Approx(outside + 32 * (attn + router + norms + 2 * expert)).epsilon(1e-12));
+}
+
+TEST_CASE("pipeline stages split layers evenly, extra layers to the last stages") {
+  CHECK(layers_in_stage(126, 16, 0) == 7);  // 126 = 2 x 7 + 14 x 8
+  CHECK(layers_in_stage(126, 16, 1) == 7);
+  CHECK(layers_in_stage(126, 16, 2) == 8);
+  CHECK(layers_in_stage(126, 16, 15) == 8);
+  CHECK(first_layer_of_stage(126, 16, 3) == 7 + 7 + 8);
+  int sum = 0;
+  for (int s = 0; s < 16; ++s) sum += layers_in_stage(126, 16, s);
+  CHECK(sum == 126);
+}
+
+TEST_CASE("stage parameters: tensor parallel splits matrices, replicates norms; embedding on first, head on last") {
+  ModelSpec m = preset_model("llama3-8b");
+  ModelParams params = count_parameters(m);
+  ParallelLayout p;
+  p.tp = 2;
+  p.pp = 2;
+  StageParams first = stage_parameters(m, params, p, 0);
+  StageParams last = stage_parameters(m, params, p, 1);
+  const double layer_split = (41943040.0 + 176160768.0) / 2, norms = 8192;
+  CHECK(first.layers == 16);
+  CHECK(first.dense == doctest::Approx(16 * (layer_split + norms) + 128256.0 * 4096 / 2).epsilon(1e-12));
+  CHECK(last.dense == doctest::Approx(16 * (layer_split + norms) + 128256.0 * 4096 / 2 + 4096).epsilon(1e-12));
+}
+
+TEST_CASE("LoRA rank 16 on every linear layer of Llama-3-8B: 41,943,040 trainable parameters") {
+  // r·(in + out) per module: q 16·8192, k/v 16·5120, o 16·8192, gate/up/down 16·18432; x 32 layers.
+  // The same figure PEFT's print_trainable_parameters() reports for this configuration.
+  LoraSpec lora;
+  lora.rank = 16;
+  CHECK(lora_parameters(preset_model("llama3-8b"), lora) == 41943040.0);
+}
+
+TEST_CASE("MPT-70B (llm-foundry yaml shape, no published total) by formula") {
+  // 12·L·h² (attention 4h², MLP 8h², no biases) + LayerNorm weights+biases 4h per layer + final 2h + tied V·h.
+  const double L = 80, h = 8192, V = 50368;
+  CHECK(count_parameters(preset_model("mpt-70b")).total == doctest::Approx(12 * L * h * h + 4 * L * h + 2 * h + V * h).epsilon(1e-12));
+}
