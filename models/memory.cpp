@@ -115,7 +115,16 @@ MemoryModel::MemoryModel(const ModelSpec& m, const TrainingSpec& t, const Hardwa
   if (t.uses_adapters()) lora_params = lora_parameters(m, t.lora);
 }
 
-StageMemory MemoryModel::stage(const ParallelLayout& p, int stage) const {
+MemoryModel::LayoutActivations MemoryModel::activations_for(const ParallelLayout& p) const {
+  LayoutActivations a;
+  a.dense = layer_activations(model, training, p, false);
+  if (model.is_moe()) a.moe = layer_activations(model, training, p, true);
+  return a;
+}
+
+StageMemory MemoryModel::stage(const ParallelLayout& p, int stage) const { return this->stage(p, stage, activations_for(p)); }
+
+StageMemory MemoryModel::stage(const ParallelLayout& p, int stage, const LayoutActivations& acts) const {
   const ModelSpec& m = model;
   const TrainingSpec& t = training;
   StageMemory out;
@@ -162,10 +171,10 @@ StageMemory MemoryModel::stage(const ParallelLayout& p, int stage) const {
   // Activations: stored layer activations times the layer-micro-batches in flight.
   const int first = first_layer_of_stage(m.num_hidden_layers, p.pp, stage);
   const int dense_layers = std::clamp(m.num_dense_layers() - first, 0, sp.layers);
-  const LayerActivations dense = layer_activations(m, t, p, false);
+  const LayerActivations& dense = acts.dense;
   LayerActivations per_layer = dense;
   if (m.is_moe() && dense_layers < sp.layers) {
-    const LayerActivations moe = layer_activations(m, t, p, true);
+    const LayerActivations& moe = acts.moe;
     // Average over the stage's mix of dense and MoE layers.
     per_layer.stored = (dense.stored * dense_layers + moe.stored * (sp.layers - dense_layers)) / sp.layers;
     per_layer.full = std::max(dense.full * (dense_layers > 0), moe.full);
@@ -198,14 +207,15 @@ StageMemory MemoryModel::stage(const ParallelLayout& p, int stage) const {
 }
 
 StageMemory MemoryModel::worst_stage(const ParallelLayout& p) const {
-  StageMemory worst = stage(p, 0);
+  const LayoutActivations acts = activations_for(p);
+  StageMemory worst = stage(p, 0, acts);
   // Stage 0 holds the most micro-batches and the embedding, the last stage the logits; of the middle
   // stages the first one given an extra layer by an uneven split holds the most. Those three decide.
   if (p.pp > 1) {
     const int extra_from = p.pp - model.num_hidden_layers % p.pp;
     for (int s : {p.pp - 1, extra_from}) {
       if (s <= 0 || s >= p.pp) continue;
-      StageMemory cand = stage(p, s);
+      StageMemory cand = stage(p, s, acts);
       if (cand.total > worst.total) worst = cand;
     }
   }
@@ -217,8 +227,9 @@ MemoryEstimate MemoryModel::estimate(const ParallelLayout& p) const {
   e.params = params;
   e.trainable_parameters = training.trains_base_weights() ? params.total : lora_params;
   e.capacity = hardware.gpu.memory_bytes;
+  const LayoutActivations acts = activations_for(p);
   for (int s = 0; s < p.pp; ++s) {
-    e.stages.push_back(stage(p, s));
+    e.stages.push_back(stage(p, s, acts));
     if (s == 0 || e.stages.back().total > e.worst.total) e.worst = e.stages.back();
   }
   e.fits = e.worst.total <= e.capacity;

@@ -68,6 +68,13 @@ struct MemoryModel {
   StageMemory worst_stage(const ParallelLayout& p) const;
   MemoryEstimate estimate(const ParallelLayout& p) const;
 
+  // Per-layer activations do not depend on the stage: computed once per layout.
+  struct LayoutActivations {
+    LayerActivations dense, moe;
+  };
+  LayoutActivations activations_for(const ParallelLayout& p) const;
+  StageMemory stage(const ParallelLayout& p, int stage, const LayoutActivations& acts) const;
+
   const ModelSpec& model;
   const TrainingSpec& training;
   const HardwareSpec& hardware;

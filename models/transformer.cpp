@@ -63,9 +63,9 @@ int layers_in_stage(int num_layers, int pp, int stage) {
 }
 
 int first_layer_of_stage(int num_layers, int pp, int stage) {
-  int first = 0;
-  for (int s = 0; s < stage; ++s) first += layers_in_stage(num_layers, pp, s);
-  return first;
+  const int base = num_layers / pp, extra = num_layers % pp;
+  const int stages_with_extra_before = stage > pp - extra ? stage - (pp - extra) : 0;
+  return stage * base + stages_with_extra_before;
 }
 
 StageParams stage_parameters(const ModelSpec& m, const ModelParams& params, const ParallelLayout& p, int stage) {

@@ -166,6 +166,7 @@ def with_change(path, value, base=GOOD_SCENARIO):
 
 
 NEGATIVE = [
+    ("no model section", "scenario", {"training": {"seq_len": 4096}}),
     ("training.mode = finetune", "scenario", with_change(["training", "mode"], "finetune")),
     ("parallel.tp = 0", "scenario", with_change(["parallel", "tp"], 0)),
     ("unknown key parallel.tensor_parallel", "scenario", with_change(["parallel", "tensor_parallel"], 2)),
@@ -215,7 +216,7 @@ NEGATIVE = [
 
 POSITIVE = [
     ("minimal scenario", "scenario", GOOD_SCENARIO),
-    ("empty scenario (all defaults)", "scenario", {}),
+    ("model only (all other sections default)", "scenario", {"model": "llama3-8b"}),
     ("null degrees and derived micro-batch", "scenario",
      with_change(["parallel"], {"tp": 8, "pp": None, "dp": None, "vpp": None, "micro_batch_size": None,
                                 "gradient_accumulation_steps": None})),
