@@ -18,7 +18,7 @@ build: bootstrap $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
 run: build
-	./$(BUILD)/trainsim estimate
+	./$(BUILD)/trainsim plan
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE bench

@@ -4,6 +4,7 @@
 #include "command.hpp"
 #include "models/memory.hpp"
 #include "models/memory_advice.hpp"
+#include "models/step.hpp"
 #include "reports/estimate_report.hpp"
 #include "scenario_input.hpp"
 
@@ -16,6 +17,9 @@ int run_estimate(const ScenarioInput& input) {
   MemoryModel mm(r.scenario.model, r.scenario.training, r.scenario.hardware);
   r.memory = mm.estimate(r.scenario.parallel);
   r.suggestions = fit_suggestions(r.scenario);
+  StepModel sm(r.scenario.model, r.scenario.training, r.scenario.hardware);
+  r.step = sm.estimate(r.scenario.parallel);
+  r.cost = sm.training_cost(r.step, r.scenario.parallel);
   if (input.format == "json") std::cout << estimate_json(r).dump(2) << "\n";
   else if (input.format == "csv") print_estimate_csv(std::cout, r);
   else print_estimate_table(std::cout, r);

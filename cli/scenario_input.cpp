@@ -195,8 +195,8 @@ Json load_scenario_document(const ScenarioInput& input, std::string* label) {
   return doc;
 }
 
-Scenario load_scenario(const ScenarioInput& input, std::string* label) {
-  return parse_scenario(load_scenario_document(input, label));
+Scenario load_scenario(const ScenarioInput& input, std::string* label, bool check_layout) {
+  return parse_scenario(load_scenario_document(input, label), check_layout);
 }
 
 }  // namespace trainsim::cli

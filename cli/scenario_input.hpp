@@ -22,7 +22,7 @@ void add_scenario_options(CLI::App& app, ScenarioInput& input);
 // Reads the scenario document with its section files and flag overrides applied; `label` says where
 // it came from (for the output). Throws InputError.
 nlohmann::json load_scenario_document(const ScenarioInput& input, std::string* label);
-Scenario load_scenario(const ScenarioInput& input, std::string* label);
+Scenario load_scenario(const ScenarioInput& input, std::string* label, bool check_layout = true);
 
 // Reads and parses a JSON file; errors name the file, line and column.
 nlohmann::json read_json_file(const std::string& path, const std::string& json_path);

@@ -6,7 +6,7 @@
 
 namespace trainsim {
 
-Scenario parse_scenario(const Json& doc) {
+Scenario parse_scenario(const Json& doc, bool check_layout) {
   if (!doc.is_object()) throw InputError("/", json_value_text(doc), "a JSON object with sections model, training, parallel, hardware");
   JsonReader top(doc, "", nullptr);
   top.mark_read({"name", "description", "$schema", "calibration"});
@@ -26,7 +26,7 @@ Scenario parse_scenario(const Json& doc) {
   s.hardware = parse_hardware(section("hardware"), &s.defaults, &num_gpus_given);
   ParallelInput parallel = parse_parallel(section("parallel"), &s.defaults);
   top.reject_unknown();
-  s.parallel = derive_layout(parallel, s.model, s.training, s.hardware, num_gpus_given, &s.defaults);
+  s.parallel = derive_layout(parallel, s.model, s.training, s.hardware, num_gpus_given, &s.defaults, check_layout);
   if (s.parallel.sequence_parallel && s.parallel.tp == 1) s.notes.push_back("parallel: sequence_parallel has no effect at tp = 1");
   return s;
 }

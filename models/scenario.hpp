@@ -8,7 +8,9 @@
 
 namespace trainsim {
 
-Scenario parse_scenario(const nlohmann::json& document);
+// `check_layout` = false (the layout search): the derived layout is a starting point only, so batch
+// splits and divisibility are not checked; every explicitly given field is still read and checked.
+Scenario parse_scenario(const nlohmann::json& document, bool check_layout = true);
 // A GPU or fabric: preset name, {"preset": ..., overrides} or a full object. `path` is for errors.
 GpuSpec parse_gpu(const nlohmann::json& value, const std::string& path);
 FabricSpec parse_fabric(const nlohmann::json& value, const std::string& path);

@@ -1,4 +1,6 @@
 // The `parallel` section: degrees as written, then derived and checked against model and hardware.
+#include <algorithm>
+
 #include "json_reader.hpp"
 #include "layout_check.hpp"
 #include "scenario_parts.hpp"
@@ -38,7 +40,7 @@ int fill(int given, int fallback, const std::string& key, const std::string& rea
 }  // namespace
 
 ParallelLayout derive_layout(const ParallelInput& in, const ModelSpec& model, TrainingSpec& training, HardwareSpec& hw,
-                             int num_gpus_given, std::vector<AppliedDefault>* defaults) {
+                             int num_gpus_given, std::vector<AppliedDefault>* defaults, bool check) {
   ParallelLayout p = in.layout;
   p.tp = fill(p.tp, 1, "tp", "no tensor parallelism", defaults);
   p.pp = fill(p.pp, 1, "pp", "no pipeline parallelism", defaults);
@@ -74,10 +76,10 @@ ParallelLayout derive_layout(const ParallelInput& in, const ModelSpec& model, Tr
   if (hw.num_nodes == 0 && defaults) defaults->push_back({"/hardware/num_nodes", std::to_string(nodes), "num_gpus / gpus_per_node"});
   hw.num_nodes = nodes;
 
-  if (gpus % mp)
+  if (gpus % mp && check)
     throw InputError("/parallel", "tp*pp*cp = " + std::to_string(mp), "a divisor of the number of GPUs (" + std::to_string(gpus) + ")");
   if (p.dp == 0) {
-    p.dp = gpus / mp;
+    p.dp = std::max(1, gpus / mp);
     if (defaults) defaults->push_back({"/parallel/dp", std::to_string(p.dp), "GPUs / (tp*pp*cp)"});
   }
 
@@ -93,6 +95,10 @@ ParallelLayout derive_layout(const ParallelInput& in, const ModelSpec& model, Tr
     if (ga == 0) { ga = 1; record("/parallel/gradient_accumulation_steps", 1, "no accumulation"); }
     gbs = mbs * p.dp * ga;
     record("/training/global_batch_size", gbs, "micro_batch_size*dp*gradient_accumulation_steps");
+  } else if (!check) {
+    // A starting point for the search: any split will do, the search chooses its own.
+    if (mbs == 0) { mbs = 1; record("/parallel/micro_batch_size", 1, "one sequence per micro-batch"); }
+    if (ga == 0) { ga = std::max(1, gbs / (mbs * p.dp)); record("/parallel/gradient_accumulation_steps", ga, "global_batch_size / (micro_batch_size*dp)"); }
   } else if (mbs == 0 && ga > 0) {
     if (gbs % (p.dp * ga))
       throw InputError("/parallel/gradient_accumulation_steps", std::to_string(ga),
@@ -112,6 +118,7 @@ ParallelLayout derive_layout(const ParallelInput& in, const ModelSpec& model, Tr
                        "leave one of the three out to derive it");
   }
 
+  if (!check) return p;
   if (auto issue = check_layout(model, training, p, gpus); issue != LayoutIssue::None)
     throw layout_error(issue, model, training, p, gpus);
   return p;

@@ -23,6 +23,7 @@ ParallelInput parse_parallel(const nlohmann::json& section, std::vector<AppliedD
 // Fills what was left out (dp, micro-batch, accumulation, global batch, schedule), records each default,
 // and rejects contradictions and impossible layouts.
 ParallelLayout derive_layout(const ParallelInput& in, const ModelSpec& model, TrainingSpec& training,
-                             HardwareSpec& hardware, int num_gpus_given, std::vector<AppliedDefault>* defaults);
+                             HardwareSpec& hardware, int num_gpus_given, std::vector<AppliedDefault>* defaults,
+                             bool check = true);
 
 }  // namespace trainsim

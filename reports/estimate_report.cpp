@@ -5,6 +5,7 @@
 
 #include "models/scenario.hpp"
 #include "models/units.hpp"
+#include "plan_report.hpp"
 #include "table.hpp"
 
 namespace trainsim {
@@ -57,6 +58,8 @@ Json estimate_json(const EstimateResult& r) {
             {"active_parameters", m.params.active},
             {"trainable_parameters", m.trainable_parameters}}},
           {"memory", memory_json(m)},
+          {"step", step_json(r.step)},
+          {"training", training_cost_json(r.cost)},
           {"suggestions", suggestions}};
 }
 
@@ -116,6 +119,9 @@ void print_estimate_table(std::ostream& os, const EstimateResult& r) {
                   gib(x.other), gib(x.total), x.total <= m.capacity ? "yes" : "no"});
     st.print(os);
   }
+
+  os << "\nStep time (critical pipeline stage, exposed communication only)\n";
+  print_step_table(os, r.step, r.cost, s);
 
   std::vector<FitSuggestion> fitting;
   for (const auto& f : r.suggestions) if (f.fits) fitting.push_back(f);

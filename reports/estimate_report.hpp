@@ -7,6 +7,7 @@
 #include "models/memory.hpp"
 #include "models/memory_advice.hpp"
 #include "models/spec.hpp"
+#include "models/step.hpp"
 
 namespace trainsim {
 
@@ -14,6 +15,8 @@ struct EstimateResult {
   Scenario scenario;
   MemoryEstimate memory;
   std::vector<FitSuggestion> suggestions;
+  StepEstimate step;
+  TrainingCost cost;
   std::string scenario_label;  // where the scenario came from
 };
 

@@ -1,0 +1,103 @@
+// `trainsim plan [SCENARIO]`: search every valid layout, prune what does not fit, rank the rest.
+#include <chrono>
+#include <iostream>
+#include <thread>
+
+#include "command.hpp"
+#include "models/errors.hpp"
+#include "models/units.hpp"
+#include "progress.hpp"
+#include "reports/plan_report.hpp"
+#include "scenario_input.hpp"
+
+namespace trainsim::cli {
+namespace {
+
+struct PlanOptions {
+  ScenarioInput input;
+  int top = 10;
+  std::string objective = "time";
+  std::string budget;
+  int threads = 0;
+};
+
+// "--gpus 512", "--gpus 64..1024" (doubling: 64, 128, ..., 1024) or "--gpus 64,96,128".
+std::vector<int> parse_gpu_counts(const std::string& text) {
+  auto number = [&](const std::string& s) {
+    std::size_t used = 0;
+    int v = 0;
+    try { v = std::stoi(s, &used); } catch (...) { used = 0; }
+    if (used != s.size() || v < 1) throw InputError("--gpus", "\"" + text + "\"", "N, A..B (doubling from A to B) or a list A,B,C of GPU counts");
+    return v;
+  };
+  std::vector<int> out;
+  if (auto dots = text.find(".."); dots != std::string::npos) {
+    const int a = number(text.substr(0, dots)), b = number(text.substr(dots + 2));
+    if (b < a) throw InputError("--gpus", "\"" + text + "\"", "A..B with A <= B");
+    for (long long v = a; v <= b; v *= 2) out.push_back(int(v));
+  } else {
+    std::size_t start = 0;
+    while (start <= text.size()) {
+      const std::size_t comma = text.find(',', start);
+      out.push_back(number(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start)));
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+  return out;
+}
+
+int run_plan(PlanOptions opt) {
+  std::vector<int> counts;
+  if (auto it = opt.input.flags.find("/hardware/num_gpus"); it != opt.input.flags.end()) {
+    counts = parse_gpu_counts(it->second);
+    it->second = std::to_string(counts.front());
+  }
+  PlanReport report;
+  report.scenario = load_scenario(opt.input, &report.scenario_label, false);
+  if (counts.empty()) counts = {report.scenario.hardware.num_gpus};
+  for (int c : counts)
+    if (c > report.scenario.hardware.gpus_per_node && c % report.scenario.hardware.gpus_per_node)
+      throw InputError("--gpus", std::to_string(c), "whole nodes: a multiple of gpus_per_node (" + std::to_string(report.scenario.hardware.gpus_per_node) + ")");
+
+  SearchOptions so;
+  so.top = opt.top;
+  so.objective = opt.objective == "cost" ? Objective::Cost : Objective::TimeToTrain;
+  so.threads = opt.threads;
+  if (!opt.budget.empty()) {
+    if (auto money = parse_quantity(opt.budget, Quantity::Money)) so.max_cost = *money;
+    else if (auto time = parse_quantity(opt.budget, Quantity::Time); time && opt.budget.find_first_not_of("0123456789.") != std::string::npos)
+      so.max_time_s = *time;
+    else throw InputError("--budget", "\"" + opt.budget + "\"", "money (\"$250000\") or a duration (\"30d\")");
+    if ((so.max_cost > 0 || so.max_time_s > 0) && report.scenario.training.train_tokens <= 0)
+      throw InputError("/training/train_tokens", "nothing", "train_tokens (or dataset_samples and epochs)", "a budget needs the amount of training");
+  }
+  ProgressBar bar("searching layouts");
+  so.progress = [&bar](double f) { bar.update(f); };
+  report.threads = so.threads > 0 ? so.threads : int(std::max(1u, std::thread::hardware_concurrency()));
+  const auto start = std::chrono::steady_clock::now();
+  report.result = search_plans(report.scenario, counts, search_space_from(report.scenario), so);
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  bar.update(1.0);
+
+  if (opt.input.format == "json") std::cout << plan_report_json(report).dump(2) << "\n";
+  else if (opt.input.format == "csv") print_plan_csv(std::cout, report);
+  else print_plan_table(std::cout, report);
+  return kExitOk;
+}
+
+const RegisterCommand registered{
+    {"plan", "Find the best layouts: search, prune by memory, rank by time to train or cost",
+     [](CLI::App& app) -> std::function<int()> {
+       auto opt = std::make_shared<PlanOptions>();
+       add_scenario_options(app, opt->input);
+       app.add_option("--top", opt->top, "how many plans to show")->check(CLI::Range(1, 1000));
+       app.add_option("--objective", opt->objective, "rank by time (to train) or cost")->check(CLI::IsMember({"time", "cost"}));
+       app.add_option("--budget", opt->budget, "keep plans under this cost (\"$250000\") or time to train (\"30d\")");
+       app.add_option("--threads", opt->threads, "worker threads (default: all cores)")->check(CLI::Range(1, 1024));
+       app.footer("--gpus also takes a range A..B (doubling) or a list A,B,C: each count is searched and the Pareto front of GPUs vs time vs cost marked.");
+       return [opt] { return run_plan(*opt); };
+     }}};
+
+}  // namespace
+}  // namespace trainsim::cli

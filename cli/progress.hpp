@@ -1,0 +1,19 @@
+#pragma once
+// A progress bar on stderr, drawn only when stderr is a terminal (scripts and CI see nothing).
+#include <string>
+
+namespace trainsim::cli {
+
+class ProgressBar {
+ public:
+  explicit ProgressBar(std::string label);
+  ~ProgressBar();
+  void update(double fraction);  // 0..1
+
+ private:
+  std::string label_;
+  bool enabled_;
+  int last_percent_ = -1;
+};
+
+}  // namespace trainsim::cli

@@ -1,0 +1,572 @@
+#include "compute.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string_view>
+
+namespace trainsim {
+
+namespace {
+double dd(int v) { return static_cast<double>(v); }
+
+// ---- GEMM ceilings ------------------------------------------------------------------------------
+// Best achieved bf16 GEMM over swept large shapes ("Maximum Achievable Matmul FLOPS", MAMF) over the
+// dense peak, from stas00/ml-engineering compute/accelerator/README.md, as copied into
+// ../shared/reference/microbenchmarks.json (gemm_bf16_mamf). fp8 and tf32 GEMMs get the same fraction of
+// their own peaks (no published MAMF for them in our sources).
+constexpr double kCeilA100Sxm = 267.9 / 312.0;    // 0.859, CUDA 12.1
+constexpr double kCeilA100Pcie = 256.4 / 312.0;   // 0.822, CUDA 12.1
+constexpr double kCeilH100Sxm = 792.1 / 989.0;    // 0.801, CUDA 12.1
+constexpr double kCeilGh200 = 821.0 / 989.0;      // 0.830, CUDA 12.5 (used for H200: same GH100 die, HBM3e)
+constexpr double kCeilB200 = 1745.0 / 2250.0;     // 0.776
+constexpr double kCeilMi300x = 781.9 / 1300.0;    // 0.601, ROCm 6.2
+// GPUs without a row: the mean ceiling of the six rows (0.781).
+constexpr double kCeilMean = (kCeilA100Sxm + kCeilA100Pcie + kCeilH100Sxm + kCeilGh200 + kCeilB200 + kCeilMi300x) / 6.0;
+
+// ---- HBM: achievable fraction of the datasheet bandwidth ------------------------------------------
+// Device-to-device copy (bytes read + written) measured with PyTorch, microbenchmarks.json
+// pytorch_measurements: H100 80GB HBM3 ~3.0 TB/s of 3.35; H200 ~4.3 TB/s of 4.8. Others: their mean.
+constexpr double kHbmH100 = 3.0 / 3.35;   // 0.896
+constexpr double kHbmH200 = 4.3 / 4.8;    // 0.896
+constexpr double kHbmMean = (kHbmH100 + kHbmH200) / 2.0;
+
+// ---- Fused attention ------------------------------------------------------------------------------
+// Ampere (and, scaled by GEMM ceiling, every GPU without a table): FlashAttention-2 (Dao 2023,
+// arXiv:2307.08691) reaches "50-73% of the theoretical maximum FLOPs/s on A100" (abstract); §4.1: forward
+// up to 73%, backward up to 63%. We take the middle of the stated range for the forward pass and the
+// paper's backward/forward peak ratio (63/73) for the backward pass; the paper's per-length bars are not
+// reproduced. The abstract also notes FlashAttention-2 gets "close to the efficiency of GEMM operations",
+// which is why other GPUs scale these fractions by their GEMM ceiling relative to the A100's.
+constexpr double kFa2Forward = (0.50 + 0.73) / 2.0;            // 0.615
+constexpr double kFa2Backward = kFa2Forward * 63.0 / 73.0;     // 0.531
+// Hopper: cuDNN fused attention (the default fused-attention backend of Transformer Engine and of PyTorch
+// SDPA on H100), causal, head dim 128, as measured on H100 SXM5 by Shah et al. 2024 (FlashAttention-3,
+// arXiv:2407.08608), Fig. 5 (forward, causal) and Fig. 6 (backward; published without causal masking),
+// TFLOP/s at sequence lengths 512..16k, over the 989 TFLOP/s bf16 dense peak. cuDNN sits between
+// FlashAttention-2 on H100 (335 TFLOP/s at best, "35% utilization") and FlashAttention-3 (up to 616 causal).
+constexpr double kHopperSeqLog2[6] = {9, 10, 11, 12, 13, 14};
+constexpr double kHopperFwdTflops[6] = {315, 410, 484, 518, 529, 539};
+constexpr double kHopperBwdTflops[6] = {305, 408, 465, 499, 518, 516};
+constexpr double kHopperTablePeak = 989;
+
+// FlashAttention-2 skips fully masked blocks under causal masking: half the s² work (Dao 2023, §3.1.1);
+// its backward pass runs 5 matmuls against the forward's 2: 2.5x the FLOPs (Dao 2023, §4.1 FLOP count).
+constexpr double kCausalFraction = 0.5;
+constexpr double kFlashBackwardFlops = 2.5;
+
+// QLoRA: NF4 weights with double-quantized constants, 4.127 bits per parameter (Dettmers et al. 2023,
+// §3), dequantized to 16 bits before every forward and backward GEMM (bitsandbytes).
+constexpr double kNf4BytesPerParam = 4.127 / 8.0;
+
+// Smallest tile edge: the 16-row/column granularity of the tensor-core MMA shapes (PTX ISA mma.m16n8k16);
+// cuBLAS picks narrower tiles for skinny operands instead of padding them to 128.
+constexpr double kMinTileEdge = 16;
+
+bool contains_ci(std::string_view hay, std::string_view needle) {
+  if (needle.size() > hay.size()) return false;
+  for (size_t i = 0; i + needle.size() <= hay.size(); ++i) {
+    size_t j = 0;
+    for (; j < needle.size(); ++j) {
+      char c = hay[i + j];
+      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+      if (c != needle[j]) break;
+    }
+    if (j == needle.size()) return true;
+  }
+  return false;
+}
+
+// ceil for the non-negative, far-below-2^63 values here, without a libm call (the search's hot path).
+double ceil_pos(double x) {
+  const double t = static_cast<double>(static_cast<long long>(x));
+  return t < x ? t + 1 : t;
+}
+// ceil(a / b) given 1/b: the product may land a rounding error above an exact integer quotient.
+double ceil_div(double a, double inv_b) { return ceil_pos(a * inv_b - 1e-9); }
+
+// A GEMM cost model for one GPU and precision, with every division done once.
+struct GemmCost {
+  double seconds_per_flop = 0;   // 1 / (dense peak x ceiling)
+  double seconds_per_byte = 0;   // 1 / (HBM bandwidth x achievable fraction)
+  double operand_bytes = 2, output_bytes = 2;
+  double sms = 0, inv_sms = 0, tm = 0, tn = 0, inv_tm = 0, inv_tn = 0;  // sms = 0: no quantization
+};
+
+// Output area the GPU actually computes: waves x SMs x tile area, for one tile orientation. A dimension
+// smaller than the tile gets a tile of its own size rounded up to the MMA edge (one tile along it).
+double padded_area(const GemmCost& c, const GemmShape& g, double tm, double inv_tm, double tn, double inv_tn) {
+  double em = tm, tiles_m = 1, en = tn, tiles_n = 1;
+  if (g.m < tm) em = ceil_div(g.m, 1 / kMinTileEdge) * kMinTileEdge;
+  else tiles_m = ceil_div(g.m, inv_tm);
+  if (g.n < tn) en = ceil_div(g.n, 1 / kMinTileEdge) * kMinTileEdge;
+  else tiles_n = ceil_div(g.n, inv_tn);
+  const double tiles = tiles_m * tiles_n * ceil_pos(g.count);
+  return ceil_div(tiles, c.inv_sms) * c.sms * em * en;
+}
+
+double padded_area(const GemmCost& c, const GemmShape& g) {
+  if (c.sms <= 0) return g.m * g.n * g.count;
+  double area = padded_area(c, g, c.tm, c.inv_tm, c.tn, c.inv_tn);
+  if (c.tm != c.tn) area = std::min(area, padded_area(c, g, c.tn, c.inv_tn, c.tm, c.inv_tm));  // transposed tile
+  return area;
+}
+
+double cost_time(const GemmCost& c, const GemmShape& g) {
+  if (g.m <= 0 || g.n <= 0 || g.k <= 0 || g.count <= 0) return 0;
+  // Compute: every wave takes as long as one tile's 2·k·tile-area FLOPs at the per-SM rate, i.e.
+  // FLOPs / (peak x ceiling x quantization) with quantization = m·n·count / padded area.
+  const double compute = 2 * g.k * padded_area(c, g) * c.seconds_per_flop;
+  // Roofline: A and B read, C written once.
+  const double memory = g.count * (c.operand_bytes * (g.m * g.k + g.k * g.n) + c.output_bytes * g.m * g.n) * c.seconds_per_byte;
+  return std::max(compute, memory);
+}
+
+double interpolate_log2(const double (&x)[6], const double (&y)[6], double v) {
+  if (v <= x[0]) return y[0];
+  if (v >= x[5]) return y[5];
+  for (int i = 1; i < 6; ++i) {
+    if (v <= x[i]) {
+      const double w = (v - x[i - 1]) / (x[i] - x[i - 1]);
+      return y[i - 1] + w * (y[i] - y[i - 1]);
+    }
+  }
+  return y[5];
+}
+}  // namespace
+
+GpuComputeTraits gpu_compute_traits(const GpuSpec& gpu) {
+  const std::string_view n = gpu.name;
+  GpuComputeTraits tr;
+  tr.gemm_ceiling = kCeilMean;
+  tr.hbm_fraction = kHbmMean;
+  const bool pcie = contains_ci(n, "pcie");
+  // SM counts: NVIDIA A100 architecture whitepaper (108 SMs); H100 architecture whitepaper (SXM5 132,
+  // PCIe 114); GH200 architecture whitepaper (132, as H200); B200 148 (CUDA device query; NVIDIA's
+  // datasheet lists none); AMD CDNA 3 whitepaper (MI300X 304 CUs); Ada: CUDA cores / 128 per SM from the
+  // datasheets (L40S 18,176 -> 142; RTX 4090 16,384 -> 128).
+  // Tiles: 128x128 on Ampere/Ada, 128x256 on Hopper/Blackwell (cuBLAS/CUTLASS large-GEMM tiles; NVIDIA
+  // "Matrix Multiplication Background User's Guide" for tile and wave quantization). MI300X: no published
+  // kernel tile in our sources; of 256x256, 256x128 and 128x128 only 128x128 keeps the model near the MAMF
+  // measurement at its own shape 4096x10240x4864 (quantization 0.70, 0.84, 0.94 over 304 CUs), so 128x128.
+  if (contains_ci(n, "h200")) {
+    tr.gemm_row = "GH200 (MAMF 821.0 / 989)";
+    tr.gemm_ceiling = kCeilGh200;
+    tr.sms = 132, tr.tile_m = 128, tr.tile_n = 256;
+    tr.hbm_fraction = kHbmH200;
+    tr.hopper_attention_table = true;
+  } else if (contains_ci(n, "h100") || contains_ci(n, "h800")) {
+    tr.gemm_row = "H100 SXM (MAMF 792.1 / 989)";
+    tr.gemm_ceiling = kCeilH100Sxm;
+    tr.sms = pcie ? 114 : 132, tr.tile_m = 128, tr.tile_n = 256;
+    if (!pcie) tr.hbm_fraction = kHbmH100;  // measured on HBM3; the PCIe card has HBM2e
+    tr.hopper_attention_table = true;
+  } else if (contains_ci(n, "a100") || contains_ci(n, "a800")) {
+    tr.gemm_row = pcie ? "A100 PCIe (MAMF 256.4 / 312)" : "A100 SXM (MAMF 267.9 / 312)";
+    tr.gemm_ceiling = pcie ? kCeilA100Pcie : kCeilA100Sxm;
+    tr.sms = 108, tr.tile_m = 128, tr.tile_n = 128;
+  } else if (contains_ci(n, "b200")) {
+    tr.gemm_row = "B200 SXM (MAMF 1745 / 2250)";
+    tr.gemm_ceiling = kCeilB200;
+    tr.sms = 148, tr.tile_m = 128, tr.tile_n = 256;
+  } else if (contains_ci(n, "mi300x")) {
+    tr.gemm_row = "MI300X (MAMF 781.9 / 1300)";
+    tr.gemm_ceiling = kCeilMi300x;
+    tr.sms = 304, tr.tile_m = 128, tr.tile_n = 128;
+  } else if (contains_ci(n, "l40s")) {
+    tr.sms = 142;
+  } else if (contains_ci(n, "4090")) {
+    tr.sms = 128;
+  }
+  tr.attention_scale = tr.gemm_ceiling / kCeilA100Sxm;
+  return tr;
+}
+
+double gemm_flops(const GemmShape& g) { return 2 * g.m * g.n * g.k * g.count; }
+
+double gemm_peak_flops(const GpuSpec& gpu, Precision p) {
+  double peak = gpu.peak_flops(p);
+  if (peak <= 0) peak = gpu.flops_bf16 > 0 ? gpu.flops_bf16 : gpu.flops_fp16;  // e.g. fp8 on an A100
+  if (peak <= 0) peak = gpu.flops_fp32;
+  return peak;
+}
+
+namespace {
+GemmCost gemm_cost(const GpuSpec& gpu, const GpuComputeTraits& tr, Precision p) {
+  GemmCost c;
+  c.seconds_per_flop = 1 / (gemm_peak_flops(gpu, p) * tr.gemm_ceiling);
+  c.seconds_per_byte = 1 / (gpu.memory_bandwidth * tr.hbm_fraction);
+  c.operand_bytes = bytes_per_element(p);
+  c.output_bytes = p == Precision::Fp8 ? 2.0 : c.operand_bytes;  // fp8 GEMMs write 16-bit outputs (Transformer Engine)
+  if (tr.sms > 0 && tr.tile_m > 0 && tr.tile_n > 0) {
+    c.sms = tr.sms, c.inv_sms = 1 / c.sms;
+    c.tm = tr.tile_m, c.tn = tr.tile_n, c.inv_tm = 1 / c.tm, c.inv_tn = 1 / c.tn;
+  }
+  return c;
+}
+}  // namespace
+
+double gemm_bytes(Precision p, const GemmShape& g) {
+  const double operand = bytes_per_element(p);
+  const double output = p == Precision::Fp8 ? 2.0 : operand;
+  return g.count * (operand * (g.m * g.k + g.k * g.n) + output * g.m * g.n);
+}
+
+double gemm_quantization(const GpuComputeTraits& tr, const GemmShape& g) {
+  if (tr.sms <= 0 || g.m <= 0 || g.n <= 0 || g.count <= 0) return 1.0;
+  GemmCost c;
+  c.sms = tr.sms, c.inv_sms = 1 / c.sms;
+  c.tm = tr.tile_m, c.tn = tr.tile_n, c.inv_tm = 1 / c.tm, c.inv_tn = 1 / c.tn;
+  return g.m * g.n * g.count / padded_area(c, g);
+}
+
+double memory_bound_time(const GpuSpec& gpu, const GpuComputeTraits& tr, double bytes) {
+  if (bytes <= 0) return 0;
+  return bytes / (gpu.memory_bandwidth * tr.hbm_fraction);
+}
+
+double memory_bound_time(const GpuSpec& gpu, double bytes) { return memory_bound_time(gpu, gpu_compute_traits(gpu), bytes); }
+
+double gemm_time(const GpuSpec& gpu, const GpuComputeTraits& tr, Precision p, const GemmShape& g) {
+  return cost_time(gemm_cost(gpu, tr, p), g);
+}
+
+double gemm_time(const GpuSpec& gpu, Precision p, const GemmShape& g) { return gemm_time(gpu, gpu_compute_traits(gpu), p, g); }
+
+double gemm_efficiency(const GpuSpec& gpu, const GpuComputeTraits& tr, Precision p, const GemmShape& g) {
+  const double time = gemm_time(gpu, tr, p, g);
+  if (time <= 0) return tr.gemm_ceiling;
+  return gemm_flops(g) / (time * gemm_peak_flops(gpu, p));
+}
+
+double gemm_efficiency(const GpuSpec& gpu, Precision p, const GemmShape& g) {
+  return gemm_efficiency(gpu, gpu_compute_traits(gpu), p, g);
+}
+
+double flash_attention_efficiency(const GpuComputeTraits& tr, double seq_len, bool backward) {
+  if (tr.hopper_attention_table) {
+    const double l = std::log2(std::max(seq_len, 1.0));
+    return interpolate_log2(kHopperSeqLog2, backward ? kHopperBwdTflops : kHopperFwdTflops, l) / kHopperTablePeak;
+  }
+  return (backward ? kFa2Backward : kFa2Forward) * tr.attention_scale;
+}
+
+namespace {
+
+// Time and FLOPs of a group of ops, split into GEMMs, attention core and memory-bound ops.
+struct Acc {
+  double gemm_s = 0, attention_s = 0, memory_s = 0;
+  double gemm_flops = 0, attention_flops = 0;
+  double time() const { return gemm_s + attention_s + memory_s; }
+  double flops() const { return gemm_flops + attention_flops; }
+  void add(const Acc& o, double times = 1) {
+    gemm_s += times * o.gemm_s, attention_s += times * o.attention_s, memory_s += times * o.memory_s;
+    gemm_flops += times * o.gemm_flops, attention_flops += times * o.attention_flops;
+  }
+};
+
+// Which LoRA target modules are adapted (PEFT names, as in lora_parameters).
+struct LoraTargets {
+  bool q = false, k = false, v = false, o = false, gate = false, up = false, down = false;
+};
+LoraTargets lora_targets(const TrainingSpec& t) {
+  LoraTargets l;
+  if (!t.uses_adapters()) return l;
+  for (const auto& name : t.lora.target_modules) {
+    if (name == "q_proj") l.q = true;
+    else if (name == "k_proj") l.k = true;
+    else if (name == "v_proj") l.v = true;
+    else if (name == "o_proj") l.o = true;
+    else if (name == "gate_proj") l.gate = true;
+    else if (name == "up_proj") l.up = true;
+    else if (name == "down_proj") l.down = true;
+  }
+  return l;
+}
+
+// Builds the forward and backward work of a layer (or the edges) op by op.
+struct OpBuilder {
+  GemmCost linear;      // weight GEMMs, in the training precision (fp8 under Transformer Engine)
+  GemmCost high;        // attention core, router, adapters, LM head: 16-bit (fp32 if training in fp32)
+  double seconds_per_byte;  // memory-bound ops
+  double ab;            // bytes per activation element: 2, or 4 in fp32
+  double lora_rank;
+  Acc fwd, bwd;         // the policy model's forward / backward
+  Acc adapter_fwd;      // of which LoRA adapters (not run by the DPO reference forward)
+  Acc core_fwd;         // of which the attention core (what selective recompute repeats)
+
+  static void gemm(Acc& acc, const GemmCost& c, const GemmShape& g) {
+    acc.gemm_s += cost_time(c, g);
+    acc.gemm_flops += gemm_flops(g);
+  }
+  double mem(double bytes) const { return bytes * seconds_per_byte; }
+  void memory(double fwd_bytes, double bwd_bytes) {
+    fwd.memory_s += mem(fwd_bytes);
+    bwd.memory_s += mem(bwd_bytes);
+  }
+
+  // A linear layer Y[T x out] = X[T x in] · W[in x out], `count` of them (local experts).
+  // Backward: dgrad dX = dY · W^T (always: the gradient must reach earlier layers and adapters) and wgrad
+  // dW = X^T · dY (only for trained weights). fp8 (Transformer Engine) casts the 16-bit input before the
+  // forward GEMM and the output gradient before the backward GEMMs: read 2 + write 1 bytes per element.
+  void dense(double tokens, double in, double out, double count, bool trained, const GemmCost& c, Acc* also_fwd = nullptr,
+             Acc* also_bwd = nullptr) {
+    if (tokens <= 0 || in <= 0 || out <= 0 || count <= 0) return;
+    Acc f, b;
+    gemm(f, c, {tokens, out, in, count});
+    gemm(b, c, {tokens, in, out, count});
+    if (trained) gemm(b, c, {out, in, tokens, count});
+    if (c.operand_bytes < 2) {  // fp8
+      f.memory_s += mem(3 * tokens * in * count);
+      b.memory_s += mem(3 * tokens * out * count);
+    }
+    fwd.add(f), bwd.add(b);
+    if (also_fwd) also_fwd->add(f);
+    if (also_bwd) also_bwd->add(b);
+  }
+
+  // LoRA adapter on a linear layer with per-GPU dims in x out (PEFT: y += B·A·x · alpha/r): X·A (in x r)
+  // then ·B (r x out), both trained; the scaled adapter output is added to the base output (scale: read +
+  // write, add: read two + write one per output element) and the input gradients are summed in backward.
+  // Under tensor parallelism a column-parallel layer keeps A whole and splits B, a row-parallel one splits A
+  // and keeps B whole: callers pass the full input (column) or full output (row) dimension.
+  void lora(double tokens, double in, double out, double count) {
+    if (lora_rank <= 0) return;
+    dense(tokens, in, lora_rank, count, true, high, &adapter_fwd);
+    dense(tokens, lora_rank, out, count, true, high, &adapter_fwd);
+    const double f = (2 + 3) * ab * tokens * out * count, b = 2 * ab * tokens * out * count + 3 * ab * tokens * in * count;
+    const double ft = mem(f);
+    fwd.memory_s += ft, adapter_fwd.memory_s += ft;
+    bwd.memory_s += mem(b);
+  }
+
+  // Norm: read x, write y (forward); read x and dy, write dx (backward). Per element, 16-bit I/O.
+  void norm(double elements) { memory(2 * ab * elements, 3 * ab * elements); }
+  // Residual add: read two, write one; backward sums the two incoming gradients the same way.
+  void residual(double elements) { memory(3 * ab * elements, 3 * ab * elements); }
+  // Dropout: read x, write y and a 1-byte mask; backward reads dy and the mask, writes dx.
+  void dropout(double elements) { memory((2 * ab + 1) * elements, (2 * ab + 1) * elements); }
+
+  // MLP on `tokens` tokens with per-GPU inner size f, `count` copies (local experts).
+  void mlp(const ModelSpec& m, const LoraTargets& l, double tokens, double f, double count, bool trained) {
+    if (tokens <= 0 || f <= 0 || count <= 0) return;
+    const double h = m.hidden_size;
+    if (m.mlp == MlpKind::Gated) {
+      dense(tokens, h, 2 * f, count, trained, linear);  // gate and up projections as one GEMM
+      if (l.gate) lora(tokens, h, f, count);
+      if (l.up) lora(tokens, h, f, count);
+      // SwiGLU/GeGLU: read gate and up, write the product; backward reads gate, up, dy and writes two grads.
+      memory(3 * ab * tokens * f * count, 5 * ab * tokens * f * count);
+    } else {
+      dense(tokens, h, f, count, trained, linear);
+      if (l.up) lora(tokens, h, f, count);
+      memory(2 * ab * tokens * f * count, 3 * ab * tokens * f * count);  // GeLU: read x, write y; backward x, dy -> dx
+    }
+    dense(tokens, f, h, count, trained, linear);
+    if (l.down) lora(tokens, f, h, count);
+  }
+
+  // Dense linear weights (parameters) of an MLP of per-GPU inner size f.
+  static double mlp_weights(const ModelSpec& m, double f) { return (m.mlp == MlpKind::Gated ? 3.0 : 2.0) * m.hidden_size * f; }
+};
+
+Precision high_precision(Precision p) { return p == Precision::Fp8 ? Precision::Bf16 : p; }
+double activation_bytes(Precision p) { return p == Precision::Fp32 ? 4.0 : 2.0; }
+
+}  // namespace
+
+LayerCompute layer_compute(const ModelSpec& m, const TrainingSpec& t, const ParallelLayout& p, const GpuSpec& gpu,
+                           const GpuComputeTraits& tr, bool moe_layer) {
+  const bool dpo = t.mode == TrainingMode::Dpo;
+  moe_layer = moe_layer && m.is_moe();  // a dense model has no MoE layer to time
+  const double seq = t.seq_len, cp = p.cp, tp = p.tp;
+  const double s = seq / cp;                                      // query tokens of this rank (context parallel)
+  const double b = dd(p.micro_batch_size) * (dpo ? 2 : 1);        // DPO: chosen + rejected
+  const double tokens = s * b;                                    // tokens through the TP-region GEMMs
+  const bool sp = p.sequence_parallel && p.tp > 1;
+  const double tokens_outside = tokens / (sp ? tp : 1);           // norms, residuals, dropout: split by SP
+  const double h = m.hidden_size, d = m.head_dim;
+  const double heads = dd(m.num_attention_heads) / tp;
+  // Megatron replicates KV heads when tp exceeds their number (at least one group per rank).
+  const double kv_heads = std::max(dd(m.num_key_value_heads) / tp, 1.0);
+  const bool trained = t.trains_base_weights();
+  const LoraTargets l = lora_targets(t);
+
+  const Precision high_p = high_precision(t.precision);
+  OpBuilder ob{gemm_cost(gpu, tr, t.precision), gemm_cost(gpu, tr, high_p), 1 / (gpu.memory_bandwidth * tr.hbm_fraction),
+               activation_bytes(t.precision), t.uses_adapters() ? dd(t.lora.rank) : 0.0, {}, {}, {}, {}};
+  const double ab = ob.ab;
+
+  // --- attention block
+  ob.norm(tokens_outside * h);
+  ob.dense(tokens, h, (heads + 2 * kv_heads) * d, 1, trained, ob.linear);   // fused QKV (column parallel)
+  if (l.q) ob.lora(tokens, h, heads * d, 1);
+  if (l.k) ob.lora(tokens, h, kv_heads * d, 1);
+  if (l.v) ob.lora(tokens, h, kv_heads * d, 1);
+  const double qk_elements = tokens * (heads + kv_heads) * d;
+  if (m.qk_norm) ob.norm(qk_elements);
+  if (m.position_embedding == PositionEmbedding::Rope) ob.memory(2 * ab * qk_elements, 2 * ab * qk_elements);  // rotate Q, K
+
+  // Attention core. Under context parallelism each rank's s query tokens attend to the whole sequence;
+  // Megatron-Core splits the sequence into 2·cp chunks and gives rank i chunks i and 2·cp-1-i, so every
+  // rank does 1/cp of the causal work (Megatron-Core "context parallelism" user guide).
+  {
+    Acc f, bk;
+    const double batch = b * heads;  // independent (sequence, head) problems on this rank
+    if (t.flash_attention) {
+      const double fl = 4 * batch * s * seq * d * kCausalFraction;   // QK^T and AV: 2·2·s_q·s_k·d per head, half masked
+      const double peak = gemm_peak_flops(gpu, high_p);
+      f.attention_s = fl / (peak * flash_attention_efficiency(tr, s, false));
+      f.attention_flops = fl;
+      bk.attention_s = kFlashBackwardFlops * fl / (peak * flash_attention_efficiency(tr, s, true));
+      bk.attention_flops = kFlashBackwardFlops * fl;
+    } else {
+      // Unfused: batched GEMMs over the full s_q x s_k score matrix (masking does not save work) and a
+      // softmax (+ dropout) over it, all through HBM.
+      Acc g;
+      OpBuilder::gemm(g, ob.high, {s, seq, d, batch});   // S = Q·K^T
+      OpBuilder::gemm(g, ob.high, {s, d, seq, batch});   // O = P·V
+      f.attention_s = g.gemm_s, f.attention_flops = g.gemm_flops;
+      Acc gb;
+      OpBuilder::gemm(gb, ob.high, {s, seq, d, batch});  // dP = dO·V^T
+      OpBuilder::gemm(gb, ob.high, {seq, d, s, batch});  // dV = P^T·dO
+      OpBuilder::gemm(gb, ob.high, {s, d, seq, batch});  // dQ = dS·K
+      OpBuilder::gemm(gb, ob.high, {seq, d, s, batch});  // dK = dS^T·Q
+      bk.attention_s = gb.gemm_s, bk.attention_flops = gb.gemm_flops;
+      const double scores = batch * s * seq;
+      double fb = 2 * ab * scores, bb = 3 * ab * scores;   // softmax: read/write; backward: read P, dP, write dS
+      if (m.attention_dropout > 0) fb += (2 * ab + 1) * scores, bb += (2 * ab + 1) * scores;
+      f.attention_s += ob.mem(fb);
+      bk.attention_s += ob.mem(bb);
+    }
+    ob.fwd.add(f), ob.bwd.add(bk), ob.core_fwd.add(f);
+  }
+
+  ob.dense(tokens, heads * d, h, 1, trained, ob.linear);   // output projection (row parallel)
+  if (l.o) ob.lora(tokens, heads * d, h, 1);
+  if (m.hidden_dropout > 0) ob.dropout(tokens_outside * h);
+  ob.residual(tokens_outside * h);
+
+  // --- MLP block
+  ob.norm(tokens_outside * h);
+  double linear_weights = h * heads * d * 2 + 2 * h * kv_heads * d;   // per GPU, for QLoRA dequantization
+  if (!moe_layer) {
+    const double f = m.intermediate_size / tp;
+    ob.mlp(m, l, tokens, f, 1, trained);
+    linear_weights += OpBuilder::mlp_weights(m, f);
+  } else {
+    // Router on the tokens this rank holds; tokens routed to top-k experts, balanced over E experts.
+    // Expert parallel: E/ep local experts, each receiving routed·ep/E tokens of this rank's share; expert
+    // tensor parallel all-gathers the tokens of the etp group and splits each expert's inner size by etp.
+    const double E = m.num_experts, topk = m.num_experts_per_tok;
+    const double routing_tokens = tokens / (sp ? tp : 1);
+    const double routed = routing_tokens * topk;
+    const double local_experts = E / p.ep;
+    const double tokens_per_expert = routed * p.ep * p.etp / E;
+    const double f_expert = dd(m.moe_intermediate_size) / p.etp;
+    ob.dense(routing_tokens, h, E, 1, trained, ob.high);
+    ob.memory((ab + 4) * routing_tokens * E, (4 + 4 + ab) * routing_tokens * E);   // softmax/top-k in fp32
+    // Permute and unpermute: read the tokens, write the top-k copies, and back (Megatron-Core token dispatcher).
+    const double permute = 2 * ab * h * (routing_tokens + routed);
+    ob.memory(permute, permute);
+    ob.mlp(m, l, tokens_per_expert, f_expert, local_experts, trained);
+    linear_weights += local_experts * OpBuilder::mlp_weights(m, f_expert);
+    if (m.shared_expert_intermediate_size > 0) {
+      const double fs = m.shared_expert_intermediate_size / tp;
+      ob.mlp(m, l, tokens, fs, 1, trained);
+      linear_weights += OpBuilder::mlp_weights(m, fs);
+    }
+  }
+  if (m.hidden_dropout > 0) ob.dropout(tokens_outside * h);
+  ob.residual(tokens_outside * h);
+
+  if (t.mode == TrainingMode::Qlora) {
+    // Dequantize the layer's NF4 linear weights to 16 bits for the forward GEMMs and again for backward.
+    const double bytes = linear_weights * (kNf4BytesPerParam + ab);
+    ob.memory(bytes, bytes);
+  }
+
+  // --- assemble
+  LayerCompute out;
+  Acc forward = ob.fwd;
+  if (dpo) {  // the frozen reference model's forward on the same chosen + rejected batch (no adapters)
+    Acc reference = ob.fwd;
+    reference.add(ob.adapter_fwd, -1);
+    forward.add(reference);
+  }
+  out.forward_s = forward.time();
+  out.forward_flops = forward.flops();
+  out.backward_s = ob.bwd.time();
+  out.backward_flops = ob.bwd.flops();
+  switch (t.recompute) {
+    case Recompute::None: break;
+    case Recompute::Selective: out.recompute_s = ob.core_fwd.time(), out.recompute_flops = ob.core_fwd.flops(); break;
+    case Recompute::Full: out.recompute_s = ob.fwd.time(), out.recompute_flops = ob.fwd.flops(); break;
+  }
+  Acc all = forward;
+  all.add(ob.bwd);
+  out.gemm_s = all.gemm_s;
+  out.attention_s = all.attention_s;
+  out.memory_bound_s = all.memory_s;
+  out.gemm_flops = all.gemm_flops;
+  out.attention_flops = all.attention_flops;
+  return out;
+}
+
+LayerCompute layer_compute(const ModelSpec& m, const TrainingSpec& t, const ParallelLayout& p, const GpuSpec& gpu, bool moe_layer) {
+  return layer_compute(m, t, p, gpu, gpu_compute_traits(gpu), moe_layer);
+}
+
+EdgeCompute edge_compute(const ModelSpec& m, const TrainingSpec& t, const ParallelLayout& p, const GpuSpec& gpu,
+                         const GpuComputeTraits& tr) {
+  const bool dpo = t.mode == TrainingMode::Dpo;
+  const double passes_fwd = dpo ? 2 : 1;   // DPO: the reference model's forward as well
+  const double s = dd(t.seq_len) / p.cp, b = dd(p.micro_batch_size) * (dpo ? 2 : 1);
+  const double tokens = s * b, tp = p.tp, h = m.hidden_size;
+  const bool sp = p.sequence_parallel && p.tp > 1;
+  const double tokens_outside = tokens / (sp ? tp : 1);
+  const double ab = activation_bytes(t.precision);
+  const bool trained = t.trains_base_weights();
+  EdgeCompute out;
+
+  // Embedding (Megatron VocabParallelEmbedding): every TP rank reads the rows of its vocabulary shard
+  // (1/tp of the tokens on average) and writes a full T x h output (zeros elsewhere) before the all-reduce
+  // or reduce-scatter. Backward scatter-adds dy into the fp32 gradient rows of the shard (read + write 4 B)
+  // when the embedding trains; a frozen embedding (LoRA/QLoRA) has no backward.
+  double fwd = ab * tokens * h * (1 + 1 / tp);
+  double bwd = trained ? ab * tokens * h + 2 * 4 * tokens * h / tp : 0;
+  if (m.position_embedding == PositionEmbedding::Learned) {  // add learned positions: read two, write one
+    fwd += 3 * ab * tokens * h;
+    if (trained) bwd += ab * tokens * h + 2 * 4 * tokens * h;
+  }
+  if (m.hidden_dropout > 0) {
+    fwd += (2 * ab + 1) * tokens_outside * h;
+    if (trained) bwd += (2 * ab + 1) * tokens_outside * h;
+  }
+  out.embedding_s = memory_bound_time(gpu, tr, passes_fwd * fwd) + memory_bound_time(gpu, tr, bwd);
+
+  // Head: final norm, LM head (vocab parallel, kept in 16 bits under fp8 as Megatron/TE do), cross-entropy.
+  // Vocab-parallel cross-entropy reads the logits and keeps an fp32 softmax (forward), then reads it and
+  // writes the 16-bit logit gradient (backward).
+  const double vocab = dd(m.vocab_size) / tp;
+  const Precision hp = high_precision(t.precision);
+  const GemmShape head{tokens, vocab, h, 1};
+  const double head_fwd = gemm_time(gpu, tr, hp, head);
+  double head_bwd = gemm_time(gpu, tr, hp, {tokens, h, vocab, 1});
+  double flops = passes_fwd * gemm_flops(head) + gemm_flops(head);
+  if (trained) {
+    head_bwd += gemm_time(gpu, tr, hp, {vocab, h, tokens, 1});
+    flops += gemm_flops(head);
+  }
+  const double norm_fwd = 2 * ab * tokens_outside * h, norm_bwd = 3 * ab * tokens_outside * h;
+  const double ce_fwd = (ab + 4) * tokens * vocab, ce_bwd = (4 + ab) * tokens * vocab;
+  out.head_s = passes_fwd * (head_fwd + memory_bound_time(gpu, tr, norm_fwd + ce_fwd)) + head_bwd +
+               memory_bound_time(gpu, tr, norm_bwd + ce_bwd);
+  out.head_flops = flops;
+  return out;
+}
+
+EdgeCompute edge_compute(const ModelSpec& m, const TrainingSpec& t, const ParallelLayout& p, const GpuSpec& gpu) {
+  return edge_compute(m, t, p, gpu, gpu_compute_traits(gpu));
+}
+
+}  // namespace trainsim

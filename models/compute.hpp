@@ -1,0 +1,80 @@
+#pragma once
+// Per-GPU compute time of a transformer layer and of the pipeline edges (embedding, LM head) for one
+// micro-batch: every GEMM, the attention core and the memory-bound ops, each timed on its own.
+//
+// GEMMs: time = max(compute, memory), compute = FLOPs / (dense peak x ceiling x quantization) where the
+// ceiling is the best published bf16 GEMM ("MAMF") over the dense peak, and quantization is the tile and
+// wave quantization of the output tiles over the SMs; memory = HBM bytes / achievable HBM bandwidth
+// (the roofline). Memory-bound ops: bytes / achievable HBM bandwidth. Flash attention: FLOPs / (peak x
+// an attention efficiency of its own). Every constant is cited in compute.cpp.
+//
+// Pure, allocation-free and cheap: the layout search calls layer_compute millions of times. Resolve
+// GpuComputeTraits once per GPU and use the overloads that take it to skip the name lookup.
+#include "spec.hpp"
+
+namespace trainsim {
+
+struct GemmShape {
+  double m = 0, n = 0, k = 0;  // C[m x n] = A[m x k] * B[k x n]
+  double count = 1;            // identical GEMMs run together (local experts, batched attention heads)
+};
+
+// What the compute model knows about a GPU beyond its spec, resolved from the GPU name once.
+struct GpuComputeTraits {
+  const char* gemm_row = "fallback (mean of the MAMF table)";  // which published GEMM row applies
+  double gemm_ceiling = 0;   // best achieved dense GEMM / dense peak, in (0, 1]
+  int sms = 0;               // streaming multiprocessors (CUs); 0 = unknown: no tile/wave quantization
+  int tile_m = 128, tile_n = 128;  // output tile of the large-shape GEMM kernels
+  double hbm_fraction = 0;   // achievable fraction of GpuSpec::memory_bandwidth (device-to-device copy)
+  bool hopper_attention_table = false;  // per-length fused-attention table measured on H100 applies
+  double attention_scale = 1;  // other GPUs: FlashAttention-2's A100 fractions x (ceiling / A100 ceiling)
+};
+GpuComputeTraits gpu_compute_traits(const GpuSpec& gpu);
+
+double gemm_flops(const GemmShape& g);  // 2·m·n·k·count
+// HBM bytes of the GEMM(s): A and B read, C written, once each (operands at the precision's element
+// size; fp8 GEMMs write 16-bit outputs as Transformer Engine does).
+double gemm_bytes(Precision p, const GemmShape& g);
+// Tile and wave quantization: useful output area / (waves · SMs · tile area), the better of the two
+// tile orientations; 1 when the SM count is unknown.
+double gemm_quantization(const GpuComputeTraits& tr, const GemmShape& g);
+// Dense peak the GEMM runs against: fp32 as TF32, fp8 falling back to 16-bit on GPUs without fp8.
+double gemm_peak_flops(const GpuSpec& gpu, Precision p);
+
+// Achieved fraction of the GPU's dense peak for this GEMM in this dtype (0..1].
+double gemm_efficiency(const GpuSpec& gpu, Precision p, const GemmShape& g);
+double gemm_efficiency(const GpuSpec& gpu, const GpuComputeTraits& tr, Precision p, const GemmShape& g);
+double gemm_time(const GpuSpec& gpu, Precision p, const GemmShape& g);
+double gemm_time(const GpuSpec& gpu, const GpuComputeTraits& tr, Precision p, const GemmShape& g);
+// Memory-bound op moving `bytes` through HBM (read + write).
+double memory_bound_time(const GpuSpec& gpu, double bytes);
+double memory_bound_time(const GpuSpec& gpu, const GpuComputeTraits& tr, double bytes);
+
+// Fraction of the dense 16-bit peak a fused (flash) attention kernel reaches with `seq_len` query tokens
+// per GPU, causal, head dim 128: forward or backward.
+double flash_attention_efficiency(const GpuComputeTraits& tr, double seq_len, bool backward);
+
+struct LayerCompute {          // one transformer layer, one micro-batch, one GPU, seconds and FLOPs
+  double forward_s = 0;        // GEMMs + attention core + memory-bound ops of the forward pass (+ DPO reference forward)
+  double backward_s = 0;       // dgrad + wgrad (+ memory-bound backward ops)
+  double recompute_s = 0;      // extra forward work under training.recompute (selective: attention core; full: whole layer forward)
+  double forward_flops = 0, backward_flops = 0, recompute_flops = 0;   // executed FLOPs on this GPU (GEMMs + attention)
+  double gemm_s = 0, attention_s = 0, memory_bound_s = 0;              // split of forward_s + backward_s, for breakdowns
+  // Detail (FLOPs, forward + backward, recompute excluded): GEMMs of the projections/MLP/experts/adapters
+  // and the attention core (QK^T, AV).
+  double gemm_flops = 0, attention_flops = 0;
+};
+LayerCompute layer_compute(const ModelSpec& m, const TrainingSpec& t, const ParallelLayout& p, const GpuSpec& gpu, bool moe_layer);
+LayerCompute layer_compute(const ModelSpec& m, const TrainingSpec& t, const ParallelLayout& p, const GpuSpec& gpu,
+                           const GpuComputeTraits& tr, bool moe_layer);
+
+struct EdgeCompute {           // the non-layer work of one micro-batch on the first / last pipeline stage
+  double embedding_s = 0;      // forward + backward of the (vocab-parallel) embedding lookup: memory bound
+  double head_s = 0;           // final norm + LM-head GEMM forward + backward (dgrad, wgrad unless frozen) + cross-entropy
+  double head_flops = 0;
+};
+EdgeCompute edge_compute(const ModelSpec& m, const TrainingSpec& t, const ParallelLayout& p, const GpuSpec& gpu);
+EdgeCompute edge_compute(const ModelSpec& m, const TrainingSpec& t, const ParallelLayout& p, const GpuSpec& gpu,
+                         const GpuComputeTraits& tr);
+
+}  // namespace trainsim

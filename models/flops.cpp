@@ -1,0 +1,54 @@
+#include "flops.hpp"
+
+namespace trainsim {
+
+namespace {
+struct ForwardFlops {
+  double layers = 0;     // transformer layers, all of them
+  double attention = 0;  // of which the s² attention-score terms (QK^T and AV)
+  double head = 0;       // LM head
+};
+
+// Forward FLOPs of one sequence: 2 FLOPs per multiply-add over every weight a token passes through,
+// plus attention scores 2·2·s²·a·d per layer (counted without the causal half, as Megatron does).
+ForwardFlops forward_flops_per_sequence(const ModelSpec& m, double s) {
+  const double h = m.hidden_size, q = double(m.num_attention_heads) * m.head_dim, kv = double(m.num_key_value_heads) * m.head_dim;
+  const double gate = m.mlp == MlpKind::Gated ? 3.0 : 2.0;
+  const double attn_proj = 2 * s * (h * q + 2 * h * kv + q * h);
+  const double scores = 2 * 2 * s * s * q;
+  const double dense_mlp = 2 * s * gate * h * m.intermediate_size;
+  const double moe_mlp = 2 * s * (gate * h * (double(m.num_experts_per_tok) * m.moe_intermediate_size + m.shared_expert_intermediate_size) +
+                                  h * m.num_experts);  // experts a token visits, shared expert, router
+  ForwardFlops f;
+  f.attention = m.num_hidden_layers * scores;
+  f.layers = m.num_hidden_layers * (attn_proj + scores) + m.num_dense_layers() * dense_mlp + m.num_moe_layers() * moe_mlp;
+  f.head = 2 * s * h * m.vocab_size;
+  return f;
+}
+
+double passes(const TrainingSpec& t) {
+  // forward (1) + backward: dgrad (1) + wgrad (1); frozen base weights have no wgrad.
+  double p = t.uses_adapters() ? 2.0 : 3.0;
+  if (t.mode == TrainingMode::Dpo) p += 1.0;  // reference model forward
+  return p;
+}
+
+double sequences_processed(const TrainingSpec& t, double sequences) {
+  return t.mode == TrainingMode::Dpo ? 2 * sequences : sequences;  // chosen + rejected
+}
+}  // namespace
+
+double model_flops_per_iteration(const ModelSpec& m, const TrainingSpec& t, double sequences) {
+  const ForwardFlops f = forward_flops_per_sequence(m, t.seq_len);
+  return sequences_processed(t, sequences) * passes(t) * (f.layers + f.head);
+}
+
+double hardware_flops_per_iteration(const ModelSpec& m, const TrainingSpec& t, double sequences) {
+  const ForwardFlops f = forward_flops_per_sequence(m, t.seq_len);
+  double extra = 0;
+  if (t.recompute == Recompute::Full) extra = f.layers;
+  else if (t.recompute == Recompute::Selective) extra = f.attention;
+  return model_flops_per_iteration(m, t, sequences) + sequences_processed(t, sequences) * extra;
+}
+
+}  // namespace trainsim

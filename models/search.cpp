@@ -1,0 +1,285 @@
+#include "search.hpp"
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <mutex>
+#include <thread>
+#include <tuple>
+
+#include "layout_check.hpp"
+
+namespace trainsim {
+
+SearchSpace search_space_from(const Scenario& s) {
+  auto free_field = [&](const char* path) {
+    for (const auto& d : s.defaults)
+      if (d.path == path) return true;
+    return false;
+  };
+  SearchSpace sp;
+  sp.tp = free_field("/parallel/tp");
+  sp.pp = free_field("/parallel/pp");
+  sp.dp = free_field("/parallel/dp");
+  sp.cp = free_field("/parallel/cp");
+  sp.ep = free_field("/parallel/ep");
+  sp.etp = free_field("/parallel/etp");
+  sp.vpp = free_field("/parallel/vpp");
+  sp.micro_batch = free_field("/parallel/micro_batch_size") && free_field("/parallel/gradient_accumulation_steps");
+  sp.recompute = free_field("/training/recompute");
+  sp.zero_stage = free_field("/training/zero_stage") && free_field("/training/distributed_optimizer");
+  sp.sequence_parallel = free_field("/parallel/sequence_parallel");
+  sp.schedule = free_field("/parallel/schedule");
+  sp.offload_optimizer = free_field("/training/offload_optimizer");
+  return sp;
+}
+
+namespace {
+
+std::vector<int> divisors(int n, int max_value) {
+  std::vector<int> out;
+  for (int d = 1; d <= n && d <= max_value; ++d)
+    if (n % d == 0) out.push_back(d);
+  return out;
+}
+
+std::vector<int> powers_of_two(int max_value) {
+  std::vector<int> out;
+  for (int v = 1; v <= max_value; v *= 2) out.push_back(v);
+  return out;
+}
+
+struct Scored {
+  double score;
+  Plan plan;
+};
+
+// Total order for deterministic results: score, then fewer GPUs, then the layout tuple.
+bool better(const Scored& a, const Scored& b) {
+  if (a.score != b.score) return a.score < b.score;
+  const ParallelLayout &x = a.plan.layout, &y = b.plan.layout;
+  return std::make_tuple(a.plan.num_gpus, x.tp, x.pp, x.vpp, x.cp, x.ep, x.etp, x.micro_batch_size, int(x.sequence_parallel),
+                         int(a.plan.training.recompute), a.plan.training.zero_stage) <
+         std::make_tuple(b.plan.num_gpus, y.tp, y.pp, y.vpp, y.cp, y.ep, y.etp, y.micro_batch_size, int(y.sequence_parallel),
+                         int(b.plan.training.recompute), b.plan.training.zero_stage);
+}
+
+struct WorkItem {
+  int gpu_index, tp, cp, pp;
+};
+
+struct ThreadResult {
+  std::vector<Scored> top;
+  std::vector<Scored> best_per_count;  // index = gpu count index; score < 0 = none
+  long long searched = 0, feasible = 0;
+};
+
+void keep_top(std::vector<Scored>& top, Scored&& s, std::size_t n) {
+  if (top.size() == n && !better(s, top.back())) return;
+  auto it = std::upper_bound(top.begin(), top.end(), s, better);
+  top.insert(it, std::move(s));
+  if (top.size() > n) top.pop_back();
+}
+
+}  // namespace
+
+SearchResult search_plans(const Scenario& base, const std::vector<int>& gpu_counts, const SearchSpace& space,
+                          const SearchOptions& options) {
+  const ModelSpec& model = base.model;
+  const ParallelLayout& fixed = base.parallel;
+  const int gbs = base.training.global_batch_size;
+  const int gpn = base.hardware.gpus_per_node;
+
+  // The option lists that do not depend on the GPU count.
+  // Tensor parallel within a node: every divisor of the KV heads up to the node size (3 and 6 included).
+  std::vector<int> tps = space.tp ? divisors(model.num_key_value_heads, gpn) : std::vector<int>{fixed.tp};
+  std::vector<int> cps = space.cp ? std::vector<int>{1, 2, 4, 8} : std::vector<int>{fixed.cp};
+  std::vector<Recompute> recomputes = space.recompute ? std::vector<Recompute>{Recompute::None, Recompute::Selective, Recompute::Full}
+                                                      : std::vector<Recompute>{base.training.recompute};
+  std::vector<int> zeros = space.zero_stage ? std::vector<int>{0, 1, 2, 3} : std::vector<int>{base.training.zero_stage};
+
+  // Hardware per GPU count, and the training variants (recompute x ZeRO stage) the models refer to.
+  std::vector<HardwareSpec> hardware(gpu_counts.size(), base.hardware);
+  for (std::size_t i = 0; i < gpu_counts.size(); ++i) {
+    hardware[i].num_gpus = gpu_counts[i];
+    hardware[i].num_nodes = (gpu_counts[i] + gpn - 1) / gpn;
+  }
+  std::vector<bool> offloads = space.offload_optimizer ? std::vector<bool>{false, true} : std::vector<bool>{base.training.offload_optimizer};
+  // Training variants, recompute innermost: variant v has recompute index v % recomputes.size(), and the
+  // per-layer work (which depends on the recompute mode only) is shared by all variants of that mode.
+  std::vector<TrainingSpec> trainings;
+  for (int z : zeros)
+    for (bool off : offloads)
+      for (Recompute r : recomputes) {
+        TrainingSpec t = base.training;
+        t.zero_stage = z;
+        t.offload_optimizer = off;
+        t.recompute = r;
+        trainings.push_back(t);
+      }
+  const std::size_t modes = recomputes.size();
+
+  std::vector<WorkItem> work;
+  for (std::size_t g = 0; g < gpu_counts.size(); ++g)
+    for (int tp : tps)
+      for (int cp : cps) {
+        if (gpu_counts[g] % (tp * cp)) continue;
+        const int rest = gpu_counts[g] / (tp * cp);
+        std::vector<int> pps = space.pp ? divisors(rest, model.num_hidden_layers) : std::vector<int>{fixed.pp};
+        for (int pp : pps)
+          if (rest % pp == 0) work.push_back({int(g), tp, cp, pp});
+      }
+
+  std::atomic<std::size_t> next{0}, done{0};
+  const int threads = std::max(1, options.threads > 0 ? options.threads : int(std::thread::hardware_concurrency()));
+  std::vector<ThreadResult> results(threads);
+  const std::size_t top_n = std::max(1, options.top);
+
+  // The calling thread works too and reports progress between work items, about ten times a second.
+  auto worker = [&](ThreadResult& out, bool reports) {
+    auto last_report = std::chrono::steady_clock::now();
+    out.best_per_count.assign(gpu_counts.size(), Scored{-1, {}});
+    // Models per (GPU count, training variant); they hold references into `hardware` and `trainings`.
+    std::vector<std::vector<MemoryModel>> memories(gpu_counts.size());
+    std::vector<std::vector<StepModel>> steps(gpu_counts.size());
+    for (std::size_t g = 0; g < gpu_counts.size(); ++g)
+      for (const auto& t : trainings) {
+        memories[g].emplace_back(model, t, hardware[g]);
+        steps[g].emplace_back(model, t, hardware[g]);
+      }
+    for (std::size_t i = next++; i < work.size(); i = next++) {
+      if (reports && options.progress && std::chrono::steady_clock::now() - last_report > std::chrono::milliseconds(100)) {
+        options.progress(double(done.load()) / double(work.size()));
+        last_report = std::chrono::steady_clock::now();
+      }
+      const WorkItem& w = work[i];
+      const int gpus = gpu_counts[w.gpu_index];
+      const int dp = gpus / (w.tp * w.cp * w.pp);
+      done++;
+      if (!space.dp && dp != fixed.dp) continue;
+      if (gbs % dp) continue;
+      const int per_rank = gbs / dp;
+      std::vector<int> mbss;
+      if (space.micro_batch) mbss = divisors(per_rank, 64);
+      else if (fixed.micro_batch_size > 0 && per_rank % fixed.micro_batch_size == 0) mbss = {fixed.micro_batch_size};
+      std::vector<int> vpps{1};
+      if (!space.vpp) vpps = {fixed.vpp};
+      else if (w.pp > 1)
+        for (int v : {2, 3, 4, 6, 8})
+          if (model.num_hidden_layers % (w.pp * v) == 0) vpps.push_back(v);
+      std::vector<int> eps{1}, etps{1};
+      if (model.is_moe()) {
+        eps = space.ep ? powers_of_two(std::min(model.num_experts, gpus / w.pp)) : std::vector<int>{fixed.ep};
+        etps = space.etp ? (w.tp > 1 ? std::vector<int>{1, w.tp} : std::vector<int>{1}) : std::vector<int>{fixed.etp};
+      } else if (!space.ep || !space.etp) {
+        eps = {fixed.ep};
+        etps = {fixed.etp};
+      }
+      std::vector<Schedule> schedules_1{fixed.schedule};
+      if (space.schedule) schedules_1 = w.pp > 1 ? std::vector<Schedule>{Schedule::OneFOneB, Schedule::Gpipe} : std::vector<Schedule>{Schedule::OneFOneB};
+      std::vector<bool> sps = space.sequence_parallel ? (w.tp > 1 ? std::vector<bool>{false, true} : std::vector<bool>{false})
+                                                      : std::vector<bool>{fixed.sequence_parallel};
+      for (int vpp : vpps)
+       for (Schedule sched : vpp > 1 && space.schedule ? std::vector<Schedule>{Schedule::Interleaved} : schedules_1)
+        for (int ep : eps)
+          for (int etp : etps)
+            for (bool seqp : sps)
+              for (int mbs : mbss) {
+                ParallelLayout p = fixed;
+                p.tp = w.tp;
+                p.cp = w.cp;
+                p.pp = w.pp;
+                p.dp = dp;
+                p.vpp = vpp;
+                p.ep = ep;
+                p.etp = etp;
+                p.sequence_parallel = seqp;
+                p.micro_batch_size = mbs;
+                p.gradient_accumulation_steps = per_rank / mbs;
+                p.schedule = sched;
+                // Per-layer work once per recompute mode, computed when a variant of that mode first fits.
+                std::array<StepModel::LayoutWork, 3> layer_work;
+                std::array<bool, 3> have_work{false, false, false};
+                for (std::size_t v = 0; v < trainings.size(); ++v) {
+                  const TrainingSpec& t = trainings[v];
+                  if (check_layout(model, t, p, gpus) != LayoutIssue::None) continue;
+                  ++out.searched;
+                  const StageMemory mem = memories[w.gpu_index][v].worst_stage(p);
+                  if (mem.total > base.hardware.gpu.memory_bytes) continue;
+                  const StepModel& sm = steps[w.gpu_index][v];
+                  const std::size_t mode = v % modes;
+                  if (!have_work[mode]) {
+                    layer_work[mode] = sm.work(p);
+                    have_work[mode] = true;
+                  }
+                  const StepEstimate st = sm.estimate(p, layer_work[mode]);
+                  const TrainingCost cost = sm.training_cost(st, p);
+                  if (options.max_cost > 0 && cost.cost > options.max_cost) continue;
+                  if (options.max_time_s > 0 && cost.time_to_train_s > options.max_time_s) continue;
+                  ++out.feasible;
+                  // Without train_tokens, rank by iteration time per sequence (same order as time to train).
+                  const double time_score = cost.time_to_train_s > 0 ? cost.time_to_train_s : st.time_s / gbs;
+                  const double score = options.objective == Objective::Cost && cost.cost > 0 ? cost.cost
+                                       : options.objective == Objective::Cost ? time_score * gpus
+                                                                              : time_score;
+                  Scored s{score, Plan{p, t, gpus, mem, base.hardware.gpu.memory_bytes, st, cost, false}};
+                  Scored& best = out.best_per_count[w.gpu_index];
+                  // Per GPU count the fastest plan (cost is proportional to time at a fixed count).
+                  if (best.score < 0 || time_score < best.score || (time_score == best.score && better(s, best))) {
+                    best = s;
+                    best.score = time_score;
+                  }
+                  keep_top(out.top, std::move(s), top_n);
+                }
+              }
+    }
+  };
+
+  std::vector<std::thread> pool;
+  for (int i = 1; i < threads; ++i) pool.emplace_back(worker, std::ref(results[i]), false);
+  worker(results[0], true);
+  for (auto& t : pool) t.join();
+  if (options.progress) options.progress(1.0);
+
+  SearchResult r;
+  r.gpu_counts = gpu_counts;
+  std::vector<Scored> top, best(gpu_counts.size(), Scored{-1, {}});
+  for (auto& tr : results) {
+    r.searched += tr.searched;
+    r.feasible += tr.feasible;
+    for (auto& s : tr.top) keep_top(top, std::move(s), top_n);
+    for (std::size_t g = 0; g < gpu_counts.size(); ++g) {
+      const Scored& b = tr.best_per_count[g];
+      if (b.score >= 0 && (best[g].score < 0 || b.score < best[g].score || (b.score == best[g].score && better(b, best[g])))) best[g] = b;
+    }
+  }
+  // Pareto front over (GPUs, time to train, cost): a count is on it unless one with fewer or equal GPUs
+  // is at least as fast and as cheap.
+  std::vector<std::size_t> order(gpu_counts.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return gpu_counts[a] < gpu_counts[b]; });
+  double best_time = std::numeric_limits<double>::infinity();
+  for (std::size_t i : order) {
+    if (best[i].score < 0) continue;
+    const double t = best[i].plan.step.time_s * (best[i].plan.cost.iterations > 0 ? best[i].plan.cost.iterations : 1);
+    if (t < best_time) {
+      best_time = t;
+      best[i].plan.pareto = true;
+      r.pareto.push_back(best[i].plan);
+    }
+  }
+  auto same = [](const Plan& a, const Plan& b) {
+    return a.num_gpus == b.num_gpus && a.layout.tp == b.layout.tp && a.layout.pp == b.layout.pp && a.layout.vpp == b.layout.vpp &&
+           a.layout.cp == b.layout.cp && a.layout.ep == b.layout.ep && a.layout.etp == b.layout.etp &&
+           a.layout.micro_batch_size == b.layout.micro_batch_size && a.layout.sequence_parallel == b.layout.sequence_parallel &&
+           a.training.recompute == b.training.recompute && a.training.zero_stage == b.training.zero_stage;
+  };
+  for (auto& s : top) {
+    for (const auto& f : r.pareto) s.plan.pareto |= same(s.plan, f);
+    r.plans.push_back(std::move(s.plan));
+  }
+  return r;
+}
+
+}  // namespace trainsim

@@ -1,0 +1,228 @@
+#include "step.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "compute.hpp"
+#include "flops.hpp"
+#include "memory.hpp"
+
+namespace trainsim {
+
+namespace {
+double dd(int v) { return static_cast<double>(v); }
+
+// Bytes the optimizer step moves through memory per local parameter: read and write the fp32 master
+// copy and the states, read the gradient, write the 16-bit weights (Adam: 4+4 + 2·(4+4) + 4 + 2 = 30).
+double optimizer_step_bytes(const TrainingSpec& t) {
+  const double master = t.precision == Precision::Fp32 ? 0 : 8;
+  const double grad = t.precision == Precision::Fp32 ? 4 : bytes_per_element(t.grad_precision);
+  const double weights = bytes_per_element(t.precision);
+  switch (t.optimizer) {
+    case OptimizerKind::Adam: return master + 16 + grad + weights;
+    case OptimizerKind::Adam8bit: return master + 4 + grad + weights;
+    case OptimizerKind::Sgd: return master + 8 + grad + weights;
+  }
+  return master + 16 + grad + weights;
+}
+
+// PCIe link between a GPU and its host, one direction, as NCCL-style achievable bandwidth: Hopper and
+// later parts sit on PCIe Gen5 x16, earlier ones on Gen4 x16 (NVIDIA datasheets).
+double host_link_bandwidth(const GpuSpec& g) { return g.flops_fp8 > 0 && g.memory_bandwidth > 3e12 ? 53e9 : 26e9; }
+}  // namespace
+
+StepModel::StepModel(const ModelSpec& m, const TrainingSpec& t, const HardwareSpec& h)
+    : model_(m), training_(t), hardware_(h), comm_(make_comm_model(h)), traits_(gpu_compute_traits(h.gpu)), params_(count_parameters(m)) {
+  if (t.uses_adapters()) adapter_params_ = lora_parameters(m, t.lora);
+}
+
+StepModel::LayoutWork StepModel::work(const ParallelLayout& p) const {
+  LayoutWork w;
+  w.dense = layer_compute(model_, training_, p, hardware_.gpu, traits_, false);
+  w.moe = model_.is_moe() ? layer_compute(model_, training_, p, hardware_.gpu, traits_, true) : w.dense;
+  w.edge = edge_compute(model_, training_, p, hardware_.gpu, traits_);
+  return w;
+}
+
+StepEstimate StepModel::estimate(const ParallelLayout& p) const { return estimate(p, work(p)); }
+
+StepEstimate StepModel::estimate(const ParallelLayout& p, const LayoutWork& work) const {
+  const ModelSpec& m = model_;
+  const TrainingSpec& t = training_;
+  const GpuSpec& gpu = hardware_.gpu;
+  const LayoutGroups groups = group_placements(p, hardware_.gpus_per_node);
+  const int micro_batches = p.gradient_accumulation_steps;
+  const bool sp = p.sequence_parallel && p.tp > 1;
+  const bool dpo = t.mode == TrainingMode::Dpo;
+
+  const LayerCompute& dense = work.dense;
+  const LayerCompute& moe = work.moe;
+  const EdgeCompute& edge = work.edge;
+
+  // Activations crossing TP / PP boundaries: s/cp tokens of b sequences, 16-bit.
+  const double tokens = dd(t.seq_len) / p.cp * p.micro_batch_size * (dpo ? 2 : 1);
+  const double act_bytes = tokens * m.hidden_size * 2;
+  // Forward passes that communicate: the forward, its recomputation under full recompute, and the DPO
+  // reference model's forward; backward communicates once.
+  const double fwd_passes = 1.0 + (t.recompute == Recompute::Full ? 1.0 : 0.0) + (dpo ? 1.0 : 0.0);
+
+  // Tensor parallel (Shoeybi et al. 2019; Korthikanti et al. 2022 §4.2.2): per layer two all-reduces in
+  // forward and two in backward; with sequence parallelism each becomes an all-gather + reduce-scatter of
+  // the same volume. Not overlapped with compute (Megatron's default without --tp-comm-overlap).
+  double tp_layer = 0;
+  if (p.tp > 1) {
+    const double one = sp ? collective_time(Collective::AllGather, act_bytes, groups.tp, comm_).time_s +
+                                collective_time(Collective::ReduceScatter, act_bytes, groups.tp, comm_).time_s
+                          : collective_time(Collective::AllReduce, act_bytes, groups.tp, comm_).time_s;
+    tp_layer = 2 * one * (fwd_passes + 1);
+  }
+  // Context parallel (ring attention): each rank passes its K and V chunk around the ring, cp-1 steps in
+  // forward and twice that in backward (K/V and their gradients); overlapped with the attention of the
+  // chunk in hand, so only what exceeds the attention time is exposed.
+  auto cp_exposed = [&](const LayerCompute& lc) {
+    if (p.cp == 1) return 0.0;
+    const double kv_bytes = 2.0 * dd(t.seq_len) / p.cp * p.micro_batch_size * (dpo ? 2 : 1) * m.num_key_value_heads * m.head_dim * 2 / p.tp;
+    const double step = collective_time(Collective::SendRecv, kv_bytes, groups.cp, comm_).time_s;
+    return std::max(0.0, (p.cp - 1) * step * (fwd_passes + 2) - lc.attention_s);
+  };
+  // Expert parallel: dispatch and combine all-to-all per MoE layer, forward and backward.
+  double ep_layer = 0;
+  if (m.is_moe() && p.ep > 1) {
+    const double routed_bytes = tokens / (sp ? p.tp : 1) * m.num_experts_per_tok * m.hidden_size * 2;
+    ep_layer = 2 * collective_time(Collective::AllToAll, routed_bytes, groups.ep, comm_).time_s * (fwd_passes + 1);
+  }
+  // ZeRO-3 / FSDP: every micro-batch gathers each layer's weights in forward and backward and
+  // reduce-scatters its gradients, overlapped with the layer's own compute (prefetching).
+  const double dp_ranks = dd(p.dp) * p.cp;
+  const GroupPlacement dp_group = strided_group_placement(p.dp * p.cp, p.tp, p.world(), hardware_.gpus_per_node);
+  const double grad_bytes_per_param = t.precision == Precision::Fp32 ? 4.0 : bytes_per_element(t.grad_precision);
+  auto zero3_exposed = [&](const LayerCompute& lc, double layer_params) {
+    if (t.zero_stage < 3 || dp_ranks == 1) return 0.0;
+    const double gather = collective_time(Collective::AllGather, layer_params * bytes_per_element(t.precision), dp_group, comm_).time_s;
+    const double reduce = t.trains_base_weights()
+                              ? collective_time(Collective::ReduceScatter, layer_params * grad_bytes_per_param, dp_group, comm_).time_s
+                              : 0.0;
+    return std::max(0.0, gather * fwd_passes - lc.forward_s - lc.recompute_s) + std::max(0.0, gather + reduce - lc.backward_s);
+  };
+  const double dense_layer_params = (params_.dense_layer.attention_split + params_.dense_layer.mlp_split) / p.tp +
+                                    params_.dense_layer.attention_replicated + params_.dense_layer.norms + params_.dense_layer.mlp_replicated;
+  const double moe_layer_params = (params_.moe_layer.attention_split + params_.moe_layer.mlp_split) / p.tp + params_.moe_layer.router +
+                                  params_.moe_layer.expert * (m.num_experts / p.ep) / p.etp;
+
+  struct LayerTime {
+    double compute, recompute, tp, cp, ep, dp;
+    double total() const { return compute + recompute + tp + cp + ep + dp; }
+  };
+  const LayerTime dense_t{dense.forward_s + dense.backward_s, dense.recompute_s, tp_layer, cp_exposed(dense), 0.0,
+                          zero3_exposed(dense, dense_layer_params)};
+  const LayerTime moe_t{moe.forward_s + moe.backward_s, moe.recompute_s, tp_layer, cp_exposed(moe), ep_layer,
+                        zero3_exposed(moe, moe_layer_params)};
+
+  // Pipeline point-to-point: each stage boundary passes activations forward and their gradients back,
+  // once per model chunk (vpp) per micro-batch; with sequence parallelism each TP rank sends its 1/tp.
+  double p2p = 0;
+  if (p.pp > 1) p2p = 2.0 * p.vpp * collective_time(Collective::SendRecv, act_bytes / (sp ? p.tp : 1), groups.pp, comm_).time_s;
+
+  // Per micro-batch time of every stage; the slowest sets the pace (Narayanan et al. SC'21, §2.2):
+  // iteration = m·t_max + (Σ t_s − t_max)/v, i.e. (m + (p−1)/v)·t for equal stages.
+  double sum = 0, worst = -1;
+  LayerTime worst_parts{};
+  double worst_edges = 0, worst_p2p = 0;
+  for (int s = 0; s < p.pp; ++s) {
+    const int layers = layers_in_stage(m.num_hidden_layers, p.pp, s);
+    const int first = first_layer_of_stage(m.num_hidden_layers, p.pp, s);
+    const int dense_layers = std::clamp(m.num_dense_layers() - first, 0, layers);
+    const int moe_layers = layers - dense_layers;
+    const double edges = (s == 0 ? edge.embedding_s : 0.0) + (s == p.pp - 1 ? edge.head_s : 0.0);
+    const double ts = dense_layers * dense_t.total() + moe_layers * moe_t.total() + edges + p2p;
+    sum += ts;
+    if (ts > worst) {
+      worst = ts;
+      worst_edges = edges;
+      worst_p2p = p2p;
+      worst_parts = {dense_layers * dense_t.compute + moe_layers * moe_t.compute, dense_layers * dense_t.recompute + moe_layers * moe_t.recompute,
+                     dense_layers * dense_t.tp + moe_layers * moe_t.tp, dense_layers * dense_t.cp + moe_layers * moe_t.cp,
+                     moe_layers * moe_t.ep, dense_layers * dense_t.dp + moe_layers * moe_t.dp};
+    }
+  }
+  const double pipeline = p.pp == 1 ? micro_batches * worst : micro_batches * worst + (sum - worst) / p.vpp;
+
+  StepBreakdown b;
+  b.compute_s = micro_batches * (worst_parts.compute + worst_edges);
+  b.recompute_s = micro_batches * worst_parts.recompute;
+  b.tp_comm_s = micro_batches * worst_parts.tp;
+  b.cp_comm_s = micro_batches * worst_parts.cp;
+  b.ep_comm_s = micro_batches * worst_parts.ep;
+  b.pp_comm_s = micro_batches * worst_p2p;
+  b.dp_comm_s = micro_batches * worst_parts.dp;
+  b.bubble_s = pipeline - micro_batches * worst;
+
+  // Data-parallel gradient synchronisation after the last micro-batch (ZeRO-3 did it per layer above).
+  // Megatron and PyTorch DDP/FSDP overlap the gradient reduction with the last backward pass and the
+  // parameter all-gather with the next forward pass, bucket by bucket; what does not fit is exposed.
+  const StageParams sp0 = stage_parameters(m, params_, p, 0);
+  const double trainable_dense = t.trains_base_weights() ? sp0.dense : adapter_params_ * sp0.layers / m.num_hidden_layers / p.tp;
+  const double trainable_expert = t.trains_base_weights() ? sp0.expert : 0.0;
+  const double last_backward = worst_parts.compute * 2.0 / 3.0;  // backward is ~2/3 of forward+backward
+  const double first_forward = worst_parts.compute / 3.0;
+  if (t.zero_stage < 3) {
+    const bool sharded = t.zero_stage >= 1 || t.distributed_optimizer;
+    double reduce = 0, gather = 0;
+    if (dp_ranks > 1) {
+      const double bytes = trainable_dense * grad_bytes_per_param;
+      if (sharded) {
+        reduce = collective_time(Collective::ReduceScatter, bytes, dp_group, comm_).time_s;
+        gather = collective_time(Collective::AllGather, trainable_dense * bytes_per_element(t.precision), dp_group, comm_).time_s;
+      } else {
+        reduce = collective_time(Collective::AllReduce, bytes, dp_group, comm_).time_s;
+      }
+    }
+    if (trainable_expert > 0 && p.expert_dp() > 1) {
+      const double bytes = trainable_expert * grad_bytes_per_param;
+      reduce += sharded ? collective_time(Collective::ReduceScatter, bytes, groups.edp, comm_).time_s
+                        : collective_time(Collective::AllReduce, bytes, groups.edp, comm_).time_s;
+      if (sharded) gather += collective_time(Collective::AllGather, trainable_expert * bytes_per_element(t.precision), groups.edp, comm_).time_s;
+    }
+    b.dp_comm_s += std::max(0.0, reduce - last_backward) + std::max(0.0, gather - first_forward);
+  }
+
+  // Optimizer step over the parameters this GPU updates.
+  const bool sharded_states = t.zero_stage >= 1 || t.distributed_optimizer;
+  const double local_params = (trainable_dense / (sharded_states ? dp_ranks : 1.0)) +
+                              (trainable_expert / (sharded_states ? dd(p.expert_dp()) : 1.0));
+  if (t.offload_optimizer) {
+    const OffloadAssumptions host;
+    b.optimizer_s = local_params * (grad_bytes_per_param + bytes_per_element(t.precision)) / host_link_bandwidth(gpu) +
+                    local_params * optimizer_step_bytes(t) / host.host_memory_bandwidth_per_gpu;
+  } else {
+    b.optimizer_s = memory_bound_time(gpu, traits_, local_params * optimizer_step_bytes(t));
+  }
+
+  b.total_s = pipeline + (b.dp_comm_s - micro_batches * worst_parts.dp) + b.optimizer_s;
+
+  StepEstimate e;
+  e.breakdown = b;
+  e.time_s = b.total_s;
+  const double sequences = t.global_batch_size;
+  e.tokens_per_s = sequences * t.seq_len * (dpo ? 2 : 1) / e.time_s;
+  e.model_flops = model_flops_per_iteration(m, t, sequences);
+  e.hardware_flops = hardware_flops_per_iteration(m, t, sequences);
+  const double peak = gpu.peak_flops(t.precision) * hardware_.num_gpus;
+  e.mfu = e.model_flops / (e.time_s * peak);
+  e.hfu = e.hardware_flops / (e.time_s * peak);
+  return e;
+}
+
+TrainingCost StepModel::training_cost(const StepEstimate& step, const ParallelLayout&) const {
+  TrainingCost c;
+  const double tokens_per_iteration = dd(training_.global_batch_size) * training_.seq_len * (training_.mode == TrainingMode::Dpo ? 2 : 1);
+  if (training_.train_tokens <= 0 || tokens_per_iteration <= 0) return c;
+  c.iterations = std::ceil(training_.train_tokens / tokens_per_iteration);
+  c.time_to_train_s = c.iterations * step.time_s;
+  c.gpu_hours = c.time_to_train_s * hardware_.num_gpus / 3600.0;
+  c.cost = c.gpu_hours * hardware_.price_per_gpu_hour;
+  c.energy_kwh = hardware_.gpu.tdp_watts * c.gpu_hours / 1000.0;
+  return c;
+}
+
+}  // namespace trainsim

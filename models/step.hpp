@@ -1,0 +1,74 @@
+#pragma once
+// Time of one training iteration for one layout: per-stage compute from the compute model, exposed
+// communication from the collective model, the pipeline schedule's bubble, data-parallel gradient
+// synchronisation and the optimizer step; then throughput, MFU/HFU, time to train, GPU-hours, cost.
+#include "collectives.hpp"
+#include "compute.hpp"
+#include "spec.hpp"
+#include "transformer.hpp"
+
+namespace trainsim {
+
+struct StepBreakdown {  // seconds per iteration on the critical path; only exposed communication counts
+  double compute_s = 0;      // forward + backward of every micro-batch on the slowest stage
+  double recompute_s = 0;    // recomputed forward work (selective / full)
+  double tp_comm_s = 0;      // tensor-parallel all-reduce / all-gather + reduce-scatter (sequence parallel)
+  double cp_comm_s = 0;      // context-parallel K/V exchange not hidden behind attention
+  double ep_comm_s = 0;      // MoE dispatch and combine all-to-all
+  double pp_comm_s = 0;      // pipeline send/recv of activations and gradients
+  double dp_comm_s = 0;      // gradient reduce / parameter gather not hidden behind compute (and ZeRO-3 gathers)
+  double bubble_s = 0;       // pipeline fill and drain
+  double optimizer_s = 0;    // optimizer step (memory bound, or PCIe/host bound when offloaded)
+  double total_s = 0;
+};
+
+struct StepEstimate {
+  StepBreakdown breakdown;
+  double time_s = 0;
+  double tokens_per_s = 0;
+  double model_flops = 0;     // per iteration (Megatron formula)
+  double hardware_flops = 0;  // per iteration, with recomputation
+  double mfu = 0, hfu = 0;
+};
+
+struct TrainingCost {
+  double iterations = 0;
+  double time_to_train_s = 0;
+  double gpu_hours = 0;
+  double cost = 0;            // USD at the scenario's price per GPU-hour
+  double energy_kwh = 0;      // GPUs at TDP for the whole run (an upper bound: no host, network, cooling)
+};
+
+// Precomputes what does not depend on the layout; estimate() is cheap enough for the layout search.
+class StepModel {
+ public:
+  StepModel(const ModelSpec& m, const TrainingSpec& t, const HardwareSpec& h);
+  StepEstimate estimate(const ParallelLayout& p) const;
+  // The per-layer work of a layout does not depend on the ZeRO stage or offloading: the search computes
+  // it once per layout and recompute mode and prices the variants with this overload.
+  struct LayoutWork {
+    LayerCompute dense, moe;
+    EdgeCompute edge;
+  };
+  LayoutWork work(const ParallelLayout& p) const;
+  StepEstimate estimate(const ParallelLayout& p, const LayoutWork& work) const;
+  TrainingCost training_cost(const StepEstimate& step, const ParallelLayout& p) const;
+
+ private:
+  const ModelSpec& model_;
+  const TrainingSpec& training_;
+  const HardwareSpec& hardware_;
+  CommModel comm_;
+  GpuComputeTraits traits_;
+  ModelParams params_;
+  double adapter_params_ = 0;
+};
+
+// Assumptions of the offloaded optimizer step (ZeRO-Offload, Ren et al. 2021): gradients go down and
+// updated 16-bit weights come back over the GPU's PCIe link, and CPU Adam is bound by host memory
+// bandwidth (fp32 master, two moments, gradient: read and write).
+struct OffloadAssumptions {
+  double host_memory_bandwidth_per_gpu = 25e9;  // a 2-socket DDR4/DDR5 host (~200-400 GB/s) shared by 8 GPUs
+};
+
+}  // namespace trainsim

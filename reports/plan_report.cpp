@@ -1,0 +1,172 @@
+#include "plan_report.hpp"
+
+#include "estimate_report.hpp"
+#include "models/scenario.hpp"
+#include "models/units.hpp"
+#include "table.hpp"
+
+namespace trainsim {
+
+using Json = nlohmann::json;
+
+Json step_json(const StepEstimate& s) {
+  const StepBreakdown& b = s.breakdown;
+  return {{"time_s", s.time_s},
+          {"tokens_per_s", s.tokens_per_s},
+          {"mfu", s.mfu},
+          {"hfu", s.hfu},
+          {"model_flops", s.model_flops},
+          {"hardware_flops", s.hardware_flops},
+          {"breakdown",
+           {{"compute_s", b.compute_s},
+            {"recompute_s", b.recompute_s},
+            {"tp_comm_s", b.tp_comm_s},
+            {"cp_comm_s", b.cp_comm_s},
+            {"ep_comm_s", b.ep_comm_s},
+            {"pp_comm_s", b.pp_comm_s},
+            {"dp_comm_s", b.dp_comm_s},
+            {"bubble_s", b.bubble_s},
+            {"optimizer_s", b.optimizer_s}}}};
+}
+
+Json training_cost_json(const TrainingCost& c) {
+  return {{"iterations", c.iterations}, {"time_to_train_s", c.time_to_train_s}, {"gpu_hours", c.gpu_hours}, {"cost", c.cost},
+          {"energy_kwh", c.energy_kwh}};
+}
+
+Json layout_json(const ParallelLayout& p, const TrainingSpec& t) {
+  return {{"tp", p.tp},
+          {"pp", p.pp},
+          {"vpp", p.vpp},
+          {"dp", p.dp},
+          {"cp", p.cp},
+          {"ep", p.ep},
+          {"etp", p.etp},
+          {"micro_batch_size", p.micro_batch_size},
+          {"gradient_accumulation_steps", p.gradient_accumulation_steps},
+          {"recompute", to_string(t.recompute)},
+          {"zero_stage", t.zero_stage},
+          {"sequence_parallel", p.sequence_parallel},
+          {"schedule", to_string(p.schedule)}};
+}
+
+Json plan_json(const Plan& p) {
+  return {{"num_gpus", p.num_gpus},
+          {"layout", layout_json(p.layout, p.training)},
+          {"memory", stage_memory_json(p.memory, p.capacity)},
+          {"step", step_json(p.step)},
+          {"training", training_cost_json(p.cost)},
+          {"pareto", p.pareto}};
+}
+
+Json plan_report_json(const PlanReport& r) {
+  Json plans = Json::array(), pareto = Json::array();
+  for (const auto& p : r.result.plans) plans.push_back(plan_json(p));
+  for (const auto& p : r.result.pareto) pareto.push_back(plan_json(p));
+  return {{"command", "plan"},
+          {"scenario_source", r.scenario_label},
+          {"scenario", to_json(r.scenario)},
+          {"defaults", defaults_to_json(r.scenario)},
+          {"gpu_counts", r.result.gpu_counts},
+          {"searched", r.result.searched},
+          {"feasible", r.result.feasible},
+          {"plans", plans},
+          {"pareto", pareto}};
+}
+
+namespace {
+std::string layout_text(const Plan& p) {
+  const ParallelLayout& l = p.layout;
+  std::string s = "tp" + std::to_string(l.tp) + (l.sequence_parallel && l.tp > 1 ? "+sp" : "") + " pp" + std::to_string(l.pp);
+  if (l.vpp > 1) s += "x" + std::to_string(l.vpp);
+  s += " dp" + std::to_string(l.dp);
+  if (l.cp > 1) s += " cp" + std::to_string(l.cp);
+  if (l.ep > 1) s += " ep" + std::to_string(l.ep);
+  if (l.etp > 1) s += " etp" + std::to_string(l.etp);
+  return s;
+}
+
+std::string days_or_hours(double s) { return s <= 0 ? "-" : format_seconds(s); }
+std::string money(double usd) {
+  if (usd <= 0) return "-";
+  if (usd >= 1e6) return "$" + fixed(usd / 1e6, 2) + "M";
+  if (usd >= 1e3) return "$" + fixed(usd / 1e3, 1) + "K";
+  return "$" + fixed(usd, 0);
+}
+}  // namespace
+
+void print_plan_table(std::ostream& os, const PlanReport& r) {
+  const Scenario& s = r.scenario;
+  os << "Scenario   " << r.scenario_label << "\n";
+  os << "Model      " << s.model.name << ", " << to_string(s.training.mode) << ", seq " << s.training.seq_len << ", global batch "
+     << s.training.global_batch_size;
+  if (s.training.train_tokens > 0) os << ", " << format_count(s.training.train_tokens) << " tokens";
+  os << "\nHardware   " << s.hardware.gpu.name << " x {";
+  for (std::size_t i = 0; i < r.result.gpu_counts.size(); ++i) os << (i ? ", " : "") << r.result.gpu_counts[i];
+  os << "} GPUs, " << s.hardware.gpus_per_node << " per node, " << s.hardware.intra_node.name << " + " << s.hardware.inter_node.name
+     << ", $" << fixed(s.hardware.price_per_gpu_hour, 2) << "/GPU-hour\n";
+  os << "Searched   " << r.result.searched << " layouts in " << fixed(r.seconds, 2) << " s on " << r.threads << " threads; "
+     << r.result.feasible << " fit in memory\n\n";
+  if (r.result.plans.empty()) {
+    os << "No layout fits. Try more GPUs, a GPU with more memory, a shorter sequence or a smaller micro-batch.\n";
+    return;
+  }
+  TextTable t({"#", "GPUs", "layout", "mbs", "recompute", "zero", "step", "tokens/s", "MFU", "mem GiB", "time", "cost", "pareto"});
+  int i = 1;
+  for (const auto& p : r.result.plans)
+    t.add_row({std::to_string(i++), std::to_string(p.num_gpus), layout_text(p), std::to_string(p.layout.micro_batch_size), to_string(p.training.recompute),
+               std::to_string(p.training.zero_stage), format_seconds(p.step.time_s), format_count(p.step.tokens_per_s), fixed(100 * p.step.mfu, 1) + "%",
+               gib(p.memory.total, 1), days_or_hours(p.cost.time_to_train_s), money(p.cost.cost), p.pareto ? "*" : ""});
+  t.print(os);
+
+  const Plan& best = r.result.plans.front();
+  os << "\nBest plan, step breakdown (critical pipeline stage, exposed communication only)\n";
+  print_step_table(os, best.step, best.cost, s);
+  if (r.result.pareto.size() > 1) {
+    os << "\nPareto front (GPUs vs time vs cost)\n";
+    TextTable pt({"GPUs", "layout", "time", "cost", "MFU"});
+    for (const auto& p : r.result.pareto)
+      pt.add_row({std::to_string(p.num_gpus), layout_text(p), days_or_hours(p.cost.time_to_train_s), money(p.cost.cost), fixed(100 * p.step.mfu, 1) + "%"});
+    pt.print(os);
+  }
+}
+
+void print_step_table(std::ostream& os, const StepEstimate& st, const TrainingCost& c, const Scenario& s) {
+  const StepBreakdown& b = st.breakdown;
+  TextTable t({"part", "seconds", "share"});
+  auto row = [&](const char* name, double v) {
+    if (v > 0 || std::string(name) == "compute") t.add_row({name, fixed(v, 4), fixed(100 * v / st.time_s, 1) + "%"});
+  };
+  row("compute", b.compute_s);
+  row("recompute", b.recompute_s);
+  row("tp comm", b.tp_comm_s);
+  row("cp comm", b.cp_comm_s);
+  row("ep comm", b.ep_comm_s);
+  row("pp comm", b.pp_comm_s);
+  row("dp comm", b.dp_comm_s);
+  row("bubble", b.bubble_s);
+  row("optimizer", b.optimizer_s);
+  t.add_row({"step", fixed(st.time_s, 4), "100.0%"});
+  t.print(os);
+  os << "  " << format_count(st.tokens_per_s) << " tokens/s, MFU " << fixed(100 * st.mfu, 1) << "%, HFU " << fixed(100 * st.hfu, 1)
+     << "% of " << format_rate(s.hardware.gpu.peak_flops(s.training.precision)) << " " << to_string(s.training.precision) << " peak\n";
+  if (c.time_to_train_s > 0)
+    os << "  " << format_count(s.training.train_tokens) << " tokens: " << fixed(c.iterations, 0) << " steps, " << format_seconds(c.time_to_train_s)
+       << ", " << fixed(c.gpu_hours, 0) << " GPU-hours, $" << fixed(c.cost, 0) << ", " << fixed(c.energy_kwh, 0) << " kWh at TDP\n";
+}
+
+void print_plan_csv(std::ostream& os, const PlanReport& r) {
+  os << "rank,num_gpus,tp,pp,vpp,dp,cp,ep,etp,micro_batch_size,gradient_accumulation_steps,sequence_parallel,schedule,recompute,zero_stage,"
+        "memory_total_bytes,step_time_s,tokens_per_s,mfu,hfu,time_to_train_s,gpu_hours,cost,pareto\n";
+  int i = 1;
+  for (const auto& p : r.result.plans) {
+    const ParallelLayout& l = p.layout;
+    os << i++ << ',' << p.num_gpus << ',' << l.tp << ',' << l.pp << ',' << l.vpp << ',' << l.dp << ',' << l.cp << ',' << l.ep << ',' << l.etp << ','
+       << l.micro_batch_size << ',' << l.gradient_accumulation_steps << ',' << (l.sequence_parallel ? "true" : "false") << ',' << to_string(l.schedule)
+       << ',' << to_string(p.training.recompute) << ',' << p.training.zero_stage << ',' << fixed(p.memory.total, 0) << ',' << p.step.time_s << ','
+       << p.step.tokens_per_s << ',' << p.step.mfu << ',' << p.step.hfu << ',' << p.cost.time_to_train_s << ',' << p.cost.gpu_hours << ','
+       << p.cost.cost << ',' << (p.pareto ? "true" : "false") << '\n';
+  }
+}
+
+}  // namespace trainsim

@@ -1,0 +1,115 @@
+// Step-time assembly, FLOP formulas and layout search: published formulas and invariants.
+#include <doctest/doctest.h>
+
+#include "models/flops.hpp"
+#include "models/scenario.hpp"
+#include "models/search.hpp"
+#include "models/step.hpp"
+
+using namespace trainsim;
+using Json = nlohmann::json;
+
+namespace {
+Scenario gpt3(Json parallel, const char* recompute = "full", int gbs = 1536) {
+  return parse_scenario({{"model", "gpt3-175b"},
+                         {"training", {{"seq_len", 2048}, {"global_batch_size", gbs}, {"recompute", recompute}, {"train_tokens", "300B"}}},
+                         {"parallel", parallel},
+                         {"hardware", {{"gpu", "a100-sxm-80gb"}, {"num_gpus", 1024}}}});
+}
+}  // namespace
+
+TEST_CASE("Megatron's FLOP formulas: 72·B·s·L·h²(...) model, 96·B·s·L·h²(...) with full recompute") {
+  // Narayanan et al. SC'21 §5.1 for GPT (f = 4h, MHA): model FLOPs 72·B·s·L·h²·(1 + s/(6h) + V/(12·h·L));
+  // with full recomputation 96·B·s·L·h²·(1 + s/(6h) + V/(16·h·L)).
+  Scenario s = gpt3({{"tp", 8}, {"pp", 16}});
+  const double B = 1536, seq = 2048, L = 96, h = 12288, V = 50257;
+  CHECK(model_flops_per_iteration(s.model, s.training, B) == doctest::Approx(72 * B * seq * L * h * h * (1 + seq / (6 * h) + V / (12 * h * L))));
+  CHECK(hardware_flops_per_iteration(s.model, s.training, B) == doctest::Approx(96 * B * seq * L * h * h * (1 + seq / (6 * h) + V / (16 * h * L))));
+}
+
+TEST_CASE("gated MLP and GQA enter the FLOP formula as in the reference README") {
+  // 12·B·s·L·h²·(1 + (f/h)·g + n_kv/n_heads + s/h + V/(2·L·h)), g = 3/2 (Llama-3-8B: f = 14336, 8 of 32 KV heads).
+  Scenario s = parse_scenario({{"model", "llama3-8b"}, {"training", {{"seq_len", 8192}, {"global_batch_size", 8}}}, {"hardware", {{"num_gpus", 8}}}});
+  const double B = 8, seq = 8192, L = 32, h = 4096, f = 14336, V = 128256;
+  CHECK(model_flops_per_iteration(s.model, s.training, B) ==
+        doctest::Approx(12 * B * seq * L * h * h * (1 + f / h * 1.5 + 8.0 / 32 + seq / h + V / (2 * L * h))));
+}
+
+TEST_CASE("the pipeline bubble shrinks with more micro-batches") {
+  // Narayanan et al. SC'21 §2.2: bubble fraction (p-1)/m for 1F1B.
+  StepEstimate few, many;
+  for (int gbs : {128, 1024}) {
+    Scenario s = gpt3({{"tp", 8}, {"pp", 16}, {"micro_batch_size", 1}}, "full", gbs);
+    StepModel sm(s.model, s.training, s.hardware);
+    (gbs == 128 ? few : many) = sm.estimate(s.parallel);
+  }
+  const double few_fraction = few.breakdown.bubble_s / few.time_s, many_fraction = many.breakdown.bubble_s / many.time_s;
+  CHECK(few_fraction > many_fraction);
+  CHECK(few_fraction == doctest::Approx(15.0 / (16 + 15)).epsilon(0.1));  // m = 16: bubble ≈ (p-1)/(m+p-1) of the step
+}
+
+TEST_CASE("interleaving divides the bubble by the number of model chunks") {
+  Scenario plain = gpt3({{"tp", 8}, {"pp", 8}, {"micro_batch_size", 1}});
+  Scenario inter = gpt3({{"tp", 8}, {"pp", 8}, {"vpp", 3}, {"micro_batch_size", 1}});
+  StepModel a(plain.model, plain.training, plain.hardware), b(inter.model, inter.training, inter.hardware);
+  CHECK(b.estimate(inter.parallel).breakdown.bubble_s < a.estimate(plain.parallel).breakdown.bubble_s / 2.5);
+}
+
+TEST_CASE("recomputation costs time; time to train and cost follow from the step") {
+  Scenario none = gpt3({{"tp", 8}, {"pp", 16}, {"sequence_parallel", true}}, "selective");
+  Scenario full = gpt3({{"tp", 8}, {"pp", 16}, {"sequence_parallel", true}}, "full");
+  StepModel a(none.model, none.training, none.hardware), b(full.model, full.training, full.hardware);
+  StepEstimate ea = a.estimate(none.parallel), eb = b.estimate(full.parallel);
+  CHECK(eb.time_s > ea.time_s);
+  CHECK(eb.breakdown.recompute_s > ea.breakdown.recompute_s);
+  TrainingCost c = a.training_cost(ea, none.parallel);
+  CHECK(c.iterations == doctest::Approx(std::ceil(300e9 / (1536.0 * 2048))));
+  CHECK(c.time_to_train_s == doctest::Approx(c.iterations * ea.time_s));
+  CHECK(c.gpu_hours == doctest::Approx(c.time_to_train_s * 1024 / 3600));
+  CHECK(c.cost == doctest::Approx(c.gpu_hours * none.hardware.price_per_gpu_hour));
+  CHECK(ea.mfu > 0.2);
+  CHECK(ea.mfu < 0.7);
+}
+
+TEST_CASE("the search keeps what the scenario fixes") {
+  Scenario s = parse_scenario({{"model", "llama3-8b"},
+                               {"training", {{"seq_len", 4096}, {"global_batch_size", 64}, {"recompute", "selective"}, {"zero_stage", 1}}},
+                               {"parallel", {{"tp", 2}, {"micro_batch_size", 2}}},
+                               {"hardware", {{"num_gpus", 16}}}},
+                              false);
+  SearchOptions so;
+  so.threads = 2;
+  SearchResult r = search_plans(s, {16}, search_space_from(s), so);
+  REQUIRE(!r.plans.empty());
+  for (const auto& p : r.plans) {
+    CHECK(p.layout.tp == 2);
+    CHECK(p.layout.micro_batch_size == 2);
+    CHECK(p.training.recompute == Recompute::Selective);
+    CHECK(p.training.zero_stage == 1);
+  }
+  CHECK(r.feasible <= r.searched);
+}
+
+TEST_CASE("a fully fixed layout is the one reported, and the search is deterministic across thread counts") {
+  Scenario fixed = gpt3({{"tp", 8}, {"pp", 16}, {"dp", 8}, {"micro_batch_size", 1}, {"sequence_parallel", true}, {"vpp", 1},
+                         {"cp", 1}, {"schedule", "1f1b"}},
+                        "selective");
+  fixed.defaults.clear();  // everything given
+  SearchOptions so;
+  SearchResult r = search_plans(fixed, {1024}, search_space_from(fixed), so);
+  REQUIRE(r.plans.size() == 1);
+  CHECK(r.plans[0].layout.pp == 16);
+
+  Scenario open_free = parse_scenario({{"model", "gpt3-175b"}, {"training", {{"seq_len", 2048}, {"global_batch_size", 1536}}},
+                                       {"hardware", {{"gpu", "a100-sxm-80gb"}, {"num_gpus", 1024}}}},
+                                      false);
+  SearchOptions one, two;
+  one.threads = 1;
+  two.threads = 2;
+  one.top = two.top = 5;
+  SearchResult a = search_plans(open_free, {1024}, search_space_from(open_free), one);
+  SearchResult b = search_plans(open_free, {1024}, search_space_from(open_free), two);
+  REQUIRE(a.plans.size() == b.plans.size());
+  CHECK(a.searched == b.searched);
+  for (std::size_t i = 0; i < a.plans.size(); ++i) CHECK(a.plans[i].step.time_s == b.plans[i].step.time_s);
+}
