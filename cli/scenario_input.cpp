@@ -60,6 +60,7 @@ const FieldFlag kFieldFlags[] = {
     {"--etp", "/parallel/etp", FlagType::Integer, "expert tensor parallel"},
     {"--vpp", "/parallel/vpp", FlagType::Integer, "virtual pipeline stages per rank"},
     {"--sequence-parallel", "/parallel/sequence_parallel", FlagType::Boolean, "true/false"},
+    {"--tp-comm-overlap", "/parallel/tp_comm_overlap", FlagType::Boolean, "overlap TP communication with GEMMs (true/false)"},
     {"--micro-batch-size", "/parallel/micro_batch_size", FlagType::Integer, "sequences per micro-batch"},
     {"--gradient-accumulation-steps", "/parallel/gradient_accumulation_steps", FlagType::Integer, "micro-batches per step"},
     {"--schedule", "/parallel/schedule", FlagType::Text, "gpipe | 1f1b | interleaved"},

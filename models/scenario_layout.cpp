@@ -21,6 +21,7 @@ ParallelInput parse_parallel(const Json& section, std::vector<AppliedDefault>* d
   p.vpp = r.get_int("vpp", 0, "", 1);
   p.micro_batch_size = r.get_int("micro_batch_size", 0, "", 1);
   p.gradient_accumulation_steps = r.get_int("gradient_accumulation_steps", 0, "", 1);
+  p.tp_comm_overlap = r.get_bool("tp_comm_overlap", false, "tensor-parallel communication not overlapped (Megatron default)");
   in.sequence_parallel_given = r.has("sequence_parallel");
   p.sequence_parallel = r.get_bool("sequence_parallel", false, "");
   in.schedule = r.has("schedule") ? r.get_enum("schedule", {"gpipe", "1f1b", "interleaved"}, "1f1b", "") : "";

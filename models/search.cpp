@@ -60,9 +60,11 @@ bool better(const Scored& a, const Scored& b) {
   if (a.score != b.score) return a.score < b.score;
   const ParallelLayout &x = a.plan.layout, &y = b.plan.layout;
   return std::make_tuple(a.plan.num_gpus, x.tp, x.pp, x.vpp, x.cp, x.ep, x.etp, x.micro_batch_size, int(x.sequence_parallel),
-                         int(a.plan.training.recompute), a.plan.training.zero_stage) <
+                         int(a.plan.training.recompute), a.plan.training.zero_stage, int(a.plan.training.offload_optimizer),
+                         int(x.schedule)) <
          std::make_tuple(b.plan.num_gpus, y.tp, y.pp, y.vpp, y.cp, y.ep, y.etp, y.micro_batch_size, int(y.sequence_parallel),
-                         int(b.plan.training.recompute), b.plan.training.zero_stage);
+                         int(b.plan.training.recompute), b.plan.training.zero_stage, int(b.plan.training.offload_optimizer),
+                         int(y.schedule));
 }
 
 struct WorkItem {
@@ -273,7 +275,8 @@ SearchResult search_plans(const Scenario& base, const std::vector<int>& gpu_coun
     return a.num_gpus == b.num_gpus && a.layout.tp == b.layout.tp && a.layout.pp == b.layout.pp && a.layout.vpp == b.layout.vpp &&
            a.layout.cp == b.layout.cp && a.layout.ep == b.layout.ep && a.layout.etp == b.layout.etp &&
            a.layout.micro_batch_size == b.layout.micro_batch_size && a.layout.sequence_parallel == b.layout.sequence_parallel &&
-           a.training.recompute == b.training.recompute && a.training.zero_stage == b.training.zero_stage;
+           a.training.recompute == b.training.recompute && a.training.zero_stage == b.training.zero_stage &&
+           a.training.offload_optimizer == b.training.offload_optimizer && a.layout.schedule == b.layout.schedule;
   };
   for (auto& s : top) {
     for (const auto& f : r.pareto) s.plan.pareto |= same(s.plan, f);

@@ -84,6 +84,7 @@ enum class Schedule { Gpipe, OneFOneB, Interleaved };
 struct ParallelLayout {
   int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, etp = 1, vpp = 1;
   bool sequence_parallel = false;
+  bool tp_comm_overlap = false;  // overlap TP all-gather/reduce-scatter with the adjacent GEMMs (Megatron --tp-comm-overlap)
   int micro_batch_size = 1;
   int gradient_accumulation_steps = 1;
   Schedule schedule = Schedule::OneFOneB;

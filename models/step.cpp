@@ -113,9 +113,13 @@ StepEstimate StepModel::estimate(const ParallelLayout& p, const LayoutWork& work
     double compute, recompute, tp, cp, ep, dp;
     double total() const { return compute + recompute + tp + cp + ep + dp; }
   };
-  const LayerTime dense_t{dense.forward_s + dense.backward_s, dense.recompute_s, tp_layer, cp_exposed(dense), 0.0,
+  // With tp_comm_overlap (Megatron --tp-comm-overlap, Transformer Engine userbuffers) the all-gather and
+  // reduce-scatter are split into chunks pipelined with the GEMMs they feed: only what exceeds the
+  // layer's GEMM time stays exposed.
+  auto tp_exposed = [&](const LayerCompute& lc) { return p.tp_comm_overlap ? std::max(0.0, tp_layer - lc.gemm_s) : tp_layer; };
+  const LayerTime dense_t{dense.forward_s + dense.backward_s, dense.recompute_s, tp_exposed(dense), cp_exposed(dense), 0.0,
                           zero3_exposed(dense, dense_layer_params)};
-  const LayerTime moe_t{moe.forward_s + moe.backward_s, moe.recompute_s, tp_layer, cp_exposed(moe), ep_layer,
+  const LayerTime moe_t{moe.forward_s + moe.backward_s, moe.recompute_s, tp_exposed(moe), cp_exposed(moe), ep_layer,
                         zero3_exposed(moe, moe_layer_params)};
 
   // Pipeline point-to-point: each stage boundary passes activations forward and their gradients back,

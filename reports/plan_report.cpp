@@ -46,6 +46,8 @@ Json layout_json(const ParallelLayout& p, const TrainingSpec& t) {
           {"gradient_accumulation_steps", p.gradient_accumulation_steps},
           {"recompute", to_string(t.recompute)},
           {"zero_stage", t.zero_stage},
+          {"offload_optimizer", t.offload_optimizer},
+          {"tp_comm_overlap", p.tp_comm_overlap},
           {"sequence_parallel", p.sequence_parallel},
           {"schedule", to_string(p.schedule)}};
 }
@@ -83,6 +85,8 @@ std::string layout_text(const Plan& p) {
   if (l.cp > 1) s += " cp" + std::to_string(l.cp);
   if (l.ep > 1) s += " ep" + std::to_string(l.ep);
   if (l.etp > 1) s += " etp" + std::to_string(l.etp);
+  if (l.schedule == Schedule::Gpipe) s += " gpipe";
+  if (p.training.offload_optimizer) s += " +offload";
   return s;
 }
 

@@ -14,6 +14,7 @@
 #include "models/scenario.hpp"
 #include "models/search.hpp"
 #include "models/step.hpp"
+#include "../models/reference_data.hpp"
 
 using namespace trainsim;
 using Json = nlohmann::json;
@@ -24,10 +25,6 @@ Json load(const std::string& dir, const char* name) {
   std::ifstream in(dir + "/" + name);
   if (!in) throw std::runtime_error(std::string("cannot read ") + dir + "/" + name);
   return Json::parse(in);
-}
-
-Json sections(const Json& c) {
-  return {{"model", c.at("model")}, {"training", c.at("training")}, {"parallel", c.at("parallel")}, {"hardware", c.at("hardware")}};
 }
 
 struct Row {
@@ -74,7 +71,7 @@ int main(int argc, char** argv) {
       std::vector<Row> rows;
       const Json doc = load(dir, "korthikanti2022.json");
       for (const auto& c : doc["cases"]) {
-        Scenario s = parse_scenario(sections(c));
+        Scenario s = parse_scenario(test::case_scenario(c));
         StepModel sm(s.model, s.training, s.hardware);
         StepEstimate e = sm.estimate(s.parallel);
         rows.push_back({c["id"], "iteration s", c["measured"]["iteration_time_s"].get<double>(), e.time_s, layout_text(s.parallel, s.training)});
@@ -85,7 +82,7 @@ int main(int argc, char** argv) {
       std::vector<Row> rows;
       const Json doc = load(dir, "megatron_sc21_table1.json");
       for (const auto& c : doc["cases"]) {
-        Scenario s = parse_scenario(sections(c), false);
+        Scenario s = parse_scenario(test::case_scenario(c), false);
         SearchSpace space = search_space_from(s);
         SearchOptions so;
         so.top = 1;
@@ -104,7 +101,7 @@ int main(int argc, char** argv) {
       std::vector<Row> rows;
       const Json doc = load(dir, "mosaicml_h100_fsdp.json");
       for (const auto& c : doc["cases"]) {
-        Scenario s = parse_scenario(sections(c));
+        Scenario s = parse_scenario(test::case_scenario(c));
         StepModel sm(s.model, s.training, s.hardware);
         StepEstimate e = sm.estimate(s.parallel);
         rows.push_back({c["id"], "tokens/s/GPU", c["measured"]["tokens_per_s_per_gpu"].get<double>(), e.tokens_per_s / s.hardware.num_gpus,

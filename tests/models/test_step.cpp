@@ -113,3 +113,14 @@ TEST_CASE("a fully fixed layout is the one reported, and the search is determini
   CHECK(a.searched == b.searched);
   for (std::size_t i = 0; i < a.plans.size(); ++i) CHECK(a.plans[i].step.time_s == b.plans[i].step.time_s);
 }
+
+TEST_CASE("tensor-parallel communication overlap hides what the GEMMs cover") {
+  Scenario plain = gpt3({{"tp", 8}, {"pp", 16}, {"sequence_parallel", true}}, "selective");
+  Scenario overlap = gpt3({{"tp", 8}, {"pp", 16}, {"sequence_parallel", true}, {"tp_comm_overlap", true}}, "selective");
+  StepModel a(plain.model, plain.training, plain.hardware), b(overlap.model, overlap.training, overlap.hardware);
+  const StepEstimate ea = a.estimate(plain.parallel), eb = b.estimate(overlap.parallel);
+  CHECK(ea.breakdown.tp_comm_s > 0);
+  CHECK(eb.breakdown.tp_comm_s < ea.breakdown.tp_comm_s);
+  CHECK(eb.time_s == doctest::Approx(ea.time_s - (ea.breakdown.tp_comm_s - eb.breakdown.tp_comm_s) -
+                                     (ea.breakdown.bubble_s - eb.breakdown.bubble_s)));
+}
