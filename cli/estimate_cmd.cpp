@@ -1,6 +1,7 @@
 // `trainsim estimate [SCENARIO]`: memory per GPU and per pipeline stage for one fixed layout.
 #include <iostream>
 
+#include "calibrate/profile_io.hpp"
 #include "command.hpp"
 #include "models/memory.hpp"
 #include "models/memory_advice.hpp"
@@ -13,16 +14,27 @@ namespace {
 
 int run_estimate(const ScenarioInput& input) {
   EstimateResult r;
-  r.scenario = load_scenario(input, &r.scenario_label);
+  std::optional<LoadedCalibration> calibration;
+  r.scenario = load_scenario(input, &r.scenario_label, true, &calibration);
   MemoryModel mm(r.scenario.model, r.scenario.training, r.scenario.hardware);
   r.memory = mm.estimate(r.scenario.parallel);
   r.suggestions = fit_suggestions(r.scenario);
-  StepModel sm(r.scenario.model, r.scenario.training, r.scenario.hardware);
+  StepModel sm(r.scenario.model, r.scenario.training, r.scenario.hardware, calibration ? &calibration->profile : nullptr);
   r.step = sm.estimate(r.scenario.parallel);
   r.cost = sm.training_cost(r.step, r.scenario.parallel);
-  if (input.format == "json") std::cout << estimate_json(r).dump(2) << "\n";
-  else if (input.format == "csv") print_estimate_csv(std::cout, r);
-  else print_estimate_table(std::cout, r);
+  // What the profile replaced and what fell back to the defaults, for this scenario's hardware and precision.
+  std::optional<CalibrationCoverage> coverage;
+  if (calibration) coverage = CalibrationFit(calibration->profile, r.scenario.hardware).coverage(&r.scenario.training);
+  if (input.format == "json") {
+    nlohmann::json j = estimate_json(r);
+    if (calibration) j["calibration"] = calibration_summary_json(calibration->path, calibration->profile, *coverage);
+    std::cout << j.dump(2) << "\n";
+  } else if (input.format == "csv") {
+    print_estimate_csv(std::cout, r);
+  } else {
+    print_estimate_table(std::cout, r);
+    if (calibration) print_calibration_summary(std::cout, calibration->path, calibration->profile, *coverage);
+  }
   return kExitOk;
 }
 
@@ -30,6 +42,7 @@ const RegisterCommand registered{{"estimate", "Will it fit? Memory per GPU and p
                                   [](CLI::App& app) -> std::function<int()> {
                                     auto input = std::make_shared<ScenarioInput>();
                                     add_scenario_options(app, *input);
+                                    add_calibration_option(app, *input);
                                     return [input] { return run_estimate(*input); };
                                   }}};
 

@@ -3,6 +3,7 @@
 #include <iostream>
 #include <thread>
 
+#include "calibrate/profile_io.hpp"
 #include "command.hpp"
 #include "models/errors.hpp"
 #include "models/units.hpp"
@@ -54,7 +55,8 @@ int run_plan(PlanOptions opt) {
     it->second = std::to_string(counts.front());
   }
   PlanReport report;
-  report.scenario = load_scenario(opt.input, &report.scenario_label, false);
+  std::optional<LoadedCalibration> calibration;
+  report.scenario = load_scenario(opt.input, &report.scenario_label, false, &calibration);
   if (counts.empty()) counts = {report.scenario.hardware.num_gpus};
   for (int c : counts)
     if (c > report.scenario.hardware.gpus_per_node && c % report.scenario.hardware.gpus_per_node)
@@ -64,6 +66,7 @@ int run_plan(PlanOptions opt) {
   so.top = opt.top;
   so.objective = opt.objective == "cost" ? Objective::Cost : Objective::TimeToTrain;
   so.threads = opt.threads;
+  if (calibration) so.calibration = &calibration->profile;
   if (!opt.budget.empty()) {
     if (auto money = parse_quantity(opt.budget, Quantity::Money)) so.max_cost = *money;
     else if (auto time = parse_quantity(opt.budget, Quantity::Time); time && opt.budget.find_first_not_of("0123456789.") != std::string::npos)
@@ -80,9 +83,19 @@ int run_plan(PlanOptions opt) {
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   bar.update(1.0);
 
-  if (opt.input.format == "json") std::cout << plan_report_json(report).dump(2) << "\n";
-  else if (opt.input.format == "csv") print_plan_csv(std::cout, report);
-  else print_plan_table(std::cout, report);
+  // What the profile replaced and what fell back to the defaults, for this scenario's hardware and precision.
+  std::optional<CalibrationCoverage> coverage;
+  if (calibration) coverage = CalibrationFit(calibration->profile, report.scenario.hardware).coverage(&report.scenario.training);
+  if (opt.input.format == "json") {
+    nlohmann::json j = plan_report_json(report);
+    if (calibration) j["calibration"] = calibration_summary_json(calibration->path, calibration->profile, *coverage);
+    std::cout << j.dump(2) << "\n";
+  } else if (opt.input.format == "csv") {
+    print_plan_csv(std::cout, report);
+  } else {
+    print_plan_table(std::cout, report);
+    if (calibration) print_calibration_summary(std::cout, calibration->path, calibration->profile, *coverage);
+  }
   return kExitOk;
 }
 
@@ -91,6 +104,7 @@ const RegisterCommand registered{
      [](CLI::App& app) -> std::function<int()> {
        auto opt = std::make_shared<PlanOptions>();
        add_scenario_options(app, opt->input);
+       add_calibration_option(app, opt->input);
        app.add_option("--top", opt->top, "how many plans to show")->check(CLI::Range(1, 1000));
        app.add_option("--objective", opt->objective, "rank by time (to train) or cost")->check(CLI::IsMember({"time", "cost"}));
        app.add_option("--budget", opt->budget, "keep plans under this cost (\"$250000\") or time to train (\"30d\")");

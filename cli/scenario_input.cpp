@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "calibrate/profile_io.hpp"
 #include "models/errors.hpp"
 #include "models/json_reader.hpp"
 #include "models/scenario.hpp"
@@ -198,6 +199,30 @@ Json load_scenario_document(const ScenarioInput& input, std::string* label) {
 
 Scenario load_scenario(const ScenarioInput& input, std::string* label, bool check_layout) {
   return parse_scenario(load_scenario_document(input, label), check_layout);
+}
+
+Scenario load_scenario(const ScenarioInput& input, std::string* label, bool check_layout,
+                       std::optional<LoadedCalibration>* calibration) {
+  const Json doc = load_scenario_document(input, label);
+  Scenario scenario = parse_scenario(doc, check_layout);
+  calibration->reset();
+  if (!input.calibration.empty()) {
+    *calibration = LoadedCalibration{input.calibration, read_calibration_profile(input.calibration, "--calibration")};
+  } else if (doc.contains("calibration") && !doc["calibration"].is_null()) {
+    const Json& value = doc["calibration"];
+    if (!value.is_string() || value.get<std::string>().empty())
+      throw InputError("/calibration", json_value_text(value), "a path to a calibration profile, relative to the scenario file");
+    fs::path p = value.get<std::string>();
+    if (!p.is_absolute() && !input.path.empty()) p = fs::path(input.path).parent_path() / p;
+    *calibration = LoadedCalibration{p.string(), read_calibration_profile(p.string(), "/calibration")};
+  }
+  return scenario;
+}
+
+void add_calibration_option(CLI::App& app, ScenarioInput& input) {
+  app.add_option("--calibration", input.calibration,
+                 "calibration profile (JSON, e.g. calibrate/profiles/h100-sxm-80gb.json): measured GEMM, HBM and collective "
+                 "figures replace the published defaults where they apply");
 }
 
 }  // namespace trainsim::cli

@@ -4,8 +4,10 @@
 #include <CLI/CLI.hpp>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
+#include "models/calibration.hpp"
 #include "models/spec.hpp"
 
 namespace trainsim::cli {
@@ -14,6 +16,13 @@ struct ScenarioInput {
   std::string path;                           // empty: the built-in default, unless --model is given
   std::map<std::string, std::string> flags;   // JSON pointer -> value as typed
   std::string format = "table";
+  std::string calibration;                    // --calibration FILE: wins over the scenario's "calibration" key
+};
+
+// A calibration profile and where it came from (the path as given, resolved against the scenario's folder).
+struct LoadedCalibration {
+  std::string path;
+  CalibrationProfile profile;
 };
 
 // Adds SCENARIO, every field flag (--model, --gpu, --gpus, --tp, ...) and --format to `app`.
@@ -23,6 +32,12 @@ void add_scenario_options(CLI::App& app, ScenarioInput& input);
 // it came from (for the output). Throws InputError.
 nlohmann::json load_scenario_document(const ScenarioInput& input, std::string* label);
 Scenario load_scenario(const ScenarioInput& input, std::string* label, bool check_layout = true);
+// The same, and the calibration profile: --calibration FILE, else the scenario's top-level "calibration"
+// (a path relative to the scenario file); nullopt when neither names one.
+Scenario load_scenario(const ScenarioInput& input, std::string* label, bool check_layout,
+                       std::optional<LoadedCalibration>* calibration);
+// Adds --calibration FILE (estimate, plan).
+void add_calibration_option(CLI::App& app, ScenarioInput& input);
 
 // Reads and parses a JSON file; errors name the file, line and column.
 nlohmann::json read_json_file(const std::string& path, const std::string& json_path);

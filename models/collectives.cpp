@@ -17,6 +17,7 @@
 #include <limits>
 #include <string_view>
 
+#include "calibration.hpp"
 #include "errors.hpp"
 
 namespace trainsim {
@@ -215,6 +216,40 @@ const char* algorithm_name(CollectiveAlgorithm a) {
   return "none";
 }
 
+// NCCL's tuner: the fastest of the algorithms that apply.
+double auto_time(Collective op, double bytes, Shape s, const CommModel& m, const char** name) {
+  double best = kInf;
+  for (CollectiveAlgorithm a : {CollectiveAlgorithm::Ring, CollectiveAlgorithm::Tree, CollectiveAlgorithm::Nvls,
+                                CollectiveAlgorithm::Hierarchical, CollectiveAlgorithm::Pairwise,
+                                CollectiveAlgorithm::PointToPoint}) {
+    const double t = algorithm_time(op, a, bytes, s, m);
+    if (t < best) {
+      best = t;
+      if (name) *name = algorithm_name(a);
+    }
+  }
+  return best;
+}
+
+// Calibration profile (rules in calibration.hpp): the measured alpha-beta fit at the measured placement;
+// elsewhere in the scope, the default time scaled by measured / default at the nearest measured placement
+// for the same message size. Returns a negative time when the profile does not cover (op, scope).
+double calibrated_time(Collective op, double bytes, Shape s, const CommModel& m) {
+  const CommScope scope = s.nodes > 1 ? CommScope::Inter : CommScope::Intra;
+  const CollectiveFit::Curve* c = m.calibration->nearest(op, scope, s.n, s.g);
+  if (!c) return -1;
+  const double measured = c->fit.alpha_s + bus_bandwidth_factor(op, c->group_size) * bytes / c->fit.beta;
+  if (c->group_size == s.n && c->ranks_per_node == s.g) return measured;
+  Shape e;
+  e.n = c->group_size;
+  e.g = std::clamp(c->ranks_per_node, 1, std::min(c->group_size, m.gpus_per_node));
+  e.nodes = (e.n + e.g - 1) / e.g;
+  const double default_there = auto_time(op, bytes, e, m, nullptr);
+  const double default_here = auto_time(op, bytes, s, m, nullptr);
+  if (!(default_there > 0) || default_there == kInf || default_here == kInf) return -1;
+  return default_here * measured / default_there;
+}
+
 }  // namespace
 
 const char* to_string(Collective c) {
@@ -285,18 +320,11 @@ CollectiveCost collective_time(Collective op, double bytes, GroupPlacement group
   if (algorithm != CollectiveAlgorithm::Auto) {
     cost.algorithm = algorithm_name(algorithm);
     cost.time_s = algorithm_time(op, algorithm, bytes, s, m);
+  } else if (const double t = m.calibration ? calibrated_time(op, bytes, s, m) : -1.0; t >= 0) {
+    cost.algorithm = "calibrated";
+    cost.time_s = t;
   } else {
-    // NCCL's tuner: the fastest of the algorithms that apply.
-    cost.time_s = kInf;
-    for (CollectiveAlgorithm a : {CollectiveAlgorithm::Ring, CollectiveAlgorithm::Tree, CollectiveAlgorithm::Nvls,
-                                  CollectiveAlgorithm::Hierarchical, CollectiveAlgorithm::Pairwise,
-                                  CollectiveAlgorithm::PointToPoint}) {
-      const double t = algorithm_time(op, a, bytes, s, m);
-      if (t < cost.time_s) {
-        cost.time_s = t;
-        cost.algorithm = algorithm_name(a);
-      }
-    }
+    cost.time_s = auto_time(op, bytes, s, m, &cost.algorithm);
   }
   cost.bus_bandwidth = cost.time_s < kInf ? bus_bandwidth_factor(op, s.n) * bytes / cost.time_s : 0.0;
   return cost;

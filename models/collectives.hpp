@@ -13,6 +13,8 @@
 
 namespace trainsim {
 
+class CollectiveFit;  // models/calibration.hpp
+
 enum class Collective { AllReduce, AllGather, ReduceScatter, AllToAll, SendRecv };
 
 // Algorithms NCCL chooses among ("auto" = the fastest applicable one, as NCCL's tuner does).
@@ -73,12 +75,17 @@ struct CommModel {
   double inter_latency_s = 0;       // per network hop (preset `latency`)
   const FabricEfficiency* intra_efficiency = nullptr;
   const FabricEfficiency* inter_efficiency = nullptr;
+  // Calibration profile (make_comm_model(hardware, const CalibrationFit*) in calibration.hpp): measured
+  // alpha-beta fits per op and scope, used for Auto-algorithm collectives they cover (rules in
+  // calibration.hpp); nullptr = the default model only. Owned by the CalibrationFit.
+  const CollectiveFit* calibration = nullptr;
 };
 CommModel make_comm_model(const HardwareSpec& hardware);
 
 // Time of one collective. `bytes` is the per-rank buffer as nccl-tests counts it: all-reduce the full
 // buffer, all-gather the gathered output, reduce-scatter the input, all-to-all the per-rank send buffer,
-// send/recv the message. A forced algorithm that does not apply returns time_s = +infinity.
+// send/recv the message. A forced algorithm that does not apply returns time_s = +infinity. With
+// model.calibration, a covered op reports algorithm "calibrated".
 CollectiveCost collective_time(Collective op, double bytes, GroupPlacement group, const CommModel& model,
                                CollectiveAlgorithm algorithm = CollectiveAlgorithm::Auto) noexcept;
 CollectiveCost collective_time(Collective op, double bytes, GroupPlacement group, const HardwareSpec& hardware,

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <string_view>
 
+#include "calibration.hpp"
+
 namespace trainsim {
 
 namespace {
@@ -86,7 +88,8 @@ double ceil_div(double a, double inv_b) { return ceil_pos(a * inv_b - 1e-9); }
 
 // A GEMM cost model for one GPU and precision, with every division done once.
 struct GemmCost {
-  double seconds_per_flop = 0;   // 1 / (dense peak x ceiling)
+  double seconds_per_flop = 0;   // 1 / (dense peak x ceiling); 1 / dense peak when `fit` gives the ceiling
+  const GemmEfficiencyFit* fit = nullptr;  // calibration profile: measured ceiling at the shape
   double seconds_per_byte = 0;   // 1 / (HBM bandwidth x achievable fraction)
   double operand_bytes = 2, output_bytes = 2;
   double sms = 0, inv_sms = 0, tm = 0, tn = 0, inv_tm = 0, inv_tn = 0;  // sms = 0: no quantization
@@ -115,7 +118,8 @@ double cost_time(const GemmCost& c, const GemmShape& g) {
   if (g.m <= 0 || g.n <= 0 || g.k <= 0 || g.count <= 0) return 0;
   // Compute: every wave takes as long as one tile's 2·k·tile-area FLOPs at the per-SM rate, i.e.
   // FLOPs / (peak x ceiling x quantization) with quantization = m·n·count / padded area.
-  const double compute = 2 * g.k * padded_area(c, g) * c.seconds_per_flop;
+  double compute = 2 * g.k * padded_area(c, g) * c.seconds_per_flop;
+  if (c.fit) compute /= c.fit->ceiling(g.m, g.n, g.k);  // measured ceiling (calibration.hpp), same quantization
   // Roofline: A and B read, C written once.
   const double memory = g.count * (c.operand_bytes * (g.m * g.k + g.k * g.n) + c.output_bytes * g.m * g.n) * c.seconds_per_byte;
   return std::max(compute, memory);
@@ -193,7 +197,8 @@ double gemm_peak_flops(const GpuSpec& gpu, Precision p) {
 namespace {
 GemmCost gemm_cost(const GpuSpec& gpu, const GpuComputeTraits& tr, Precision p) {
   GemmCost c;
-  c.seconds_per_flop = 1 / (gemm_peak_flops(gpu, p) * tr.gemm_ceiling);
+  c.fit = tr.gemm_fit[static_cast<int>(p)];
+  c.seconds_per_flop = 1 / (gemm_peak_flops(gpu, p) * (c.fit ? 1.0 : tr.gemm_ceiling));
   c.seconds_per_byte = 1 / (gpu.memory_bandwidth * tr.hbm_fraction);
   c.operand_bytes = bytes_per_element(p);
   c.output_bytes = p == Precision::Fp8 ? 2.0 : c.operand_bytes;  // fp8 GEMMs write 16-bit outputs (Transformer Engine)

@@ -10,9 +10,15 @@
 //
 // Pure, allocation-free and cheap: the layout search calls layer_compute millions of times. Resolve
 // GpuComputeTraits once per GPU and use the overloads that take it to skip the name lookup.
+//
+// With a calibration profile (models/calibration.hpp: gpu_compute_traits(gpu, fit)) a GEMM dtype that was
+// measured takes its ceiling from the profile's fit at the GEMM's shape instead of the published one; the
+// quantization and roofline stay, and hbm_fraction becomes the measured copy bandwidth / datasheet.
 #include "spec.hpp"
 
 namespace trainsim {
+
+class GemmEfficiencyFit;  // models/calibration.hpp
 
 struct GemmShape {
   double m = 0, n = 0, k = 0;  // C[m x n] = A[m x k] * B[k x n]
@@ -28,6 +34,9 @@ struct GpuComputeTraits {
   double hbm_fraction = 0;   // achievable fraction of GpuSpec::memory_bandwidth (device-to-device copy)
   bool hopper_attention_table = false;  // per-length fused-attention table measured on H100 applies
   double attention_scale = 1;  // other GPUs: FlashAttention-2's A100 fractions x (ceiling / A100 ceiling)
+  // Measured GEMM ceilings per training precision (index: Precision; Fp32 = the tf32 fit), nullptr = the
+  // published gemm_ceiling. Set by gpu_compute_traits(gpu, const CalibrationFit*); owned by that fit.
+  const GemmEfficiencyFit* gemm_fit[4] = {nullptr, nullptr, nullptr, nullptr};
 };
 GpuComputeTraits gpu_compute_traits(const GpuSpec& gpu);
 

@@ -31,6 +31,8 @@ struct SearchOptions {
   double max_time_s = 0;       // seconds to train; 0 = no limit
   // Called from the calling thread about ten times a second with the fraction done.
   std::function<void(double)> progress;
+  // Calibration profile every step model uses (calibration.hpp); nullptr = published defaults.
+  const CalibrationProfile* calibration = nullptr;
 };
 
 struct Plan {

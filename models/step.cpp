@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "calibration.hpp"
 #include "compute.hpp"
 #include "flops.hpp"
 #include "memory.hpp"
@@ -31,8 +32,11 @@ double optimizer_step_bytes(const TrainingSpec& t) {
 double host_link_bandwidth(const GpuSpec& g) { return g.flops_fp8 > 0 && g.memory_bandwidth > 3e12 ? 53e9 : 26e9; }
 }  // namespace
 
-StepModel::StepModel(const ModelSpec& m, const TrainingSpec& t, const HardwareSpec& h)
-    : model_(m), training_(t), hardware_(h), comm_(make_comm_model(h)), traits_(gpu_compute_traits(h.gpu)), params_(count_parameters(m)) {
+StepModel::StepModel(const ModelSpec& m, const TrainingSpec& t, const HardwareSpec& h, const CalibrationProfile* calibration)
+    : model_(m), training_(t), hardware_(h),
+      calibration_(calibration ? std::make_shared<const CalibrationFit>(*calibration, h) : nullptr),
+      comm_(make_comm_model(h, calibration_.get())), traits_(gpu_compute_traits(h.gpu, calibration_.get())),
+      params_(count_parameters(m)) {
   if (t.uses_adapters()) adapter_params_ = lora_parameters(m, t.lora);
 }
 

@@ -2,12 +2,17 @@
 // Time of one training iteration for one layout: per-stage compute from the compute model, exposed
 // communication from the collective model, the pipeline schedule's bubble, data-parallel gradient
 // synchronisation and the optimizer step; then throughput, MFU/HFU, time to train, GPU-hours, cost.
+#include <memory>
+
 #include "collectives.hpp"
 #include "compute.hpp"
 #include "spec.hpp"
 #include "transformer.hpp"
 
 namespace trainsim {
+
+struct CalibrationProfile;  // models/calibration.hpp
+class CalibrationFit;
 
 struct StepBreakdown {  // seconds per iteration on the critical path; only exposed communication counts
   double compute_s = 0;      // forward + backward of every micro-batch on the slowest stage
@@ -40,9 +45,12 @@ struct TrainingCost {
 };
 
 // Precomputes what does not depend on the layout; estimate() is cheap enough for the layout search.
+// With a calibration profile the GEMM ceilings, HBM bandwidth and measured collectives come from it
+// (fitted once here for this hardware; rules and fallbacks in calibration.hpp); without one (nullptr)
+// every number is the published default. The profile is only read during construction.
 class StepModel {
  public:
-  StepModel(const ModelSpec& m, const TrainingSpec& t, const HardwareSpec& h);
+  StepModel(const ModelSpec& m, const TrainingSpec& t, const HardwareSpec& h, const CalibrationProfile* calibration = nullptr);
   StepEstimate estimate(const ParallelLayout& p) const;
   // The per-layer work of a layout does not depend on the ZeRO stage or offloading: the search computes
   // it once per layout and recompute mode and prices the variants with this overload.
@@ -58,6 +66,7 @@ class StepModel {
   const ModelSpec& model_;
   const TrainingSpec& training_;
   const HardwareSpec& hardware_;
+  std::shared_ptr<const CalibrationFit> calibration_;  // owns what comm_ and traits_ point into; null: none
   CommModel comm_;
   GpuComputeTraits traits_;
   ModelParams params_;

@@ -1,0 +1,50 @@
+#include "log_comparison.hpp"
+
+#include "models/memory.hpp"
+#include "models/step.hpp"
+
+namespace trainsim {
+
+namespace {
+// Megatron-LM's "throughput per GPU (TFLOP/s/GPU)" counts the FLOPs of its own formula, which includes
+// recomputation (megatron/training/training.py num_floating_point_operations): HFU in our terms.
+double predicted_megatron_tflops(const StepEstimate& e, int gpus) { return e.hardware_flops / (e.time_s * gpus) / 1e12; }
+}  // namespace
+
+LogComparison compare_log(const Scenario& s, const TrainingLog& log, int skip) {
+  LogComparison c;
+  c.log = log;
+  c.summary = summarize(log, skip);
+  StepModel sm(s.model, s.training, s.hardware);
+  const StepEstimate e = sm.estimate(s.parallel);
+  const int gpus = s.hardware.num_gpus;
+  const double tokens_per_s_per_gpu = e.tokens_per_s / gpus;
+
+  if (c.summary.median_time_s > 0) {
+    c.rows.push_back({"iteration time (s), median", c.summary.median_time_s, e.time_s});
+    c.rows.push_back({"tokens/s per GPU (from iteration time)", double(s.training.global_batch_size) * s.training.seq_len *
+                                                                     (s.training.mode == TrainingMode::Dpo ? 2 : 1) / c.summary.median_time_s / gpus,
+                      tokens_per_s_per_gpu});
+  }
+  if (c.summary.median_tokens_per_s_per_gpu > 0)
+    c.rows.push_back({"tokens/s per GPU (as logged)", c.summary.median_tokens_per_s_per_gpu, tokens_per_s_per_gpu});
+  if (c.summary.median_tflops_per_gpu > 0) {
+    if (log.format == "megatron")
+      c.rows.push_back({"TFLOP/s per GPU (Megatron's count, with recompute)", c.summary.median_tflops_per_gpu, predicted_megatron_tflops(e, gpus)});
+    else
+      c.rows.push_back({"TFLOP/s per GPU (model FLOPs)", c.summary.median_tflops_per_gpu, e.model_flops / (e.time_s * gpus) / 1e12});
+  }
+  if (log.max_allocated_bytes > 0) {
+    // The allocator's "max allocated" holds tensors only: no CUDA context, NCCL buffers or fragmentation.
+    MemoryModel mm(s.model, s.training, s.hardware);
+    const StageMemory w = mm.worst_stage(s.parallel);
+    c.rows.push_back({"peak allocated GiB (tensors, most loaded GPU)", log.max_allocated_bytes / 1073741824.0,
+                      (w.weights + w.gradients + w.optimizer + w.activations) / 1073741824.0});
+  } else {
+    c.notes.push_back("the log reports no memory figures");
+  }
+  if (c.summary.median_time_s <= 0 && c.summary.median_tokens_per_s_per_gpu <= 0) c.notes.push_back("the log has no iteration timings");
+  return c;
+}
+
+}  // namespace trainsim

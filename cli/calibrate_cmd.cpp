@@ -1,0 +1,265 @@
+// `trainsim calibrate import nccl-tests LOG... -o PROFILE.json [--gpu NAME]`,
+// `trainsim calibrate import gemm CSV -o PROFILE.json`, `trainsim calibrate show PROFILE`:
+// turn measurements users already have into a calibration profile, and show what a profile holds.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "calibrate/import_gemm_csv.hpp"
+#include "calibrate/import_nccl_tests.hpp"
+#include "calibrate/profile_io.hpp"
+#include "command.hpp"
+#include "models/errors.hpp"
+#include "models/json_reader.hpp"
+#include "models/presets.hpp"
+#include "models/scenario.hpp"
+
+namespace trainsim::cli {
+namespace {
+
+struct CalibrateOptions {
+  std::vector<std::string> logs;
+  std::string csv;
+  std::string output;
+  std::string gpu;
+  std::string intra_fabric, inter_fabric;
+  bool merge = false;
+  std::string profile;
+  std::string format = "table";
+};
+
+std::string now_utc() {
+  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string user_name() {
+  for (const char* var : {"USER", "LOGNAME"})
+    if (const char* v = std::getenv(var); v && *v) return v;
+  return "unknown";
+}
+
+std::string number_text(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+// A preset name, checked (the error lists the closest names).
+void check_gpu_preset(const std::string& name) {
+  if (!name.empty()) expand_preset(PresetKind::Gpu, nlohmann::json(name), "--gpu");
+}
+
+void check_fabric_preset(const std::string& name, const char* flag) {
+  if (!name.empty()) expand_preset(PresetKind::Fabric, nlohmann::json(name), flag);
+}
+
+// The profile at -o when --merge asks to add to it, else a fresh one.
+CalibrationProfile start_profile(const CalibrateOptions& o) {
+  if (o.merge && std::filesystem::exists(o.output)) return read_calibration_profile(o.output, "-o");
+  return {};
+}
+
+void stamp(CalibrationProfile& p, const CalibrateOptions& o, const std::string& command, const std::string& notes) {
+  if (!o.gpu.empty()) {
+    p.gpu.preset = o.gpu;
+    if (p.gpu.name.empty()) p.gpu.name = o.gpu;
+  }
+  if (p.gpu.name.empty()) p.gpu.name = "unknown";
+  p.provenance.source = "measured";
+  p.provenance.who = user_name();
+  p.provenance.when = now_utc();
+  p.provenance.command = p.provenance.command.empty() || !o.merge ? command : p.provenance.command + "; " + command;
+  p.provenance.notes = p.provenance.notes.empty() || !o.merge ? notes : p.provenance.notes + " " + notes;
+}
+
+std::string quoted_join(const std::vector<std::string>& items) {
+  std::string s;
+  for (const auto& i : items) s += " " + (i.find(' ') == std::string::npos ? i : "'" + i + "'");
+  return s;
+}
+
+// What the fits make of the profile's curves, one line each.
+void print_curve_fits(std::ostream& os, const CalibrationProfile& p) {
+  for (const auto& c : p.collectives) {
+    const AlphaBeta f = fit_alpha_beta(c.points, bus_bandwidth_factor(c.op, c.group_size));
+    os << "  " << to_string(c.op) << " " << to_string(c.scope) << "-node, " << c.group_size << " ranks";
+    if (c.scope == CommScope::Inter) os << " (" << c.ranks_per_node << " per node)";
+    if (!c.fabric.empty()) os << " on " << c.fabric;
+    os << ": " << c.points.size() << " point" << (c.points.size() > 1 ? "s" : "") << ", busbw " << number_text(f.beta / 1e9, 1) << " GB/s";
+    if (f.sizes >= 2) os << ", latency " << number_text(f.alpha_s * 1e6, 1) << " us, fit within " << number_text(f.max_rel_error * 100, 1) << "%";
+    else os << ", one message size (latency from the default model when used)";
+    os << "\n";
+  }
+}
+
+int run_import_nccl(const CalibrateOptions& o) {
+  check_gpu_preset(o.gpu);
+  check_fabric_preset(o.intra_fabric, "--intra-node");
+  check_fabric_preset(o.inter_fabric, "--inter-node");
+  std::vector<NcclTestsLog> logs;
+  std::vector<std::string> notes;
+  long long malformed = 0;
+  for (const auto& file : o.logs) {
+    std::ifstream in(file);
+    if (!in) throw InputError("LOG", "\"" + file + "\"", "a readable nccl-tests output file", "no such file");
+    NcclTestsLog log = parse_nccl_tests_log(in, file);
+    std::cout << "Read " << file << ": " << (log.test.empty() ? "unknown test" : log.test);
+    if (!log.test_from.empty()) std::cout << " (from the " << log.test_from << ")";
+    std::cout << ", " << log.ranks << " ranks on " << log.nodes << " node" << (log.nodes == 1 ? "" : "s");
+    if (!log.gpu_names.empty()) std::cout << " (" << join(log.gpu_names, ", ") << ")";
+    if (!log.nccl_version.empty()) std::cout << ", NCCL " << log.nccl_version;
+    std::cout << ": " << log.rows << " rows used, " << log.malformed.size() << " malformed, " << log.ignored_lines << " other lines ignored";
+    if (log.avg_busbw > 0) std::cout << "; avg busbw " << number_text(log.avg_busbw / 1e9, 2) << " GB/s";
+    std::cout << "\n";
+    if (!log.malformed.empty()) {
+      std::cerr << "warning: " << file << ": " << describe_malformed(log.malformed) << "\n";
+      notes.push_back(file + ": " + describe_malformed(log.malformed) + ", not used.");
+      malformed += static_cast<long long>(log.malformed.size());
+    }
+    if (log.gpu_names.size() > 1) std::cerr << "warning: " << file << ": several GPU models in one run: " << join(log.gpu_names, ", ") << "\n";
+    logs.push_back(std::move(log));
+  }
+  CalibrationProfile p = start_profile(o);
+  add_nccl_tests(p, logs, {o.intra_fabric, o.inter_fabric});
+  std::string command = "trainsim calibrate import nccl-tests" + quoted_join(o.logs) + " -o " + o.output;
+  if (!o.gpu.empty()) command += " --gpu " + o.gpu;
+  if (!o.intra_fabric.empty()) command += " --intra-node " + o.intra_fabric;
+  if (!o.inter_fabric.empty()) command += " --inter-node " + o.inter_fabric;
+  if (o.merge) command += " --merge";
+  std::string note = "Imported from nccl-tests output (out-of-place time and busbw).";
+  if (!notes.empty()) note += " " + join(notes, " ");
+  stamp(p, o, command, note);
+  parse_calibration_profile(to_json(p));  // what is written must read back
+  write_calibration_profile(o.output, p);
+  std::cout << "Wrote " << o.output << " (" << malformed << " malformed line" << (malformed == 1 ? "" : "s") << " in total, reported above)\n";
+  print_curve_fits(std::cout, p);
+  return kExitOk;
+}
+
+int run_import_gemm(const CalibrateOptions& o) {
+  check_gpu_preset(o.gpu);
+  std::ifstream in(o.csv);
+  if (!in) throw InputError("CSV", "\"" + o.csv + "\"", "a readable CSV file dtype,m,n,k,tflops (or time_s)", "no such file");
+  const GemmCsv csv = parse_gemm_csv(in, o.csv);
+  std::cout << "Read " << o.csv << ": " << csv.rows << " rows used (" << csv.value_column
+            << (csv.header ? "" : ", no header: columns taken as dtype,m,n,k,tflops") << "), " << csv.malformed.size() << " malformed\n";
+  std::string note = "Imported from a GEMM table (" + csv.value_column + ").";
+  if (!csv.malformed.empty()) {
+    std::cerr << "warning: " << o.csv << ": " << describe_malformed(csv.malformed) << "\n";
+    note += " " + o.csv + ": " + describe_malformed(csv.malformed) + ", not used.";
+  }
+  CalibrationProfile p = start_profile(o);
+  add_gemm_csv(p, csv);
+  std::string command = "trainsim calibrate import gemm " + o.csv + " -o " + o.output;
+  if (!o.gpu.empty()) command += " --gpu " + o.gpu;
+  if (o.merge) command += " --merge";
+  stamp(p, o, command, note);
+  parse_calibration_profile(to_json(p));
+  write_calibration_profile(o.output, p);
+  std::cout << "Wrote " << o.output << " (" << p.gemm.size() << " GEMM points, " << csv.malformed.size() << " malformed line"
+            << (csv.malformed.size() == 1 ? "" : "s") << " reported above)\n";
+  return kExitOk;
+}
+
+// The preset's GPU with its default fabrics (8 per node, NDR between nodes), to say what the profile covers.
+HardwareSpec preset_hardware(const std::string& gpu) {
+  return parse_scenario({{"model", "llama3-8b"}, {"training", {{"seq_len", 4096}, {"global_batch_size", 16}}},
+                         {"hardware", {{"gpu", gpu}, {"num_gpus", 16}}}},
+                        false)
+      .hardware;
+}
+
+int run_show(const CalibrateOptions& o) {
+  check_gpu_preset(o.gpu);
+  const CalibrationProfile p = read_calibration_profile(o.profile, "PROFILE");
+  const std::string preset = !o.gpu.empty() ? o.gpu : p.gpu.preset;
+  std::optional<HardwareSpec> hw;
+  if (!preset.empty()) hw = preset_hardware(preset);
+  if (o.format == "json") {
+    nlohmann::json j = {{"profile", o.profile}, {"content", to_json(p)}};
+    nlohmann::json fits = nlohmann::json::array();
+    for (const auto& c : p.collectives) {
+      const AlphaBeta f = fit_alpha_beta(c.points, bus_bandwidth_factor(c.op, c.group_size));
+      fits.push_back({{"op", to_string(c.op)}, {"scope", to_string(c.scope)}, {"group_size", c.group_size}, {"ranks_per_node", c.ranks_per_node},
+                      {"busbw", f.beta}, {"alpha_s", f.sizes >= 2 ? nlohmann::json(f.alpha_s) : nlohmann::json(nullptr)},
+                      {"points", f.points}, {"sizes", f.sizes}, {"max_rel_error", f.max_rel_error}});
+    }
+    j["collective_fits"] = fits;
+    if (hw) j["coverage"] = calibration_summary_json(o.profile, p, CalibrationFit(p, *hw).coverage());
+    std::cout << j.dump(2) << "\n";
+    return kExitOk;
+  }
+  std::cout << "Profile     " << o.profile << " (format version " << p.version << ")\n";
+  std::cout << "GPU         " << p.gpu.name;
+  if (!p.gpu.preset.empty()) std::cout << " (preset " << p.gpu.preset << ")";
+  if (p.gpu.sms > 0) std::cout << ", " << p.gpu.sms << " SMs";
+  if (!p.gpu.driver_version.empty()) std::cout << ", driver " << p.gpu.driver_version;
+  if (!p.gpu.cuda_version.empty()) std::cout << ", CUDA " << p.gpu.cuda_version;
+  std::cout << "\nProvenance  " << p.provenance.source << "; who: " << (p.provenance.who.empty() ? "(not recorded)" : p.provenance.who)
+            << "; when: " << (p.provenance.when.empty() ? "(not recorded)" : p.provenance.when) << "\n";
+  std::cout << "Command     " << (p.provenance.command.empty() ? "(not recorded)" : p.provenance.command) << "\n";
+  if (!p.provenance.notes.empty()) std::cout << "Notes       " << p.provenance.notes << "\n";
+  std::optional<GpuSpec> gpu;
+  if (!preset.empty()) gpu = parse_gpu(nlohmann::json(preset), "--gpu");
+  std::cout << "\nGEMM points (" << p.gemm.size() << ")" << (gpu ? ", efficiency of " + gpu->name + "'s dense peak" : "") << "\n";
+  for (const auto& g : p.gemm) {
+    std::cout << "  " << to_string(g.dtype) << " " << number_text(g.m, 0) << " x " << number_text(g.n, 0) << " x " << number_text(g.k, 0) << ": "
+              << number_text(g.tflops, 1) << " TFLOP/s";
+    if (gpu) {
+      Precision prec = Precision::Bf16;
+      for (Precision q : {Precision::Fp32, Precision::Fp16, Precision::Bf16, Precision::Fp8})
+        if (gemm_dtype(q) == g.dtype) prec = q;
+      std::cout << " = " << number_text(100 * g.tflops * 1e12 / gemm_peak_flops(*gpu, prec), 1) << "%";
+    }
+    std::cout << "\n";
+  }
+  std::cout << "\nHBM         " << (p.hbm_bandwidth > 0 ? number_text(p.hbm_bandwidth / 1e12, 2) + " TB/s" : "not measured");
+  if (!p.hbm_source.empty()) std::cout << " (" << p.hbm_source << ")";
+  std::cout << "\n\nCollectives (" << p.collectives.size() << " curves; alpha-beta fits, time = alpha + bytes x factor / busbw)\n";
+  print_curve_fits(std::cout, p);
+  if (hw) print_calibration_summary(std::cout, o.profile + " on " + preset + " with its default fabrics", p, CalibrationFit(p, *hw).coverage());
+  return kExitOk;
+}
+
+const RegisterCommand registered{
+    {"calibrate", "Calibration profiles: import nccl-tests output and GEMM tables you already have, show a profile",
+     [](CLI::App& app) -> std::function<int()> {
+       auto opt = std::make_shared<CalibrateOptions>();
+       app.require_subcommand(1);
+       CLI::App* imp = app.add_subcommand("import", "Build a calibration profile from measurements");
+       imp->require_subcommand(1);
+       CLI::App* nccl = imp->add_subcommand("nccl-tests", "Read nccl-tests text output (all_reduce_perf, all_gather_perf, reduce_scatter_perf, alltoall_perf, sendrecv_perf)");
+       nccl->add_option("logs", opt->logs, "nccl-tests output files (one test each)")->required();
+       nccl->add_option("-o,--output", opt->output, "calibration profile to write (JSON)")->required();
+       nccl->add_option("--gpu", opt->gpu, "trainsim GPU preset the measurements were taken on (e.g. h100-sxm-80gb)");
+       nccl->add_option("--intra-node", opt->intra_fabric, "fabric preset of the one-node runs (e.g. nvlink4-nvswitch); curves then apply only to it");
+       nccl->add_option("--inter-node", opt->inter_fabric, "fabric preset of the multi-node runs (e.g. ib-ndr-400); curves then apply only to it");
+       nccl->add_flag("--merge", opt->merge, "add to the profile at -o instead of replacing it");
+       CLI::App* gemm = imp->add_subcommand("gemm", "Read a CSV table dtype,m,n,k,tflops (or dtype,m,n,k,time_s) of measured GEMMs");
+       gemm->add_option("csv", opt->csv, "CSV file")->required();
+       gemm->add_option("-o,--output", opt->output, "calibration profile to write (JSON)")->required();
+       gemm->add_option("--gpu", opt->gpu, "trainsim GPU preset the measurements were taken on (e.g. h100-sxm-80gb)");
+       gemm->add_flag("--merge", opt->merge, "add to the profile at -o instead of replacing it");
+       CLI::App* show = app.add_subcommand("show", "Print a calibration profile, its fits and what it covers");
+       show->add_option("profile", opt->profile, "calibration profile (JSON)")->required();
+       show->add_option("--gpu", opt->gpu, "GPU preset to judge coverage against (default: the profile's)");
+       show->add_option("--format", opt->format, "output: table or json")->check(CLI::IsMember({"table", "json"}));
+       return [opt, nccl, gemm, show]() -> int {
+         if (*nccl) return run_import_nccl(*opt);
+         if (*gemm) return run_import_gemm(*opt);
+         if (*show) return run_show(*opt);
+         return kExitBadInput;
+       };
+     }}};
+
+}  // namespace
+}  // namespace trainsim::cli

@@ -1,0 +1,51 @@
+// --to kubeflow: a Kubeflow PyTorchJob (kubeflow.org/v1): one Master and nodes-1 Workers, one pod per
+// node running torchrun + Megatron-LM on its GPUs (pytorchjob.yaml).
+#include "export_registry.hpp"
+
+namespace trainsim {
+namespace {
+
+using namespace export_detail;
+
+class KubeflowExporter final : public Exporter {
+ public:
+  std::string name() const override { return "kubeflow"; }
+  std::string description() const override { return "Kubeflow PyTorchJob: Master + Workers, nprocPerNode, GPUs per pod (pytorchjob.yaml)"; }
+
+  std::vector<ExportFile> render(const ExportPlan& p) const override {
+    const int nodes = p.hardware.num_nodes;
+    // The training operator sets MASTER_ADDR/MASTER_PORT and the pod's node rank (PET_NODE_RANK; RANK in older operators).
+    const std::string rendezvous = "--node-rank \"${PET_NODE_RANK:-$RANK}\" --master-addr \"$MASTER_ADDR\" --master-port \"$MASTER_PORT\"";
+    std::string out = comment_header(p, name());
+    out += "#\n# One pod per node with all its GPUs: Master (node rank 0) + " + std::to_string(nodes - 1) + " Workers = " + std::to_string(nodes) +
+           (nodes == 1 ? " node" : " nodes") + ". No elasticPolicy: the layout is fixed.\n";
+    out += "# schedulingPolicy gang-schedules the pods when the training operator runs with Volcano or scheduler-plugins.\n";
+    out += "# The image must hold Megatron-LM at /workspace/Megatron-LM (--image). Add your RDMA device resources and volumes.\n";
+    for (const auto& w : megatron_warnings(p)) out += "# WARNING: " + w + "\n";
+    out += "apiVersion: kubeflow.org/v1\n";
+    out += "kind: PyTorchJob\n";
+    out += "metadata:\n";
+    out += "  name: " + p.job_name + "\n";
+    out += "spec:\n";
+    out += "  nprocPerNode: \"" + std::to_string(p.gpus_per_node_used()) + "\"\n";
+    out += "  runPolicy:\n";
+    out += "    schedulingPolicy:\n";
+    out += "      minAvailable: " + std::to_string(nodes) + "\n";
+    out += "      queue: " + p.queue + "\n";
+    out += "  pytorchReplicaSpecs:\n";
+    auto replica = [&](const std::string& role, int replicas) {
+      out += "    " + role + ":\n";
+      out += "      replicas: " + std::to_string(replicas) + "\n";
+      out += "      restartPolicy: OnFailure\n";
+      out += pod_template_yaml(p, "pytorch", rendezvous, "", 6);
+    };
+    replica("Master", 1);
+    if (nodes > 1) replica("Worker", nodes - 1);
+    return {{"pytorchjob.yaml", out}};
+  }
+};
+
+const RegisterExporter registered{std::make_unique<KubeflowExporter>()};
+
+}  // namespace
+}  // namespace trainsim
