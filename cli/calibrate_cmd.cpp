@@ -13,6 +13,7 @@
 #include "calibrate/import_nccl_tests.hpp"
 #include "calibrate/profile_io.hpp"
 #include "command.hpp"
+#include "subcommand_hooks.hpp"
 #include "models/errors.hpp"
 #include "models/json_reader.hpp"
 #include "models/presets.hpp"
@@ -253,10 +254,13 @@ const RegisterCommand registered{
        show->add_option("profile", opt->profile, "calibration profile (JSON)")->required();
        show->add_option("--gpu", opt->gpu, "GPU preset to judge coverage against (default: the profile's)");
        show->add_option("--format", opt->format, "output: table or json")->check(CLI::IsMember({"table", "json"}));
-       return [opt, nccl, gemm, show]() -> int {
+       const auto extra = add_subcommand_extensions(app, "calibrate");  // `calibrate run` in the CUDA build
+       return [opt, nccl, gemm, show, extra]() -> int {
          if (*nccl) return run_import_nccl(*opt);
          if (*gemm) return run_import_gemm(*opt);
          if (*show) return run_show(*opt);
+         for (const auto& e : extra)
+           if (*e.first) return e.second();
          return kExitBadInput;
        };
      }}};

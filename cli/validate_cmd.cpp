@@ -8,6 +8,7 @@
 #include "command.hpp"
 #include "models/errors.hpp"
 #include "plan_input.hpp"
+#include "subcommand_hooks.hpp"
 #include "reports/table.hpp"
 
 namespace trainsim::cli {
@@ -70,6 +71,8 @@ const RegisterCommand registered{
        log->add_option("--skip", opt->skip, "warm-up iterations to leave out (default: the first 10%, at least one)")->check(CLI::Range(0, 1000000));
        log->add_option("--format", opt->format, "table or json")->check(CLI::IsMember({"table", "json"}));
        log->callback([opt, chosen] { *chosen = [opt] { return run_validate_log(*opt); }; });
+       for (const auto& e : add_subcommand_extensions(app, "validate"))  // `validate run` in the CUDA build
+         e.first->callback([chosen, action = e.second] { *chosen = action; });
        return [chosen] { return *chosen ? (*chosen)() : kExitBadInput; };
      }}};
 

@@ -2,7 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "calibration.hpp"
 
@@ -93,6 +97,7 @@ struct GemmCost {
   double seconds_per_byte = 0;   // 1 / (HBM bandwidth x achievable fraction)
   double operand_bytes = 2, output_bytes = 2;
   double sms = 0, inv_sms = 0, tm = 0, tn = 0, inv_tm = 0, inv_tn = 0;  // sms = 0: no quantization
+  Precision precision = Precision::Bf16;  // the dtype the GEMM runs in (layer_ops reports it)
 };
 
 // Output area the GPU actually computes: waves x SMs x tile area, for one tile orientation. A dimension
@@ -198,6 +203,7 @@ namespace {
 GemmCost gemm_cost(const GpuSpec& gpu, const GpuComputeTraits& tr, Precision p) {
   GemmCost c;
   c.fit = tr.gemm_fit[static_cast<int>(p)];
+  c.precision = p;
   c.seconds_per_flop = 1 / (gemm_peak_flops(gpu, p) * (c.fit ? 1.0 : tr.gemm_ceiling));
   c.seconds_per_byte = 1 / (gpu.memory_bandwidth * tr.hbm_fraction);
   c.operand_bytes = bytes_per_element(p);
@@ -288,7 +294,35 @@ LoraTargets lora_targets(const TrainingSpec& t) {
   return l;
 }
 
-// Builds the forward and backward work of a layer (or the edges) op by op.
+// The name of an op in up to three parts ("mlp", "gate_up", "a") plus a role ("fprop", "dgrad", "wgrad"),
+// joined by '.'; turned into a string only when layer_ops records the walk.
+struct OpName {
+  const char* group = "";
+  const char* module = "";
+  const char* sub = "";
+};
+std::string compose(const OpName& n, const char* role) {
+  std::string s;
+  for (const char* part : {n.group, n.module, n.sub, role}) {
+    if (!part || !*part) continue;
+    if (!s.empty()) s += '.';
+    s += part;
+  }
+  return s;
+}
+
+// An op the recording walk saw, with what the assembly needs to know about it.
+struct RecordedOp {
+  LayerOp op;
+  bool adapter = false;  // LoRA adapter forward work (not run by the DPO reference forward)
+  bool core = false;     // attention core forward (what selective recompute repeats)
+};
+struct NoRecord {};
+
+// Builds the forward and backward work of a layer (or the edges) op by op. One walk serves both callers:
+// Record = false is what layer_compute (and so the layout search) runs, allocation-free, every recording
+// statement discarded at compile time; Record = true also lists each op with the time it adds (layer_ops).
+template <bool Record>
 struct OpBuilder {
   GemmCost linear;      // weight GEMMs, in the training precision (fp8 under Transformer Engine)
   GemmCost high;        // attention core, router, adapters, LM head: 16-bit (fp32 if training in fp32)
@@ -298,31 +332,82 @@ struct OpBuilder {
   Acc fwd, bwd;         // the policy model's forward / backward
   Acc adapter_fwd;      // of which LoRA adapters (not run by the DPO reference forward)
   Acc core_fwd;         // of which the attention core (what selective recompute repeats)
+  using OpList = std::conditional_t<Record, std::vector<RecordedOp>, NoRecord>;
+  [[no_unique_address]] OpList fwd_ops, bwd_ops;  // Record: every op, forward and backward, in layer order
+  bool in_adapter = false, in_core = false;       // Record: what the ops being added belong to
 
-  static void gemm(Acc& acc, const GemmCost& c, const GemmShape& g) {
-    acc.gemm_s += cost_time(c, g);
+  OpBuilder(const GemmCost& linear_cost, const GemmCost& high_cost, double spb, double activation_bytes, double rank)
+      : linear(linear_cost), high(high_cost), seconds_per_byte(spb), ab(activation_bytes), lora_rank(rank) {}
+
+  static double gemm(Acc& acc, const GemmCost& c, const GemmShape& g) {
+    const double t = cost_time(c, g);
+    acc.gemm_s += t;
     acc.gemm_flops += gemm_flops(g);
+    return t;
   }
   double mem(double bytes) const { return bytes * seconds_per_byte; }
-  void memory(double fwd_bytes, double bwd_bytes) {
-    fwd.memory_s += mem(fwd_bytes);
-    bwd.memory_s += mem(bwd_bytes);
+
+  // Record = true: lists one op. `bytes` are its HBM bytes (GEMMs: the roofline's A + B + C).
+  void record([[maybe_unused]] bool backward, [[maybe_unused]] LayerOp::Kind kind, [[maybe_unused]] const OpName& name,
+              [[maybe_unused]] const char* role, [[maybe_unused]] const GemmShape& g, [[maybe_unused]] Precision precision,
+              [[maybe_unused]] double bytes, [[maybe_unused]] double flops, [[maybe_unused]] double seconds,
+              [[maybe_unused]] bool equivalent = false) {
+    if constexpr (Record) {
+      RecordedOp r;
+      r.op.name = compose(name, role);
+      r.op.kind = kind;
+      r.op.pass = backward ? "backward" : "forward";
+      r.op.gemm = g;
+      r.op.precision = precision;
+      r.op.bytes = bytes;
+      r.op.flops = flops;
+      r.op.predicted_s = seconds;
+      r.op.gemm_equivalent = equivalent;
+      r.adapter = in_adapter && !backward;
+      r.core = in_core && !backward;
+      (backward ? bwd_ops : fwd_ops).push_back(std::move(r));
+    }
+  }
+  void record_gemm(bool backward, LayerOp::Kind kind, const OpName& name, const char* role, const GemmCost& c, const GemmShape& g,
+                   double seconds) {
+    if constexpr (Record) {
+      const double bytes = g.count * (c.operand_bytes * (g.m * g.k + g.k * g.n) + c.output_bytes * g.m * g.n);
+      record(backward, kind, name, role, g, c.precision, bytes, gemm_flops(g), seconds);
+    }
+  }
+  void record_memory(bool backward, LayerOp::Kind kind, const OpName& name, const char* role, double bytes, double seconds) {
+    if constexpr (Record) {
+      if (bytes > 0) record(backward, kind, name, role, {0, 0, 0, 0}, high.precision, bytes, 0, seconds);
+    }
+  }
+
+  void memory(const OpName& name, double fwd_bytes, double bwd_bytes) {
+    const double tf = mem(fwd_bytes), tb = mem(bwd_bytes);
+    fwd.memory_s += tf;
+    bwd.memory_s += tb;
+    record_memory(false, LayerOp::MemoryBound, name, "", fwd_bytes, tf);
+    record_memory(true, LayerOp::MemoryBound, name, "", bwd_bytes, tb);
   }
 
   // A linear layer Y[T x out] = X[T x in] · W[in x out], `count` of them (local experts).
   // Backward: dgrad dX = dY · W^T (always: the gradient must reach earlier layers and adapters) and wgrad
   // dW = X^T · dY (only for trained weights). fp8 (Transformer Engine) casts the 16-bit input before the
   // forward GEMM and the output gradient before the backward GEMMs: read 2 + write 1 bytes per element.
-  void dense(double tokens, double in, double out, double count, bool trained, const GemmCost& c, Acc* also_fwd = nullptr,
-             Acc* also_bwd = nullptr) {
+  void dense(const OpName& name, double tokens, double in, double out, double count, bool trained, const GemmCost& c,
+             Acc* also_fwd = nullptr, Acc* also_bwd = nullptr) {
     if (tokens <= 0 || in <= 0 || out <= 0 || count <= 0) return;
     Acc f, b;
-    gemm(f, c, {tokens, out, in, count});
-    gemm(b, c, {tokens, in, out, count});
-    if (trained) gemm(b, c, {out, in, tokens, count});
+    const GemmShape fprop{tokens, out, in, count}, dgrad{tokens, in, out, count}, wgrad{out, in, tokens, count};
+    record_gemm(false, LayerOp::Gemm, name, "fprop", c, fprop, gemm(f, c, fprop));
+    record_gemm(true, LayerOp::Gemm, name, "dgrad", c, dgrad, gemm(b, c, dgrad));
+    if (trained) record_gemm(true, LayerOp::Gemm, name, "wgrad", c, wgrad, gemm(b, c, wgrad));
     if (c.operand_bytes < 2) {  // fp8
-      f.memory_s += mem(3 * tokens * in * count);
-      b.memory_s += mem(3 * tokens * out * count);
+      const double fb = 3 * tokens * in * count, bb = 3 * tokens * out * count;
+      const double tf = mem(fb), tb = mem(bb);
+      f.memory_s += tf;
+      b.memory_s += tb;
+      record_memory(false, LayerOp::MemoryBound, name, "fp8_cast", fb, tf);
+      record_memory(true, LayerOp::MemoryBound, name, "fp8_cast", bb, tb);
     }
     fwd.add(f), bwd.add(b);
     if (also_fwd) also_fwd->add(f);
@@ -334,40 +419,44 @@ struct OpBuilder {
   // write, add: read two + write one per output element) and the input gradients are summed in backward.
   // Under tensor parallelism a column-parallel layer keeps A whole and splits B, a row-parallel one splits A
   // and keeps B whole: callers pass the full input (column) or full output (row) dimension.
-  void lora(double tokens, double in, double out, double count) {
+  void lora(const char* group, const char* module, double tokens, double in, double out, double count) {
     if (lora_rank <= 0) return;
-    dense(tokens, in, lora_rank, count, true, high, &adapter_fwd);
-    dense(tokens, lora_rank, out, count, true, high, &adapter_fwd);
+    if constexpr (Record) in_adapter = true;
+    dense({group, module, "a"}, tokens, in, lora_rank, count, true, high, &adapter_fwd);
+    dense({group, module, "b"}, tokens, lora_rank, out, count, true, high, &adapter_fwd);
     const double f = (2 + 3) * ab * tokens * out * count, b = 2 * ab * tokens * out * count + 3 * ab * tokens * in * count;
-    const double ft = mem(f);
+    const double ft = mem(f), bt = mem(b);
     fwd.memory_s += ft, adapter_fwd.memory_s += ft;
-    bwd.memory_s += mem(b);
+    bwd.memory_s += bt;
+    record_memory(false, LayerOp::MemoryBound, {group, module, "add"}, "", f, ft);
+    record_memory(true, LayerOp::MemoryBound, {group, module, "add"}, "", b, bt);
+    if constexpr (Record) in_adapter = false;
   }
 
   // Norm: read x, write y (forward); read x and dy, write dx (backward). Per element, 16-bit I/O.
-  void norm(double elements) { memory(2 * ab * elements, 3 * ab * elements); }
+  void norm(const OpName& name, double elements) { memory(name, 2 * ab * elements, 3 * ab * elements); }
   // Residual add: read two, write one; backward sums the two incoming gradients the same way.
-  void residual(double elements) { memory(3 * ab * elements, 3 * ab * elements); }
+  void residual(const OpName& name, double elements) { memory(name, 3 * ab * elements, 3 * ab * elements); }
   // Dropout: read x, write y and a 1-byte mask; backward reads dy and the mask, writes dx.
-  void dropout(double elements) { memory((2 * ab + 1) * elements, (2 * ab + 1) * elements); }
+  void dropout(const OpName& name, double elements) { memory(name, (2 * ab + 1) * elements, (2 * ab + 1) * elements); }
 
   // MLP on `tokens` tokens with per-GPU inner size f, `count` copies (local experts).
-  void mlp(const ModelSpec& m, const LoraTargets& l, double tokens, double f, double count, bool trained) {
+  void mlp(const char* group, const ModelSpec& m, const LoraTargets& l, double tokens, double f, double count, bool trained) {
     if (tokens <= 0 || f <= 0 || count <= 0) return;
     const double h = m.hidden_size;
     if (m.mlp == MlpKind::Gated) {
-      dense(tokens, h, 2 * f, count, trained, linear);  // gate and up projections as one GEMM
-      if (l.gate) lora(tokens, h, f, count);
-      if (l.up) lora(tokens, h, f, count);
+      dense({group, "gate_up"}, tokens, h, 2 * f, count, trained, linear);  // gate and up projections as one GEMM
+      if (l.gate) lora(group, "gate_lora", tokens, h, f, count);
+      if (l.up) lora(group, "up_lora", tokens, h, f, count);
       // SwiGLU/GeGLU: read gate and up, write the product; backward reads gate, up, dy and writes two grads.
-      memory(3 * ab * tokens * f * count, 5 * ab * tokens * f * count);
+      memory({group, "act"}, 3 * ab * tokens * f * count, 5 * ab * tokens * f * count);
     } else {
-      dense(tokens, h, f, count, trained, linear);
-      if (l.up) lora(tokens, h, f, count);
-      memory(2 * ab * tokens * f * count, 3 * ab * tokens * f * count);  // GeLU: read x, write y; backward x, dy -> dx
+      dense({group, "up"}, tokens, h, f, count, trained, linear);
+      if (l.up) lora(group, "up_lora", tokens, h, f, count);
+      memory({group, "act"}, 2 * ab * tokens * f * count, 3 * ab * tokens * f * count);  // GeLU: read x, write y; backward x, dy -> dx
     }
-    dense(tokens, f, h, count, trained, linear);
-    if (l.down) lora(tokens, f, h, count);
+    dense({group, "down"}, tokens, f, h, count, trained, linear);
+    if (l.down) lora(group, "down_lora", tokens, f, h, count);
   }
 
   // Dense linear weights (parameters) of an MLP of per-GPU inner size f.
@@ -377,10 +466,10 @@ struct OpBuilder {
 Precision high_precision(Precision p) { return p == Precision::Fp8 ? Precision::Bf16 : p; }
 double activation_bytes(Precision p) { return p == Precision::Fp32 ? 4.0 : 2.0; }
 
-}  // namespace
-
-LayerCompute layer_compute(const ModelSpec& m, const TrainingSpec& t, const ParallelLayout& p, const GpuSpec& gpu,
-                           const GpuComputeTraits& tr, bool moe_layer) {
+// The per-layer walk behind layer_compute (Record = false) and layer_ops (Record = true, ops listed in `ops`).
+template <bool Record>
+LayerCompute layer_walk(const ModelSpec& m, const TrainingSpec& t, const ParallelLayout& p, const GpuSpec& gpu, const GpuComputeTraits& tr,
+                        bool moe_layer, [[maybe_unused]] std::vector<LayerOp>* ops) {
   const bool dpo = t.mode == TrainingMode::Dpo;
   moe_layer = moe_layer && m.is_moe();  // a dense model has no MoE layer to time
   const double seq = t.seq_len, cp = p.cp, tp = p.tp;
@@ -397,24 +486,25 @@ LayerCompute layer_compute(const ModelSpec& m, const TrainingSpec& t, const Para
   const LoraTargets l = lora_targets(t);
 
   const Precision high_p = high_precision(t.precision);
-  OpBuilder ob{gemm_cost(gpu, tr, t.precision), gemm_cost(gpu, tr, high_p), 1 / (gpu.memory_bandwidth * tr.hbm_fraction),
-               activation_bytes(t.precision), t.uses_adapters() ? dd(t.lora.rank) : 0.0, {}, {}, {}, {}};
+  OpBuilder<Record> ob(gemm_cost(gpu, tr, t.precision), gemm_cost(gpu, tr, high_p), 1 / (gpu.memory_bandwidth * tr.hbm_fraction),
+                       activation_bytes(t.precision), t.uses_adapters() ? dd(t.lora.rank) : 0.0);
   const double ab = ob.ab;
 
   // --- attention block
-  ob.norm(tokens_outside * h);
-  ob.dense(tokens, h, (heads + 2 * kv_heads) * d, 1, trained, ob.linear);   // fused QKV (column parallel)
-  if (l.q) ob.lora(tokens, h, heads * d, 1);
-  if (l.k) ob.lora(tokens, h, kv_heads * d, 1);
-  if (l.v) ob.lora(tokens, h, kv_heads * d, 1);
+  ob.norm({"attention", "norm"}, tokens_outside * h);
+  ob.dense({"attention", "qkv"}, tokens, h, (heads + 2 * kv_heads) * d, 1, trained, ob.linear);   // fused QKV (column parallel)
+  if (l.q) ob.lora("attention", "q_lora", tokens, h, heads * d, 1);
+  if (l.k) ob.lora("attention", "k_lora", tokens, h, kv_heads * d, 1);
+  if (l.v) ob.lora("attention", "v_lora", tokens, h, kv_heads * d, 1);
   const double qk_elements = tokens * (heads + kv_heads) * d;
-  if (m.qk_norm) ob.norm(qk_elements);
-  if (m.position_embedding == PositionEmbedding::Rope) ob.memory(2 * ab * qk_elements, 2 * ab * qk_elements);  // rotate Q, K
+  if (m.qk_norm) ob.norm({"attention", "qk_norm"}, qk_elements);
+  if (m.position_embedding == PositionEmbedding::Rope) ob.memory({"attention", "rope"}, 2 * ab * qk_elements, 2 * ab * qk_elements);  // rotate Q, K
 
   // Attention core. Under context parallelism each rank's s query tokens attend to the whole sequence;
   // Megatron-Core splits the sequence into 2·cp chunks and gives rank i chunks i and 2·cp-1-i, so every
   // rank does 1/cp of the causal work (Megatron-Core "context parallelism" user guide).
   {
+    if constexpr (Record) ob.in_core = true;
     Acc f, bk;
     const double batch = b * heads;  // independent (sequence, head) problems on this rank
     if (t.flash_attention) {
@@ -424,40 +514,54 @@ LayerCompute layer_compute(const ModelSpec& m, const TrainingSpec& t, const Para
       f.attention_flops = fl;
       bk.attention_s = kFlashBackwardFlops * fl / (peak * flash_attention_efficiency(tr, s, true));
       bk.attention_flops = kFlashBackwardFlops * fl;
+      if constexpr (Record) {
+        // A fused kernel has no GEMM shape of its own: listed as the batched Q·K^T-shaped GEMM (s x causal
+        // fraction of the keys x head dim) with the kernel's FLOPs, the GEMM-equivalent a proxy run can time.
+        const double keys = seq * kCausalFraction, per_gemm = 2 * s * keys * d;
+        const GemmShape fe{s, keys, d, fl / per_gemm}, be{s, keys, d, bk.attention_flops / per_gemm};
+        ob.record(false, LayerOp::Attention, {"attention", "core"}, "", fe, high_p, 0, fl, f.attention_s, true);
+        ob.record(true, LayerOp::Attention, {"attention", "core"}, "", be, high_p, 0, bk.attention_flops, bk.attention_s, true);
+      }
     } else {
       // Unfused: batched GEMMs over the full s_q x s_k score matrix (masking does not save work) and a
       // softmax (+ dropout) over it, all through HBM.
       Acc g;
-      OpBuilder::gemm(g, ob.high, {s, seq, d, batch});   // S = Q·K^T
-      OpBuilder::gemm(g, ob.high, {s, d, seq, batch});   // O = P·V
+      const GemmShape qk{s, seq, d, batch}, pv{s, d, seq, batch};
+      ob.record_gemm(false, LayerOp::Attention, {"attention", "qk"}, "", ob.high, qk, OpBuilder<Record>::gemm(g, ob.high, qk));  // S = Q·K^T
+      ob.record_gemm(false, LayerOp::Attention, {"attention", "pv"}, "", ob.high, pv, OpBuilder<Record>::gemm(g, ob.high, pv));  // O = P·V
       f.attention_s = g.gemm_s, f.attention_flops = g.gemm_flops;
       Acc gb;
-      OpBuilder::gemm(gb, ob.high, {s, seq, d, batch});  // dP = dO·V^T
-      OpBuilder::gemm(gb, ob.high, {seq, d, s, batch});  // dV = P^T·dO
-      OpBuilder::gemm(gb, ob.high, {s, d, seq, batch});  // dQ = dS·K
-      OpBuilder::gemm(gb, ob.high, {seq, d, s, batch});  // dK = dS^T·Q
+      const GemmShape dp{s, seq, d, batch}, dv{seq, d, s, batch}, dq{s, d, seq, batch}, dk{seq, d, s, batch};
+      ob.record_gemm(true, LayerOp::Attention, {"attention", "dp"}, "", ob.high, dp, OpBuilder<Record>::gemm(gb, ob.high, dp));  // dP = dO·V^T
+      ob.record_gemm(true, LayerOp::Attention, {"attention", "dv"}, "", ob.high, dv, OpBuilder<Record>::gemm(gb, ob.high, dv));  // dV = P^T·dO
+      ob.record_gemm(true, LayerOp::Attention, {"attention", "dq"}, "", ob.high, dq, OpBuilder<Record>::gemm(gb, ob.high, dq));  // dQ = dS·K
+      ob.record_gemm(true, LayerOp::Attention, {"attention", "dk"}, "", ob.high, dk, OpBuilder<Record>::gemm(gb, ob.high, dk));  // dK = dS^T·Q
       bk.attention_s = gb.gemm_s, bk.attention_flops = gb.gemm_flops;
       const double scores = batch * s * seq;
       double fb = 2 * ab * scores, bb = 3 * ab * scores;   // softmax: read/write; backward: read P, dP, write dS
       if (m.attention_dropout > 0) fb += (2 * ab + 1) * scores, bb += (2 * ab + 1) * scores;
-      f.attention_s += ob.mem(fb);
-      bk.attention_s += ob.mem(bb);
+      const double tfb = ob.mem(fb), tbb = ob.mem(bb);
+      f.attention_s += tfb;
+      bk.attention_s += tbb;
+      ob.record_memory(false, LayerOp::Attention, {"attention", "softmax"}, "", fb, tfb);
+      ob.record_memory(true, LayerOp::Attention, {"attention", "softmax"}, "", bb, tbb);
     }
     ob.fwd.add(f), ob.bwd.add(bk), ob.core_fwd.add(f);
+    if constexpr (Record) ob.in_core = false;
   }
 
-  ob.dense(tokens, heads * d, h, 1, trained, ob.linear);   // output projection (row parallel)
-  if (l.o) ob.lora(tokens, heads * d, h, 1);
-  if (m.hidden_dropout > 0) ob.dropout(tokens_outside * h);
-  ob.residual(tokens_outside * h);
+  ob.dense({"attention", "out"}, tokens, heads * d, h, 1, trained, ob.linear);   // output projection (row parallel)
+  if (l.o) ob.lora("attention", "o_lora", tokens, heads * d, h, 1);
+  if (m.hidden_dropout > 0) ob.dropout({"attention", "dropout"}, tokens_outside * h);
+  ob.residual({"attention", "residual"}, tokens_outside * h);
 
   // --- MLP block
-  ob.norm(tokens_outside * h);
+  ob.norm({"mlp", "norm"}, tokens_outside * h);
   double linear_weights = h * heads * d * 2 + 2 * h * kv_heads * d;   // per GPU, for QLoRA dequantization
   if (!moe_layer) {
     const double f = m.intermediate_size / tp;
-    ob.mlp(m, l, tokens, f, 1, trained);
-    linear_weights += OpBuilder::mlp_weights(m, f);
+    ob.mlp("mlp", m, l, tokens, f, 1, trained);
+    linear_weights += OpBuilder<Record>::mlp_weights(m, f);
   } else {
     // Router on the tokens this rank holds; tokens routed to top-k experts, balanced over E experts.
     // Expert parallel: E/ep local experts, each receiving routed·ep/E tokens of this rank's share; expert
@@ -468,26 +572,26 @@ LayerCompute layer_compute(const ModelSpec& m, const TrainingSpec& t, const Para
     const double local_experts = E / p.ep;
     const double tokens_per_expert = routed * p.ep * p.etp / E;
     const double f_expert = dd(m.moe_intermediate_size) / p.etp;
-    ob.dense(routing_tokens, h, E, 1, trained, ob.high);
-    ob.memory((ab + 4) * routing_tokens * E, (4 + 4 + ab) * routing_tokens * E);   // softmax/top-k in fp32
+    ob.dense({"moe", "router"}, routing_tokens, h, E, 1, trained, ob.high);
+    ob.memory({"moe", "router_topk"}, (ab + 4) * routing_tokens * E, (4 + 4 + ab) * routing_tokens * E);   // softmax/top-k in fp32
     // Permute and unpermute: read the tokens, write the top-k copies, and back (Megatron-Core token dispatcher).
     const double permute = 2 * ab * h * (routing_tokens + routed);
-    ob.memory(permute, permute);
-    ob.mlp(m, l, tokens_per_expert, f_expert, local_experts, trained);
-    linear_weights += local_experts * OpBuilder::mlp_weights(m, f_expert);
+    ob.memory({"moe", "permute"}, permute, permute);
+    ob.mlp("moe.experts", m, l, tokens_per_expert, f_expert, local_experts, trained);
+    linear_weights += local_experts * OpBuilder<Record>::mlp_weights(m, f_expert);
     if (m.shared_expert_intermediate_size > 0) {
       const double fs = m.shared_expert_intermediate_size / tp;
-      ob.mlp(m, l, tokens, fs, 1, trained);
-      linear_weights += OpBuilder::mlp_weights(m, fs);
+      ob.mlp("moe.shared_expert", m, l, tokens, fs, 1, trained);
+      linear_weights += OpBuilder<Record>::mlp_weights(m, fs);
     }
   }
-  if (m.hidden_dropout > 0) ob.dropout(tokens_outside * h);
-  ob.residual(tokens_outside * h);
+  if (m.hidden_dropout > 0) ob.dropout({"mlp", "dropout"}, tokens_outside * h);
+  ob.residual({"mlp", "residual"}, tokens_outside * h);
 
   if (t.mode == TrainingMode::Qlora) {
     // Dequantize the layer's NF4 linear weights to 16 bits for the forward GEMMs and again for backward.
     const double bytes = linear_weights * (kNf4BytesPerParam + ab);
-    ob.memory(bytes, bytes);
+    ob.memory({"qlora", "dequantize"}, bytes, bytes);
   }
 
   // --- assemble
@@ -514,11 +618,65 @@ LayerCompute layer_compute(const ModelSpec& m, const TrainingSpec& t, const Para
   out.memory_bound_s = all.memory_s;
   out.gemm_flops = all.gemm_flops;
   out.attention_flops = all.attention_flops;
+
+  if constexpr (Record) {
+    // The same ops as the sums above: forward; the DPO reference forward (every forward op but the adapters);
+    // recompute (full: the policy forward, selective: the attention core) before the backward that needs it;
+    // backward (listed in layer order).
+    ops->clear();
+    ops->reserve(2 * ob.fwd_ops.size() + ob.bwd_ops.size() + (dpo ? ob.fwd_ops.size() : 0));
+    for (const RecordedOp& r : ob.fwd_ops) ops->push_back(r.op);
+    if (dpo) {
+      for (const RecordedOp& r : ob.fwd_ops) {
+        if (r.adapter) continue;
+        LayerOp o = r.op;
+        o.name = "reference." + o.name;
+        o.reference = true;
+        ops->push_back(std::move(o));
+      }
+    }
+    if (t.recompute != Recompute::None) {
+      for (const RecordedOp& r : ob.fwd_ops) {
+        if (t.recompute == Recompute::Selective && !r.core) continue;
+        LayerOp o = r.op;
+        o.pass = "recompute";
+        ops->push_back(std::move(o));
+      }
+    }
+    for (const RecordedOp& r : ob.bwd_ops) ops->push_back(r.op);
+  }
   return out;
+}
+
+}  // namespace
+
+LayerCompute layer_compute(const ModelSpec& m, const TrainingSpec& t, const ParallelLayout& p, const GpuSpec& gpu,
+                           const GpuComputeTraits& tr, bool moe_layer) {
+  return layer_walk<false>(m, t, p, gpu, tr, moe_layer, nullptr);
 }
 
 LayerCompute layer_compute(const ModelSpec& m, const TrainingSpec& t, const ParallelLayout& p, const GpuSpec& gpu, bool moe_layer) {
   return layer_compute(m, t, p, gpu, gpu_compute_traits(gpu), moe_layer);
+}
+
+std::vector<LayerOp> layer_ops(const ModelSpec& m, const TrainingSpec& t, const ParallelLayout& p, const GpuSpec& gpu,
+                               const GpuComputeTraits& tr, bool moe_layer) {
+  std::vector<LayerOp> ops;
+  layer_walk<true>(m, t, p, gpu, tr, moe_layer, &ops);
+  return ops;
+}
+
+std::vector<LayerOp> layer_ops(const ModelSpec& m, const TrainingSpec& t, const ParallelLayout& p, const GpuSpec& gpu, bool moe_layer) {
+  return layer_ops(m, t, p, gpu, gpu_compute_traits(gpu), moe_layer);
+}
+
+const char* to_string(LayerOp::Kind k) {
+  switch (k) {
+    case LayerOp::Gemm: return "gemm";
+    case LayerOp::Attention: return "attention";
+    case LayerOp::MemoryBound: return "memory";
+  }
+  return "gemm";
 }
 
 EdgeCompute edge_compute(const ModelSpec& m, const TrainingSpec& t, const ParallelLayout& p, const GpuSpec& gpu,

@@ -14,6 +14,9 @@
 // With a calibration profile (models/calibration.hpp: gpu_compute_traits(gpu, fit)) a GEMM dtype that was
 // measured takes its ceiling from the profile's fit at the GEMM's shape instead of the published one; the
 // quantization and roofline stay, and hbm_fraction becomes the measured copy bandwidth / datasheet.
+#include <string>
+#include <vector>
+
 #include "spec.hpp"
 
 namespace trainsim {
@@ -76,6 +79,31 @@ struct LayerCompute {          // one transformer layer, one micro-batch, one GP
 LayerCompute layer_compute(const ModelSpec& m, const TrainingSpec& t, const ParallelLayout& p, const GpuSpec& gpu, bool moe_layer);
 LayerCompute layer_compute(const ModelSpec& m, const TrainingSpec& t, const ParallelLayout& p, const GpuSpec& gpu,
                            const GpuComputeTraits& tr, bool moe_layer);
+
+// The same per-layer work as a list of operations, one per GEMM (fprop, dgrad, wgrad), attention core and
+// memory-bound op, each with the time layer_compute adds for it: built by the same walk, so the sum of
+// predicted_s over the list equals forward_s + backward_s + recompute_s (and, per kind, gemm_s /
+// attention_s / memory_bound_s over the forward and backward passes). For the proxy run on hardware
+// (calibrate/gpu) and for reports; allocates, unlike layer_compute.
+struct LayerOp {
+  enum Kind { Gemm, Attention, MemoryBound };  // the LayerCompute part the op adds to
+  std::string name;              // "attention.qkv.fprop", "mlp.down.wgrad", "attention.core", "mlp.norm", ...
+  Kind kind = Gemm;
+  const char* pass = "forward";  // "forward", "backward" or "recompute" (DPO's reference forward: "forward", reference = true)
+  GemmShape gemm;                // GEMMs (count > 1: batched, e.g. local experts) and unfused attention; zero for memory-bound ops
+  Precision precision = Precision::Bf16;  // what the GEMM runs in (fp8 linear layers, 16-bit attention and adapters)
+  double bytes = 0;              // HBM bytes read + written (memory-bound ops; GEMMs: A + B + C once; fused attention: 0)
+  double flops = 0;
+  double predicted_s = 0;
+  // Fused (flash) attention has no GEMM of its own: `gemm` is then the FLOP-equivalent batched Q·K^T-shaped
+  // GEMM (s x causal share of the keys x head dim, count = FLOPs / (2·m·n·k)), priced by the attention model.
+  bool gemm_equivalent = false;
+  bool reference = false;        // DPO: the frozen reference model's forward
+};
+const char* to_string(LayerOp::Kind k);  // "gemm", "attention", "memory"
+std::vector<LayerOp> layer_ops(const ModelSpec& m, const TrainingSpec& t, const ParallelLayout& p, const GpuSpec& gpu, bool moe_layer);
+std::vector<LayerOp> layer_ops(const ModelSpec& m, const TrainingSpec& t, const ParallelLayout& p, const GpuSpec& gpu,
+                               const GpuComputeTraits& tr, bool moe_layer);
 
 struct EdgeCompute {           // the non-layer work of one micro-batch on the first / last pipeline stage
   double embedding_s = 0;      // forward + backward of the (vocab-parallel) embedding lookup: memory bound

@@ -3,6 +3,8 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "models/compute.hpp"
 #include "models/scenario.hpp"
@@ -244,4 +246,120 @@ TEST_CASE("edge_compute: LM head GEMM FLOPs and a memory-bound embedding") {
   CHECK(lo.head_flops == doctest::Approx(2 * 2 * T * h * V));    // frozen head: no wgrad
   CHECK(lo.embedding_s == doctest::Approx(2 * 2 * T * h / 3.0e12));  // frozen embedding: no backward
   CHECK(edge_compute(sc.model, sc.training, layout(2), h100).head_flops == doctest::Approx(e.head_flops / 2));
+}
+
+TEST_CASE("layer_ops: the op list sums to layer_compute, pass by pass and kind by kind") {
+  const GpuSpec h100 = gpu("h100-sxm-80gb");
+  struct Case {
+    const char* model;
+    TrainingMode mode;
+    Precision precision;
+    Recompute recompute;
+    bool flash;
+    int tp;
+    bool sp;
+  };
+  const Case cases[] = {
+      {"llama3-8b", TrainingMode::Sft, Precision::Bf16, Recompute::None, true, 1, false},
+      {"llama3-8b", TrainingMode::Pretrain, Precision::Bf16, Recompute::Selective, true, 2, true},
+      {"llama3-8b", TrainingMode::Pretrain, Precision::Fp8, Recompute::Full, true, 4, true},
+      {"llama3-8b", TrainingMode::Lora, Precision::Bf16, Recompute::Full, true, 1, false},
+      {"llama3-8b", TrainingMode::Qlora, Precision::Bf16, Recompute::Selective, false, 2, false},
+      {"llama3-8b", TrainingMode::Dpo, Precision::Bf16, Recompute::Full, true, 2, false},
+      {"gpt3-175b", TrainingMode::Pretrain, Precision::Fp16, Recompute::Selective, false, 8, true},
+      {"mixtral-8x7b", TrainingMode::Pretrain, Precision::Bf16, Recompute::Full, true, 2, true},
+      {"qwen3-30b-a3b", TrainingMode::Sft, Precision::Fp32, Recompute::None, true, 1, false},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.model);
+    CAPTURE(static_cast<int>(c.mode));
+    CAPTURE(static_cast<int>(c.recompute));
+    Scenario sc = scenario(c.model, 2048);
+    TrainingSpec t = sc.training;
+    t.mode = c.mode;
+    t.precision = c.precision;
+    t.recompute = c.recompute;
+    t.flash_attention = c.flash;
+    ParallelLayout p = layout(c.tp);
+    p.sequence_parallel = c.sp;
+    p.micro_batch_size = 2;
+    if (sc.model.is_moe()) p.ep = 2, p.etp = c.tp;
+    for (bool moe : {false, true}) {
+      const GpuComputeTraits tr = gpu_compute_traits(h100);
+      const LayerCompute lc = layer_compute(sc.model, t, p, h100, tr, moe);
+      const std::vector<LayerOp> ops = layer_ops(sc.model, t, p, h100, tr, moe);
+      REQUIRE(!ops.empty());
+      double total = 0, fwd = 0, bwd = 0, rec = 0, gemm = 0, attention = 0, memory = 0, fwd_flops = 0, bwd_flops = 0;
+      for (const LayerOp& op : ops) {
+        CHECK(op.predicted_s >= 0);
+        total += op.predicted_s;
+        const std::string pass = op.pass;
+        if (pass == "recompute") {
+          rec += op.predicted_s;
+          continue;
+        }
+        (pass == "forward" ? fwd : bwd) += op.predicted_s;
+        (pass == "forward" ? fwd_flops : bwd_flops) += op.flops;
+        (op.kind == LayerOp::Gemm ? gemm : op.kind == LayerOp::Attention ? attention : memory) += op.predicted_s;
+        if (op.kind == LayerOp::Gemm) CHECK(op.flops == doctest::Approx(gemm_flops(op.gemm)));
+        if (op.gemm_equivalent) CHECK(op.flops == doctest::Approx(gemm_flops(op.gemm)));  // FLOP-equivalent shape
+        if (op.kind == LayerOp::MemoryBound) CHECK(op.bytes > 0);
+      }
+      CHECK(total == doctest::Approx(lc.forward_s + lc.backward_s + lc.recompute_s).epsilon(1e-12));
+      CHECK(fwd == doctest::Approx(lc.forward_s).epsilon(1e-12));
+      CHECK(bwd == doctest::Approx(lc.backward_s).epsilon(1e-12));
+      CHECK(rec == doctest::Approx(lc.recompute_s).epsilon(1e-12));
+      CHECK(gemm == doctest::Approx(lc.gemm_s).epsilon(1e-12));
+      CHECK(attention == doctest::Approx(lc.attention_s).epsilon(1e-12));
+      CHECK(memory == doctest::Approx(lc.memory_bound_s).epsilon(1e-12));
+      CHECK(fwd_flops == doctest::Approx(lc.forward_flops).epsilon(1e-12));
+      CHECK(bwd_flops == doctest::Approx(lc.backward_flops).epsilon(1e-12));
+    }
+  }
+}
+
+TEST_CASE("layer_ops: Llama-3-8B shapes, dtypes and passes by hand") {
+  Scenario sc = scenario("llama3-8b", 4096);
+  const GpuSpec h100 = gpu("h100-sxm-80gb");
+  TrainingSpec t = sc.training;
+  t.precision = Precision::Fp8;
+  t.recompute = Recompute::Selective;
+  const std::vector<LayerOp> ops = layer_ops(sc.model, t, layout(2), h100, false);
+  auto find = [&](const std::string& name, const char* pass) -> const LayerOp* {
+    for (const LayerOp& op : ops)
+      if (op.name == name && std::string(op.pass) == pass) return &op;
+    return nullptr;
+  };
+  // tp = 2: QKV has (32/2 + 2·8/2)·128 = 3072 outputs; gate+up 2·14336/2 = 14336; fp8 linear layers.
+  const LayerOp* qkv = find("attention.qkv.fprop", "forward");
+  REQUIRE(qkv);
+  CHECK(qkv->gemm.m == 4096);
+  CHECK(qkv->gemm.n == 3072);
+  CHECK(qkv->gemm.k == 4096);
+  CHECK(qkv->precision == Precision::Fp8);
+  const LayerOp* wgrad = find("mlp.gate_up.wgrad", "backward");
+  REQUIRE(wgrad);
+  CHECK(wgrad->gemm.m == 14336);
+  CHECK(wgrad->gemm.n == 4096);
+  CHECK(wgrad->gemm.k == 4096);
+  CHECK(find("mlp.down.dgrad", "backward"));
+  CHECK(find("mlp.gate_up.fp8_cast", "forward"));
+  // The fused attention core: 16-bit, listed with the FLOP-equivalent Q·K^T-shaped batched GEMM (causal half
+  // of the keys); selective recompute repeats exactly it.
+  const LayerOp* core = find("attention.core", "forward");
+  REQUIRE(core);
+  CHECK(core->kind == LayerOp::Attention);
+  CHECK(core->gemm_equivalent);
+  CHECK(core->precision == Precision::Bf16);
+  CHECK(core->gemm.m == 4096);
+  CHECK(core->gemm.n == 2048);
+  CHECK(core->gemm.k == 128);
+  CHECK(core->gemm.count == doctest::Approx(2 * 16));  // QK^T and AV for 16 heads
+  const LayerOp* again = find("attention.core", "recompute");
+  REQUIRE(again);
+  CHECK(again->predicted_s == core->predicted_s);
+  int recomputed = 0;
+  for (const LayerOp& op : ops) recomputed += std::string(op.pass) == "recompute";
+  CHECK(recomputed == 1);
+  CHECK(std::string(to_string(LayerOp::MemoryBound)) == "memory");
 }

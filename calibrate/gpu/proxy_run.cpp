@@ -1,0 +1,406 @@
+#include "calibrate/gpu/proxy_run.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <memory>
+
+#include "calibrate/gpu/cuda_util.hpp"
+#include "calibrate/gpu/gemm_bench.hpp"
+#include "calibrate/gpu/hbm_bench.hpp"
+#include "calibrate/gpu/nccl_bench.hpp"
+#include "calibrate/gpu/sweep.hpp"
+#include "models/collectives.hpp"
+#include "models/compute.hpp"
+
+namespace trainsim::gpu {
+
+namespace {
+
+using Json = nlohmann::json;
+constexpr double kMiB = 1024.0 * 1024, kGiB = kMiB * 1024;
+
+std::string size_text(double b) {
+  char buf[48];
+  if (b >= kGiB) std::snprintf(buf, sizeof buf, "%.2f GiB", b / kGiB);
+  else if (b >= kMiB) std::snprintf(buf, sizeof buf, "%.1f MiB", b / kMiB);
+  else std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024);
+  return buf;
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// One distinct op, ready to launch again (the back-to-back run).
+struct Runner {
+  std::unique_ptr<LtGemm> gemm;
+  std::unique_ptr<DeviceCopy> copy;
+  void launch() {
+    if (gemm) gemm->launch();
+    else if (copy) copy->launch();
+  }
+  double device_bytes() const { return gemm ? gemm->device_bytes() : copy ? copy->device_bytes() : 0; }
+};
+
+struct Measured {
+  bool ok = false;
+  double per_op_s = 0;   // one op (the whole batch, scaled when only part of it ran)
+  bool scaled = false;
+  std::string what, note;
+  std::unique_ptr<Runner> runner;  // null once released (memory) or when it failed
+};
+
+Json sums_json(const ProxySums& s) {
+  Json j = {{"measured_s", s.measured_s}, {"predicted_s", s.predicted_s}, {"rows", s.rows}, {"unmeasured_rows", s.unmeasured}};
+  j["error"] = s.rows > 0 ? Json(s.error()) : Json(nullptr);
+  return j;
+}
+
+}  // namespace
+
+ProxyPlan plan_proxy(const Scenario& sc, const CalibrationProfile* profile, int layers) {
+  const ModelSpec& m = sc.model;
+  const TrainingSpec& t = sc.training;
+  const ParallelLayout& p = sc.parallel;
+  const HardwareSpec& hw = sc.hardware;
+  std::unique_ptr<CalibrationFit> fit;
+  if (profile) fit = std::make_unique<CalibrationFit>(*profile, hw);
+  const GpuComputeTraits traits = gpu_compute_traits(hw.gpu, fit.get());
+  const CommModel comm_model = make_comm_model(hw, fit.get());
+
+  ProxyPlan plan;
+  plan.layers = std::clamp(layers, 1, std::max(1, m.num_hidden_layers));
+  for (int i = 0; i < plan.layers; ++i) {
+    plan.layer_is_moe.push_back(m.is_moe() && i >= m.first_k_dense_replace);
+    (plan.layer_is_moe.back() ? plan.moe_layers : plan.dense_layers) += 1;
+  }
+  plan.tp = p.tp;
+  for (bool moe : {false, true}) {
+    const int count = moe ? plan.moe_layers : plan.dense_layers;
+    if (count == 0) continue;
+    for (LayerOp& op : layer_ops(m, t, p, hw.gpu, traits, moe)) {
+      ProxyItem item;
+      item.row.layer = moe ? "moe" : "dense";
+      item.row.name = op.name;
+      item.row.pass = op.pass;
+      item.row.kind = to_string(op.kind);
+      item.row.count = count;
+      item.row.predicted_s = op.predicted_s * count;
+      item.op = std::move(op);
+      plan.items.push_back(std::move(item));
+    }
+  }
+  // The TP collectives, as models/step.cpp counts them: per layer two all-reduces (sequence parallel: two
+  // all-gathers and two reduce-scatters) of the activations in every forward pass (the forward, a full recompute,
+  // DPO's reference forward) and two in backward.
+  if (p.tp > 1) {
+    const bool sp = p.sequence_parallel;
+    const bool dpo = t.mode == TrainingMode::Dpo;
+    const double tokens = static_cast<double>(t.seq_len) / p.cp * p.micro_batch_size * (dpo ? 2 : 1);
+    plan.tp_bytes = tokens * m.hidden_size * 2;
+    const int fwd_passes = 1 + (t.recompute == Recompute::Full ? 1 : 0) + (dpo ? 1 : 0);
+    const int count = 2 * (fwd_passes + 1) * plan.layers;
+    const LayoutGroups groups = group_placements(p, hw.gpus_per_node);
+    if (groups.tp.ranks_per_node < groups.tp.size)
+      plan.notes.push_back("The plan's TP group spans nodes (" + std::to_string(groups.tp.ranks_per_node) +
+                           " ranks per node); it is measured within this node.");
+    const std::vector<Collective> ops =
+        sp ? std::vector<Collective>{Collective::AllGather, Collective::ReduceScatter} : std::vector<Collective>{Collective::AllReduce};
+    for (Collective op : ops) {
+      ProxyItem item;
+      item.collective = true;
+      item.coll = op;
+      item.row.layer = "comm";
+      item.row.name = std::string("tp ") + to_string(op);
+      item.row.pass = "forward+backward";
+      item.row.kind = "collective";
+      item.row.what = std::string(to_string(op)) + " of " + size_text(plan.tp_bytes) + " on " + std::to_string(p.tp) + " GPUs";
+      item.row.count = count;
+      item.row.predicted_s = collective_time(op, plan.tp_bytes, groups.tp, comm_model).time_s * count;
+      plan.items.push_back(std::move(item));
+    }
+  }
+  return plan;
+}
+
+ProxyReport proxy_run(const Scenario& sc, const CalibrationProfile* profile, const ProxyOptions& o,
+                      const std::function<void(const std::string&)>& progress) {
+  const DeviceProbe probe = probe_devices();
+  if (probe.count < 1) throw GpuError("no CUDA device found: " + probe.error);
+  auto say = [&](const std::string& line) {
+    if (progress) progress(line);
+  };
+  const HardwareSpec& hw = sc.hardware;
+  const ProxyPlan plan = plan_proxy(sc, profile, o.layers);
+
+  ProxyReport r;
+  r.layers = plan.layers;
+  r.dense_layers = plan.dense_layers;
+  r.moe_layers = plan.moe_layers;
+  r.tp = plan.tp;
+  r.notes = plan.notes;
+
+  DeviceGuard guard(0);
+  const DeviceInfo info = device_info(0);
+  r.device = info.name + " (GPU 0 of " + std::to_string(probe.count) + " local, sm_" + std::to_string(info.cc_major) + std::to_string(info.cc_minor) +
+             ", " + std::to_string(info.sms) + " SMs)";
+  r.predicted_for = hw.gpu.name;
+  const std::string device_preset = gpu_preset_for_device(info.name, info.memory_bytes);
+  if (device_preset.empty() || lower(hw.gpu.name).find(device_preset) == std::string::npos)
+    r.notes.push_back("The plan is for " + hw.gpu.name + " but this GPU is " + info.name + ": the error includes the difference between the two.");
+
+  Stream stream;
+  LtContext lt;
+  TimingPolicy policy = full_timing();
+  policy.samples = std::max(1, o.samples);
+  policy.warmup_s = 0.01;
+  std::size_t free_bytes = 0, total_bytes = 0;
+  memory_info(&free_bytes, &total_bytes);
+  const double usable = std::max(0.0, static_cast<double>(free_bytes) - 2 * kGiB);
+  const double per_op_budget = 0.4 * usable, keep_budget = 0.45 * usable;
+  double kept = 0;
+  bool back_to_back = true;
+  std::string back_to_back_why;
+
+  std::map<std::string, Measured> cache;
+  auto measure = [&](const LayerOp& op) -> Measured& {
+    std::string key;
+    GemmProblem prob;
+    std::string note;
+    if (op.gemm.m > 0 && op.gemm.n > 0 && op.gemm.k > 0) {
+      GemmDtype dt = gemm_dtype(op.precision);
+      if (!gemm_dtype_supported(dt, info.cc_major, info.cc_minor)) {
+        note = std::string("run in bf16: this GPU has no ") + to_string(dt) + " GEMMs";
+        dt = GemmDtype::Bf16;
+      }
+      prob = {dt, std::max<std::int64_t>(1, std::llround(op.gemm.m)), std::max<std::int64_t>(1, std::llround(op.gemm.n)),
+              std::max<std::int64_t>(1, std::llround(op.gemm.k)), std::max<std::int64_t>(1, std::llround(op.gemm.count))};
+      if (dt == GemmDtype::Fp8 && (prob.m % 16 || prob.n % 16 || prob.k % 16)) {
+        note = "run in bf16: cuBLASLt's fp8 needs dimensions that are multiples of 16";
+        prob.dtype = GemmDtype::Bf16;
+      }
+      key = "gemm " + describe(prob);
+    } else if (op.bytes > 0) {
+      key = "copy " + std::to_string(std::llround(op.bytes / 2));
+    } else {
+      key = "none";
+    }
+    auto [it, fresh] = cache.try_emplace(key);
+    Measured& e = it->second;
+    if (!fresh) return e;
+    if (key == "none") {
+      e.note = "nothing to run";
+      return e;
+    }
+    try {
+      DeviceGuard dg(0);
+      auto runner = std::make_unique<Runner>();
+      double scale = 1;
+      if (key.rfind("gemm", 0) == 0) {
+        e.what = describe(prob);
+        const std::int64_t batch = prob.batch;
+        const double set = gemm_set_bytes(prob);
+        if (set > per_op_budget) {
+          const auto fits = static_cast<std::int64_t>(std::floor(static_cast<double>(batch) * per_op_budget / set));
+          if (fits < 1) throw GpuError("needs " + size_text(set / static_cast<double>(batch)) + " per GEMM, " + size_text(per_op_budget) + " available");
+          prob.batch = fits;
+          scale = static_cast<double>(batch) / static_cast<double>(fits);
+          e.scaled = true;
+          note += (note.empty() ? "" : "; ") + std::to_string(fits) + " of the " + std::to_string(batch) + " batched GEMMs run, time scaled";
+        }
+        try {
+          runner->gemm = std::make_unique<LtGemm>(prob, lt, stream.get(), info.l2_bytes);
+        } catch (const GpuError& ex) {
+          if (prob.dtype != GemmDtype::Fp8) throw;
+          note += (note.empty() ? "" : "; ") + std::string("run in bf16 (fp8: ") + ex.what() + ")";
+          prob.dtype = GemmDtype::Bf16;
+          runner->gemm = std::make_unique<LtGemm>(prob, lt, stream.get(), info.l2_bytes);
+        }
+        GemmProblem shown = prob;
+        shown.batch = batch;
+        e.what = describe(shown);
+      } else {
+        const auto bytes = static_cast<std::size_t>(std::llround(op.bytes / 2));
+        e.what = "copy of " + size_text(static_cast<double>(bytes)) + " (" + size_text(op.bytes) + " moved)";
+        runner->copy = std::make_unique<DeviceCopy>(bytes, stream.get(), info.l2_bytes);
+      }
+      EventTimer timer(0, stream.get());
+      Runner* rp = runner.get();
+      const TimingStats s = timer.measure([rp] { rp->launch(); }, policy);
+      e.ok = true;
+      e.per_op_s = s.median_s * scale;
+      if (!e.scaled && kept + runner->device_bytes() <= keep_budget) {
+        kept += runner->device_bytes();
+        e.runner = std::move(runner);
+      } else if (back_to_back) {
+        back_to_back = false;
+        back_to_back_why = e.scaled ? "an op ran only part of its batch" : "the ops of the layers do not fit in device memory together";
+      }
+    } catch (const std::exception& ex) {
+      e.ok = false;
+      note += (note.empty() ? "" : "; ") + std::string("not run: ") + ex.what();
+      if (back_to_back) {
+        back_to_back = false;
+        back_to_back_why = "an op could not run";
+      }
+    }
+    e.note = note;
+    return e;
+  };
+
+  // ---- compute: each distinct op once (identical ops of a layer share the measurement)
+  const int steps = (plan.dense_layers > 0) + (plan.moe_layers > 0) + (plan.tp > 1);
+  int step = 0;
+  std::vector<Runner*> dense_seq, moe_seq;
+  bool fused_attention = false;
+  std::string current;
+  for (const ProxyItem& item : plan.items) {
+    if (item.collective) continue;
+    if (item.row.layer != current) {
+      current = item.row.layer;
+      int n = 0;
+      for (const ProxyItem& x : plan.items) n += x.row.layer == current;
+      say("[" + std::to_string(++step) + "/" + std::to_string(steps) + "] " + (current == "moe" ? "MoE" : "dense") + " layer: " +
+          std::to_string(n) + " ops, x" + std::to_string(item.row.count) + " layer" + (item.row.count == 1 ? "" : "s"));
+    }
+    Measured& e = measure(item.op);
+    ProxyRow row = item.row;
+    row.what = e.what + (item.op.gemm_equivalent ? " (GEMM-equivalent)" : "");
+    row.measured = e.ok;
+    row.measured_s = e.ok ? e.per_op_s * row.count : 0;
+    row.note = e.note;
+    fused_attention = fused_attention || item.op.gemm_equivalent;
+    r.rows.push_back(row);
+    if (e.runner) (current == "moe" ? moe_seq : dense_seq).push_back(e.runner.get());
+  }
+
+  // ---- the TP collectives, through NCCL on tp local GPUs
+  if (plan.tp > 1) {
+    const int local = o.gpus > 0 ? std::min(o.gpus, probe.count) : probe.count;
+    say("[" + std::to_string(++step) + "/" + std::to_string(steps) + "] TP collectives: " + std::to_string(plan.tp) + " ranks, " +
+        size_text(plan.tp_bytes) + (plan.tp <= local ? "" : " (not run: " + std::to_string(local) + " local GPUs)"));
+    std::unique_ptr<NcclGroup> group;
+    std::string group_error;
+    if (plan.tp <= local) {
+      try {
+        std::vector<int> devices;
+        for (int d = 0; d < plan.tp; ++d) devices.push_back(d);
+        group = std::make_unique<NcclGroup>(devices);
+        group->reserve(plan.tp_bytes);
+      } catch (const std::exception& ex) {
+        group.reset();
+        group_error = ex.what();
+      }
+    }
+    for (const ProxyItem& item : plan.items) {
+      if (!item.collective) continue;
+      ProxyRow row = item.row;
+      if (group) {
+        try {
+          NcclGroup* g = group.get();
+          TimingPolicy cp = policy;
+          cp.use_graph = false;
+          const Collective op = item.coll;
+          const double bytes = plan.tp_bytes;
+          const TimingStats s = g->timer().measure([g, op, bytes] { g->launch(op, bytes); }, cp);
+          g->check_async();
+          row.measured = true;
+          row.measured_s = s.median_s * row.count;
+        } catch (const std::exception& ex) {
+          row.note = std::string("not run: ") + ex.what();
+        }
+      } else {
+        row.note = plan.tp > local ? "not run: tp " + std::to_string(plan.tp) + " > " + std::to_string(local) + " local GPUs" : "not run: " + group_error;
+      }
+      r.rows.push_back(row);
+    }
+  }
+
+  // ---- the N layers' compute back to back
+  if (back_to_back) {
+    try {
+      DeviceGuard dg(0);
+      EventTimer timer(0, stream.get());
+      auto sequence = [&] {
+        for (int i = 0; i < r.layers; ++i)
+          for (Runner* x : plan.layer_is_moe[static_cast<std::size_t>(i)] ? moe_seq : dense_seq) x->launch();
+      };
+      timer.time_launches(sequence, 1);  // warm-up
+      std::vector<double> samples;
+      for (int i = 0; i < std::max(3, policy.samples / 2); ++i) samples.push_back(timer.time_launches(sequence, 1));
+      r.back_to_back_s = timing_stats(samples).median_s;
+      say("Back-to-back run of the " + std::to_string(r.layers) + " layers' compute: done");
+    } catch (const std::exception& ex) {
+      r.notes.push_back(std::string("Back-to-back run failed: ") + ex.what());
+      r.back_to_back_s = 0;
+    }
+  } else {
+    r.notes.push_back("No back-to-back run: " + back_to_back_why + ".");
+  }
+
+  // ---- sums
+  for (const ProxyRow& row : r.rows) {
+    r.predicted_all_s += row.predicted_s;
+    ProxySums& k = row.kind == "gemm" ? r.gemm : row.kind == "attention" ? r.attention : row.kind == "memory" ? r.memory : r.comm;
+    for (ProxySums* s : {&k, row.kind == "collective" ? nullptr : &r.compute, &r.total}) {
+      if (!s) continue;
+      if (!row.measured) {
+        ++s->unmeasured;
+        continue;
+      }
+      ++s->rows;
+      s->measured_s += row.measured_s;
+      s->predicted_s += row.predicted_s;
+    }
+    if (row.kind != "collective") r.back_to_back_predicted_s += row.predicted_s;
+  }
+
+  if (fused_attention)
+    r.notes.push_back(
+        "Attention core: run as its GEMM-equivalent (cuBLASLt batched Q·K^T-shaped GEMMs of the fused kernel's FLOPs, s x causal half of "
+        "the keys x head dim), whose scores go through HBM; the model prices a fused FlashAttention/cuDNN kernel, so expect the "
+        "measurement to be slower (an upper bound).");
+  r.notes.push_back("Memory-bound ops (norms, activations, residuals, RoPE, casts, permutes) run as device-to-device copies moving the same bytes.");
+  r.notes.push_back("Each op: median of " + std::to_string(policy.samples) + " CUDA-event-timed samples after warm-up; short ops replayed from a CUDA graph.");
+  return r;
+}
+
+Json to_json(const ProxyReport& r) {
+  Json rows = Json::array();
+  for (const ProxyRow& x : r.rows) {
+    Json j = {{"layer", x.layer}, {"name", x.name},   {"pass", x.pass},         {"kind", x.kind},
+              {"what", x.what},   {"count", x.count}, {"predicted_s", x.predicted_s}};
+    j["measured_s"] = x.measured ? Json(x.measured_s) : Json(nullptr);
+    j["error"] = x.measured && x.predicted_s > 0 ? Json(x.error()) : Json(nullptr);
+    if (!x.note.empty()) j["note"] = x.note;
+    rows.push_back(j);
+  }
+  Json b2b = nullptr;
+  if (r.back_to_back_s > 0)
+    b2b = {{"measured_s", r.back_to_back_s},
+           {"predicted_s", r.back_to_back_predicted_s},
+           {"error", r.back_to_back_predicted_s > 0 ? Json(r.back_to_back_s / r.back_to_back_predicted_s - 1) : Json(nullptr)}};
+  return {{"device", r.device},
+          {"predicted_for", r.predicted_for},
+          {"layers", r.layers},
+          {"dense_layers", r.dense_layers},
+          {"moe_layers", r.moe_layers},
+          {"tp", r.tp},
+          {"ops", rows},
+          {"totals",
+           {{"gemm", sums_json(r.gemm)},
+            {"attention", sums_json(r.attention)},
+            {"memory", sums_json(r.memory)},
+            {"compute", sums_json(r.compute)},
+            {"tp_collectives", sums_json(r.comm)},
+            {"total", sums_json(r.total)},
+            {"predicted_all_s", r.predicted_all_s}}},
+          {"back_to_back", b2b},
+          {"notes", r.notes}};
+}
+
+}  // namespace trainsim::gpu

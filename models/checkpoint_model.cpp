@@ -1,0 +1,282 @@
+#include "checkpoint_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "errors.hpp"
+#include "json_reader.hpp"
+#include "memory.hpp"
+#include "transformer.hpp"
+
+namespace trainsim {
+
+// ---- Size -----------------------------------------------------------------------------------------
+
+CheckpointSize checkpoint_size(const ModelSpec& m, const TrainingSpec& t, const ParallelLayout& p, const HardwareSpec& h) {
+  CheckpointSize s;
+  s.parameters = count_parameters(m).total;
+  const double base_weight_bytes = bytes_per_element(t.precision == Precision::Fp8 ? Precision::Bf16 : t.precision);
+  if (t.trains_base_weights()) {
+    s.trained_parameters = s.parameters;
+    // Optimizer states (with the fp32 master copy) exactly as the memory model counts them, unsharded.
+    const double optimizer = full_model_states(s.parameters, 0, 1, 1, t).optimizer;
+    s.state_bytes = s.parameters * base_weight_bytes + optimizer;
+    s.restore_bytes = s.state_bytes;
+    // DPO's frozen reference model is the initial policy: read again on a restart, never written.
+    if (t.mode == TrainingMode::Dpo) s.restore_bytes += s.parameters * base_weight_bytes;
+    // A snapshot copies the model states the most loaded GPU holds (optimizer states already offloaded
+    // to host memory do not cross PCIe again).
+    const MemoryModel mm(m, t, h);
+    const StageMemory worst = mm.worst_stage(p);
+    s.per_gpu_bytes = worst.weights + worst.optimizer;
+  } else {
+    // LoRA / QLoRA: PEFT saves the fp32 adapters and their two Adam moments (12 B/param); a restart also
+    // reads the frozen base (QLoRA: NF4 at 4.127 bits/param, Dettmers et al. 2023 §3; the 16-bit
+    // embeddings and norms are a rounding error at this scale).
+    s.trained_parameters = lora_parameters(m, t.lora);
+    s.state_bytes = s.trained_parameters * 12.0;
+    const double base = t.mode == TrainingMode::Qlora ? s.parameters * (4.0 + 0.127) / 8.0 : s.parameters * base_weight_bytes;
+    s.restore_bytes = s.state_bytes + base;
+    s.per_gpu_bytes = s.state_bytes / std::max(1, p.tp * p.pp);
+  }
+  s.bytes_per_parameter = s.trained_parameters > 0 ? s.state_bytes / s.trained_parameters : 0;
+  return s;
+}
+
+// ---- Storage tiers --------------------------------------------------------------------------------
+// Registry and built-in tiers in one file: whatever looks a tier up keeps the registrations.
+
+namespace {
+std::vector<StorageTier>& tier_registry() {
+  static std::vector<StorageTier> all;
+  return all;
+}
+}  // namespace
+
+const std::vector<StorageTier>& storage_tiers() { return tier_registry(); }
+
+const StorageTier* find_storage_tier(const std::string& name) {
+  for (const auto& t : tier_registry())
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+RegisterStorageTier::RegisterStorageTier(StorageTier tier) {
+  auto& all = tier_registry();
+  auto at = std::find_if(all.begin(), all.end(), [&](const StorageTier& x) { return x.name > tier.name; });
+  all.insert(at, std::move(tier));
+}
+
+double shared_bandwidth(const StorageTier& tier, int nodes, int concurrent_jobs) {
+  const double nodes_bw = std::max(1, nodes) * tier.per_node_bandwidth;
+  if (tier.aggregate_bandwidth <= 0) return nodes_bw;
+  return std::min(tier.aggregate_bandwidth / std::max(1, concurrent_jobs), nodes_bw);
+}
+
+namespace {
+
+const RegisterStorageTier reg_nvme{{"local-nvme",
+                                    "each node writes its shard to its own NVMe drives: scales with the nodes, lost with a node "
+                                    "(shards assumed mirrored to a neighbour)",
+                                    "assumption: 12 GB/s a node, about half the raw sequential write of 8 data-center U.2 "
+                                    "drives in RAID 0 (DGX H100: 8 x 3.84 TB)",
+                                    0, 12e9, false}};
+const RegisterStorageTier reg_pfs{{"parallel-fs",
+                                   "a shared parallel file system (Lustre, GPFS, Tectonic): its aggregate bandwidth is shared by "
+                                   "every writer",
+                                   "Llama 3 paper (arXiv 2407.21783) §3.3.1: Tectonic sustains 2 TB/s (7 TB/s peak); 25 GB/s per "
+                                   "client node is an assumption",
+                                   2e12, 25e9, true}};
+const RegisterStorageTier reg_object{{"object-store",
+                                      "an object store (S3, GCS, Azure Blob) reached over the front-end network",
+                                      "AWS S3 performance guide: up to 100 Gb/s per instance with parallel requests (12.5 GB/s; "
+                                      "10 GB/s used); 200 GB/s for a bucket shared by a cluster is an assumption",
+                                      200e9, 10e9, true}};
+
+// ---- Methods ---------------------------------------------------------------------------------------
+
+std::vector<std::unique_ptr<CheckpointMethod>>& method_registry() {
+  static std::vector<std::unique_ptr<CheckpointMethod>> all;
+  return all;
+}
+
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g s", s);
+  return buf;
+}
+
+// Synchronous: training stops while every node writes its shard (Megatron-LM save, torch.save).
+class SyncCheckpoint final : public CheckpointMethod {
+ public:
+  std::string name() const override { return "sync"; }
+  std::string description() const override { return "training blocks while the checkpoint is written to storage"; }
+  CheckpointCosts costs(const CheckpointContext& c) const override {
+    CheckpointCosts k;
+    k.write_s = c.write_s();
+    k.blocking_s = c.overhead_s + k.write_s;
+    k.restore_s = c.read_s();
+    k.how = "blocks for overhead " + seconds_text(c.overhead_s) + " + write " + seconds_text(k.write_s);
+    return k;
+  }
+};
+
+// Asynchronous: a snapshot to host memory blocks briefly, the write to storage overlaps training; the
+// checkpoint counts once written (CheckFreq, Mohan et al. FAST'21; PyTorch DCP async_save).
+class AsyncCheckpoint final : public CheckpointMethod {
+ public:
+  std::string name() const override { return "async"; }
+  std::string description() const override { return "snapshot to host memory blocks; the write to storage overlaps training (CheckFreq)"; }
+  CheckpointCosts costs(const CheckpointContext& c) const override {
+    CheckpointCosts k;
+    k.write_s = c.write_s();
+    k.blocking_s = c.overhead_s + c.snapshot_s();
+    k.persist_s = k.write_s;
+    k.restore_s = c.read_s();
+    k.how = "blocks for overhead + device-to-host snapshot " + seconds_text(c.snapshot_s()) + "; persists in " + seconds_text(k.write_s);
+    return k;
+  }
+};
+
+// In-memory: snapshot to host memory, replicated to a peer node's memory; a restart reads from the
+// peer, not from storage (Gemini, Wang et al. SOSP'23: 13x faster recovery). Writes to storage happen
+// rarely and off the critical path (not modelled).
+class InMemoryCheckpoint final : public CheckpointMethod {
+ public:
+  std::string name() const override { return "in-memory"; }
+  std::string description() const override { return "snapshot to host memory, replicated to a peer node; restore from the peer (Gemini)"; }
+  CheckpointCosts costs(const CheckpointContext& c) const override {
+    CheckpointCosts k;
+    k.write_s = c.write_s();
+    k.blocking_s = c.overhead_s + c.snapshot_s();
+    k.persist_s = c.peer_copy_s();
+    k.restore_s = c.peer_copy_s();
+    k.how = "blocks for overhead + snapshot " + seconds_text(c.snapshot_s()) + "; peer copy over the NICs " + seconds_text(k.persist_s);
+    return k;
+  }
+};
+
+// Incremental: one full checkpoint every `full_every`, increments of `incremental_fraction` of its size in
+// between, written synchronously; a restart reads the full one and half the increments on average
+// (Check-N-Run, Eisenman et al. NSDI'22: 6-17x less write bandwidth for recommendation models; dense LLM
+// weights all change every step, so the default fraction 1/6 is the optimistic end for them).
+class IncrementalCheckpoint final : public CheckpointMethod {
+ public:
+  std::string name() const override { return "incremental"; }
+  std::string description() const override { return "full checkpoint every N, increments in between (Check-N-Run)"; }
+  CheckpointCosts costs(const CheckpointContext& c) const override {
+    CheckpointCosts k;
+    const double n = std::max(1, c.full_every), f = c.incremental_fraction;
+    k.write_s = c.write_s();
+    k.blocking_s = c.overhead_s + k.write_s * (1 + (n - 1) * f) / n;
+    k.restore_s = c.read_s() * (1 + f * (n - 1) / 2);
+    k.how = "blocks for overhead + the average of 1 full write and " + std::to_string(int(n - 1)) + " increments of " +
+            std::to_string(int(std::lround(100 * f))) + "%";
+    return k;
+  }
+};
+
+const RegisterCheckpointMethod reg_sync{std::make_unique<SyncCheckpoint>()};
+const RegisterCheckpointMethod reg_async{std::make_unique<AsyncCheckpoint>()};
+const RegisterCheckpointMethod reg_memory{std::make_unique<InMemoryCheckpoint>()};
+const RegisterCheckpointMethod reg_incremental{std::make_unique<IncrementalCheckpoint>()};
+
+// Device-to-host link per GPU, the same rule as the step model's offload path: Hopper and later on
+// PCIe Gen5 x16 (~53 GB/s achievable), earlier parts on Gen4 x16 (~26 GB/s).
+double default_host_bandwidth(const GpuSpec& g) { return g.flops_fp8 > 0 && g.memory_bandwidth > 3e12 ? 53e9 : 26e9; }
+
+std::vector<std::string> method_names() {
+  std::vector<std::string> out;
+  for (const auto& m : method_registry()) out.push_back(m->name());
+  return out;
+}
+std::vector<std::string> tier_names() {
+  std::vector<std::string> out;
+  for (const auto& t : tier_registry()) out.push_back(t.name);
+  return out;
+}
+
+}  // namespace
+
+const std::vector<std::unique_ptr<CheckpointMethod>>& checkpoint_methods() { return method_registry(); }
+
+const CheckpointMethod* find_checkpoint_method(const std::string& name) {
+  for (const auto& m : method_registry())
+    if (m->name() == name) return m.get();
+  return nullptr;
+}
+
+RegisterCheckpointMethod::RegisterCheckpointMethod(std::unique_ptr<CheckpointMethod> m) {
+  auto& all = method_registry();
+  const std::string name = m->name();
+  auto at = std::find_if(all.begin(), all.end(), [&](const auto& x) { return x->name() > name; });
+  all.insert(at, std::move(m));
+}
+
+CheckpointContext checkpoint_context(const CheckpointSize& size, const CheckpointSettings& s, const HardwareSpec& h) {
+  const StorageTier* found = find_storage_tier(s.storage);
+  if (!found) throw InputError("checkpoint storage", "\"" + s.storage + "\"", "one of " + join(tier_names()));
+  StorageTier tier = *found;
+  if (s.aggregate_bandwidth > 0) tier.aggregate_bandwidth = s.aggregate_bandwidth;
+  if (s.per_node_bandwidth > 0) tier.per_node_bandwidth = s.per_node_bandwidth;
+  CheckpointContext c;
+  c.size = size;
+  c.nodes = std::max(1, h.num_nodes);
+  c.gpus_per_node = std::max(1, std::min(h.gpus_per_node, h.num_gpus));
+  c.write_bandwidth = c.read_bandwidth = shared_bandwidth(tier, c.nodes, s.concurrent_jobs);
+  c.host_bandwidth = s.host_bandwidth > 0 ? s.host_bandwidth : default_host_bandwidth(h.gpu);
+  c.peer_bandwidth = std::max(1, h.nics_per_node) * (h.inter_node.bandwidth > 0 ? h.inter_node.bandwidth : 50e9);
+  c.overhead_s = s.overhead_s;
+  c.incremental_fraction = s.incremental_fraction;
+  c.full_every = s.full_every;
+  return c;
+}
+
+CheckpointCosts checkpoint_costs(const CheckpointSettings& s, const CheckpointContext& c) {
+  const CheckpointMethod* m = find_checkpoint_method(s.method);
+  if (!m) throw InputError("checkpoint method", "\"" + s.method + "\"", "one of " + join(method_names()));
+  CheckpointCosts k = m->costs(c);
+  if (s.blocking_override_s >= 0) {
+    k.blocking_s = s.blocking_override_s;
+    k.how = "blocking cost given: " + seconds_text(s.blocking_override_s);
+  }
+  return k;
+}
+
+CheckpointSettings parse_checkpoint_settings(const Json& value, const std::string& path, std::vector<AppliedDefault>* defaults) {
+  CheckpointSettings s;
+  if (value.is_null()) {
+    if (defaults) {
+      defaults->push_back({path + "/method", "\"sync\"", "training blocks while the checkpoint is written"});
+      defaults->push_back({path + "/storage", "\"parallel-fs\"", "a shared parallel file system, 2 TB/s aggregate"});
+      defaults->push_back({path + "/overhead", "2", "per-checkpoint barrier and metadata, seconds (assumption)"});
+    }
+    return s;
+  }
+  JsonReader r(value, path, defaults);
+  r.mark_read({"method", "storage", "interval", "cost", "overhead", "host_bandwidth", "incremental_fraction", "full_every"});
+  s.method = r.get_enum("method", method_names(), "sync", "training blocks while the checkpoint is written");
+  if (!r.has("storage")) {
+    r.record_default("storage", "\"parallel-fs\"", "a shared parallel file system, 2 TB/s aggregate");
+  } else if (r.raw("storage").is_string()) {
+    s.storage = r.get_enum("storage", tier_names(), "parallel-fs", "");
+  } else {
+    JsonReader st(r.raw("storage"), r.child_path("storage"), defaults);
+    st.mark_read({"tier", "aggregate_bandwidth", "per_node_bandwidth", "concurrent_jobs"});
+    s.storage = st.get_enum("tier", tier_names(), "parallel-fs", "a shared parallel file system");
+    s.aggregate_bandwidth = st.get_quantity("aggregate_bandwidth", Quantity::Bandwidth, 0, "");
+    s.per_node_bandwidth = st.get_quantity("per_node_bandwidth", Quantity::Bandwidth, 0, "");
+    s.concurrent_jobs = st.get_int("concurrent_jobs", 1, "", 1);
+    st.reject_unknown();
+  }
+  if (r.has("cost")) s.blocking_override_s = r.get_quantity("cost", Quantity::Time, 0, "");
+  s.overhead_s = r.get_quantity("overhead", Quantity::Time, s.overhead_s, "per-checkpoint barrier and metadata, seconds (assumption)");
+  s.host_bandwidth = r.get_quantity("host_bandwidth", Quantity::Bandwidth, 0, "");
+  s.incremental_fraction = r.get_number("incremental_fraction", s.incremental_fraction, "", 1e-6, 1.0);
+  s.full_every = r.get_int("full_every", s.full_every, "", 1);
+  r.reject_unknown();
+  return s;
+}
+
+}  // namespace trainsim

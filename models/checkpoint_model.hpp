@@ -1,0 +1,116 @@
+#pragma once
+// Checkpoints of a training job: how big (from the model's parameters and the optimizer), where they
+// go (storage tiers whose aggregate bandwidth every writer shares), and what each method costs —
+// the time training blocks, the time until the checkpoint survives a failure, and the time to read it
+// back on a restart. Methods and storage tiers register themselves by name.
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "spec.hpp"
+
+namespace trainsim {
+
+// ---- Size -----------------------------------------------------------------------------------------
+
+struct CheckpointSize {
+  double parameters = 0;            // all parameters of the model
+  double trained_parameters = 0;    // parameters the checkpoint holds state for (adapters for LoRA/QLoRA)
+  double state_bytes = 0;           // one checkpoint: weights + fp32 master + optimizer states (full training), adapters + theirs (LoRA)
+  double restore_bytes = 0;         // read on a restart: the state, plus the frozen base weights for LoRA/QLoRA
+  double per_gpu_bytes = 0;         // model states on the most loaded GPU (what a snapshot copies to host memory)
+  double bytes_per_parameter = 0;   // state_bytes / trained_parameters
+};
+// Full training: weights in the training precision (bf16 for fp8 runs, Transformer Engine keeps bf16
+// masters of the fp8 casts), plus fp32 master weights and the optimizer's states as the memory model
+// counts them (Adam 12 B/param with the master: Rajbhandari et al. 2020, K = 12); gradients are not
+// saved. bf16 + AdamW = 14 B/param (BLOOM's 176B checkpoints: 2.3 TB, huggingface.co/blog/bloom-megatron-deepspeed).
+CheckpointSize checkpoint_size(const ModelSpec& m, const TrainingSpec& t, const ParallelLayout& p, const HardwareSpec& h);
+
+// ---- Storage tiers (registered by name) ----------------------------------------------------------
+
+struct StorageTier {
+  std::string name;
+  std::string description;
+  std::string source;
+  double aggregate_bandwidth = 0;  // bytes/s the tier sustains for all clients together; 0 = grows with the nodes (local disks)
+  double per_node_bandwidth = 0;   // bytes/s one node writes or reads
+  bool survives_node_loss = true;  // local NVMe does not: a lost node's shard must come from a replica (assumed present)
+};
+const std::vector<StorageTier>& storage_tiers();  // sorted by name
+const StorageTier* find_storage_tier(const std::string& name);
+struct RegisterStorageTier {
+  explicit RegisterStorageTier(StorageTier tier);
+};
+
+// Bandwidth one job gets from a tier when `nodes` of its nodes write (or read) together and
+// `concurrent_jobs` jobs checkpoint at the same time: its share of the aggregate, capped by what its
+// nodes can push: min(aggregate / concurrent_jobs, nodes x per_node).
+double shared_bandwidth(const StorageTier& tier, int nodes, int concurrent_jobs);
+
+// ---- Methods (registered by name) ----------------------------------------------------------------
+
+struct CheckpointSettings {
+  std::string method = "sync";
+  std::string storage = "parallel-fs";
+  double aggregate_bandwidth = 0;   // overrides the tier's (0: the tier's)
+  double per_node_bandwidth = 0;    // overrides the tier's (0: the tier's)
+  int concurrent_jobs = 1;          // jobs sharing the tier's bandwidth when they checkpoint
+  double overhead_s = 2.0;          // per checkpoint, any method: barrier, metadata, file creation
+  double host_bandwidth = 0;        // device-to-host per GPU for snapshots (0: the GPU's PCIe link)
+  double incremental_fraction = 1.0 / 6.0;  // incremental: bytes of an increment / a full checkpoint
+  int full_every = 10;              // incremental: one full checkpoint every this many
+  double blocking_override_s = -1;  // >= 0: the blocking cost is given (--checkpoint-cost), not modelled
+};
+
+struct CheckpointContext {
+  CheckpointSize size;
+  int nodes = 1, gpus_per_node = 8;
+  double write_bandwidth = 0;       // this job's share of the tier, bytes/s
+  double read_bandwidth = 0;
+  double host_bandwidth = 0;        // device-to-host per GPU
+  double peer_bandwidth = 0;        // one node to another node's memory (its inter-node NICs)
+  double overhead_s = 0;
+  double incremental_fraction = 1.0 / 6.0;
+  int full_every = 10;
+  double write_s() const { return size.state_bytes / write_bandwidth; }
+  double read_s() const { return size.restore_bytes / read_bandwidth; }
+  double snapshot_s() const { return size.per_gpu_bytes / host_bandwidth; }
+  double peer_copy_s() const { return size.per_gpu_bytes * gpus_per_node / peer_bandwidth; }
+};
+
+struct CheckpointCosts {
+  double blocking_s = 0;  // training paused per checkpoint
+  double persist_s = 0;   // after the pause, until the checkpoint survives a failure (overlaps training)
+  double restore_s = 0;   // reading it back on a restart
+  double write_s = 0;     // one full write to the storage tier
+  std::string how;        // one line: where the numbers come from
+};
+
+class CheckpointMethod {
+ public:
+  virtual ~CheckpointMethod() = default;
+  virtual std::string name() const = 0;
+  virtual std::string description() const = 0;
+  virtual CheckpointCosts costs(const CheckpointContext& c) const = 0;
+};
+const std::vector<std::unique_ptr<CheckpointMethod>>& checkpoint_methods();  // sorted by name
+const CheckpointMethod* find_checkpoint_method(const std::string& name);
+struct RegisterCheckpointMethod {
+  explicit RegisterCheckpointMethod(std::unique_ptr<CheckpointMethod> m);
+};
+
+// The context for a job: tier bandwidth shared as above, the GPU's host link, the node's NICs.
+// Throws InputError when the method or tier is unknown.
+CheckpointContext checkpoint_context(const CheckpointSize& size, const CheckpointSettings& s, const HardwareSpec& h);
+// The method's costs; a blocking override replaces blocking_s (persist and restore stay modelled).
+CheckpointCosts checkpoint_costs(const CheckpointSettings& s, const CheckpointContext& c);
+
+// The scenario's "checkpoint" object: {method, storage (tier name or {tier, aggregate_bandwidth,
+// per_node_bandwidth, concurrent_jobs}), cost, overhead, host_bandwidth, incremental_fraction,
+// full_every}. The interval is read by the caller (it may be a name: young, daly, best).
+CheckpointSettings parse_checkpoint_settings(const nlohmann::json& value, const std::string& path, std::vector<AppliedDefault>* defaults);
+
+}  // namespace trainsim

@@ -1,0 +1,282 @@
+#include "job_setup.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "models/errors.hpp"
+#include "models/json_reader.hpp"
+#include "models/reliability.hpp"
+
+namespace trainsim::sim {
+
+namespace {
+constexpr double kInf = std::numeric_limits<double>::infinity();
+}  // namespace
+
+const char* to_string(IntervalChoice c) {
+  switch (c) {
+    case IntervalChoice::Given: return "given";
+    case IntervalChoice::Young: return "young";
+    case IntervalChoice::Daly: return "daly";
+    case IntervalChoice::Best: return "best";
+  }
+  return "daly";
+}
+
+void parse_interval(const Json& value, const std::string& path, ReliabilitySettings* s) {
+  if (value.is_string()) {
+    const std::string v = value.get<std::string>();
+    if (v == "young") { s->interval = IntervalChoice::Young; return; }
+    if (v == "daly") { s->interval = IntervalChoice::Daly; return; }
+    if (v == "best") { s->interval = IntervalChoice::Best; return; }
+  }
+  std::string why;
+  double seconds = -1;
+  if (value.is_number()) seconds = value.get<double>();
+  else if (value.is_string()) {
+    if (auto q = parse_quantity(value.get<std::string>(), Quantity::Time, &why)) seconds = *q;
+  }
+  if (!(seconds > 0) || !std::isfinite(seconds))
+    throw InputError(path, json_value_text(value), "\"young\", \"daly\", \"best\" or a positive duration such as \"30min\"", why);
+  s->interval = IntervalChoice::Given;
+  s->interval_s = seconds;
+}
+
+ReliabilitySettings parse_reliability_settings(const Json& doc, int gpus_per_node) {
+  ReliabilitySettings s;
+  auto* d = &s.defaults;
+  const Json none;
+  const bool present = doc.is_object() && doc.contains("reliability") && !doc["reliability"].is_null();
+  const Json& section = present ? doc["reliability"] : none;
+  if (present && !section.is_object())
+    throw InputError("/reliability", json_value_text(section), "an object {failures, checkpoint, recovery, spare_nodes, elastic, window}");
+  const std::string base = "/reliability";
+  auto field = [&](const char* key) -> const Json& { return present && section.contains(key) ? section[key] : none; };
+
+  s.failures = parse_failure_model(field("failures"), base + "/failures", gpus_per_node, d);
+  const Json& checkpoint = field("checkpoint");
+  s.checkpoint = parse_checkpoint_settings(checkpoint, base + "/checkpoint", d);
+  if (checkpoint.is_object() && checkpoint.contains("interval") && !checkpoint["interval"].is_null())
+    parse_interval(checkpoint["interval"], base + "/checkpoint/interval", &s);
+  else
+    d->push_back({base + "/checkpoint/interval", "\"daly\"", "Daly's (2006) optimum for the checkpoint cost and the job's MTBF"});
+  s.recovery = parse_recovery_settings(field("recovery"), base + "/recovery", d);
+  if (!present) {
+    d->push_back({base + "/elastic", "false", "every failure restarts the job at full size"});
+    return s;
+  }
+  JsonReader r(section, base, d);
+  r.mark_read({"failures", "checkpoint", "recovery", "window", "job_mtbf", "spare_nodes", "elastic", "elastic_min_fraction"});
+  if (r.has("window")) {
+    s.window_s = r.get_quantity("window", Quantity::Time, 0, "");
+    if (!(s.window_s > 0)) throw InputError(r.child_path("window"), json_value_text(section["window"]), "a positive duration such as \"54d\"");
+  }
+  if (r.has("job_mtbf")) {
+    s.job_mtbf_s = r.get_quantity("job_mtbf", Quantity::Time, 0, "");
+    if (!(s.job_mtbf_s > 0)) throw InputError(r.child_path("job_mtbf"), json_value_text(section["job_mtbf"]), "a positive duration such as \"3h\"");
+  }
+  if (r.has("spare_nodes")) s.recovery.spare_nodes = r.get_int("spare_nodes", 0, "", 0);
+  s.recovery.elastic = r.get_bool("elastic", false, "every failure restarts the job at full size");
+  s.recovery.elastic_min_fraction = r.get_number("elastic_min_fraction", s.recovery.elastic_min_fraction,
+                                                 s.recovery.elastic ? "the job waits for nodes rather than run on fewer than half its replicas" : "",
+                                                 0.0, 1.0);
+  r.reject_unknown();
+  return s;
+}
+
+namespace {
+
+// Speed relative to the full job with k nodes out: the step model at dp' = dp - k·(replicas per node),
+// each remaining replica keeping its micro-batches (the global batch shrinks with dp, as TorchElastic
+// does). Exact at k = 0, 1, 2, 4, ... and the last; linear in between.
+std::vector<double> elastic_speeds(const Scenario& s, const StepEstimate& full, double min_fraction, const CalibrationProfile* calibration,
+                                   int* replicas_per_node) {
+  const ParallelLayout& p = s.parallel;
+  const int mp = p.tp * p.pp * p.cp, gpn = std::max(1, std::min(s.hardware.gpus_per_node, s.hardware.num_gpus));
+  const int rpn = mp >= gpn ? 1 : std::max(1, gpn / mp);
+  *replicas_per_node = rpn;
+  if (p.dp <= 1 || s.hardware.num_nodes <= 1 || !(full.tokens_per_s > 0)) return {1.0};
+  const int min_dp = std::max(1, static_cast<int>(std::ceil(p.dp * min_fraction)));
+  const int kmax = std::min((p.dp - min_dp) / rpn, s.hardware.num_nodes - 1);
+  if (kmax <= 0) return {1.0};
+  auto speed_at = [&](int k) {
+    const int dp = p.dp - k * rpn;
+    TrainingSpec t = s.training;
+    t.global_batch_size = p.micro_batch_size * dp * p.gradient_accumulation_steps;
+    ParallelLayout q = p;
+    q.dp = dp;
+    HardwareSpec h = s.hardware;
+    h.num_gpus = mp * dp;
+    h.num_nodes = std::max(1, (h.num_gpus + gpn - 1) / gpn);
+    const StepModel sm(s.model, t, h, calibration);
+    const double v = sm.estimate(q).tokens_per_s / full.tokens_per_s;
+    return std::isfinite(v) && v > 0 ? std::min(v, 1.0) : static_cast<double>(dp) / p.dp;
+  };
+  std::vector<int> at{0};
+  for (int k = 1; k < kmax; k *= 2) at.push_back(k);
+  at.push_back(kmax);
+  std::vector<double> v(at.size());
+  v[0] = 1.0;
+  for (std::size_t i = 1; i < at.size(); ++i) v[i] = speed_at(at[i]);
+  std::vector<double> table(static_cast<std::size_t>(kmax) + 1);
+  for (std::size_t i = 0; i + 1 < at.size(); ++i)
+    for (int k = at[i]; k <= at[i + 1]; ++k) {
+      const double f = at[i + 1] == at[i] ? 0.0 : double(k - at[i]) / (at[i + 1] - at[i]);
+      table[static_cast<std::size_t>(k)] = v[i] + f * (v[i + 1] - v[i]);
+    }
+  return table;
+}
+
+}  // namespace
+
+double chosen_interval_s(const ReliabilityJob& job, double blocking_s, double persist_s, double mtbf_s) {
+  const ReliabilitySettings& s = job.settings;
+  if (s.interval == IntervalChoice::Given) return s.interval_s;
+  double tau = s.interval == IntervalChoice::Young ? young_interval_s(blocking_s, mtbf_s) : daly_interval_s(blocking_s, mtbf_s);
+  // Never shorter than a step, nor than the background write of the previous checkpoint (a new snapshot
+  // would wait for it: a longer interval computes more for the same pause).
+  tau = std::max({tau, persist_s, job.step.time_s, 1.0});
+  return std::isfinite(tau) ? tau : std::max(job.work_s, job.window_s);
+}
+
+ReliabilityJob build_reliability_job(const Scenario& scenario, const ReliabilitySettings& settings, const CalibrationProfile* calibration) {
+  ReliabilityJob job;
+  job.scenario = scenario;
+  job.settings = settings;
+  const Scenario& s = job.scenario;
+  const HardwareSpec& h = s.hardware;
+  job.gpus = h.num_gpus;
+  job.nodes = std::max(1, h.num_nodes);
+  job.gpus_per_node = std::max(1, std::min(h.gpus_per_node, h.num_gpus));
+  job.price_per_gpu_hour = h.price_per_gpu_hour;
+
+  // Speed: the step model on the scenario's layout.
+  const StepModel sm(s.model, s.training, s.hardware, calibration);
+  job.step = sm.estimate(s.parallel);
+  const TrainingCost cost = sm.training_cost(job.step, s.parallel);
+  job.work_s = cost.time_to_train_s > 0 ? cost.time_to_train_s : kInf;
+  job.window_s = settings.window_s > 0 ? settings.window_s : kInf;
+  job.fixed_window = !std::isfinite(job.work_s);
+  if (job.fixed_window && !std::isfinite(job.window_s))
+    throw InputError("/reliability/window", "nothing", "a duration such as \"54d\"",
+                     "the scenario has no training.train_tokens, so give the window to simulate: --days D or reliability.window");
+
+  // Failures, scaled as asked.
+  job.failures = settings.failures;
+  if (settings.failures_per_1000_node_days > 0) {
+    const double now = job.failures.failures_per_1000_node_days(job.gpus_per_node);
+    if (!(now > 0)) throw InputError("failures", "a model with no failure rates", "at least one component to scale");
+    job.failures.scale_rates(settings.failures_per_1000_node_days / now);
+  }
+  if (settings.job_mtbf_s > 0) {
+    const double now = job.failures.job_mtbf_s(job.nodes, job.gpus_per_node);
+    if (!std::isfinite(now)) throw InputError("failures", "a model with no failure rates", "at least one component to scale");
+    job.failures.scale_rates(now / settings.job_mtbf_s);
+  }
+  if (settings.failures_per_1000_node_days > 0 || settings.job_mtbf_s > 0) job.failures.name += " (scaled)";
+  job.mtbf_s = job.failures.job_mtbf_s(job.nodes, job.gpus_per_node);
+  for (std::size_t i = 0; i < job.failures.components.size(); ++i)
+    if (job.failures.components[i].needs_replacement) job.replacement_share += job.failures.share(i, job.gpus_per_node);
+
+  // Checkpoints.
+  job.checkpoint_size = checkpoint_size(s.model, s.training, s.parallel, h);
+  job.checkpoint_context = checkpoint_context(job.checkpoint_size, settings.checkpoint, h);
+  job.checkpoint = checkpoint_costs(settings.checkpoint, job.checkpoint_context);
+
+  // Recovery.
+  const RecoverySettings& rs = settings.recovery;
+  job.recovery_hardware = recovery_times(rs, job.checkpoint.restore_s, true);
+  job.recovery_software = recovery_times(rs, job.checkpoint.restore_s, false);
+  job.recovery_mean_s = mean_recovery_s(rs, job.checkpoint.restore_s, job.replacement_share);
+  job.spare_nodes = rs.spare_nodes >= 0 ? rs.spare_nodes : default_spare_nodes(job.nodes);
+  if (rs.spare_nodes < 0)
+    job.settings.defaults.push_back({"/reliability/spare_nodes", std::to_string(job.spare_nodes),
+                                     "one spare per 100 nodes, at least one (BLOOM kept 4 for 48 nodes)"});
+  job.elastic_speed = elastic_speeds(s, job.step, rs.elastic_min_fraction, calibration, &job.replicas_per_node_out);
+
+  // Closed forms at the blocking cost.
+  const double delta = job.checkpoint.blocking_s;
+  job.young_interval_s = young_interval_s(delta, job.mtbf_s);
+  job.daly_interval_s = daly_interval_s(delta, job.mtbf_s);
+  job.optimal_interval_s = optimal_interval_s(delta, job.mtbf_s);
+
+  // The Monte-Carlo configuration.
+  JobSimConfig& c = job.sim;
+  c.nodes = job.nodes;
+  c.gpus_per_node = job.gpus_per_node;
+  c.work_s = job.work_s;
+  // With no window the run ends when the work is done; 100x the ideal time stops a job that never gets there.
+  c.window_s = std::isfinite(job.window_s) ? job.window_s : 100 * job.work_s;
+  c.blocking_s = job.checkpoint.blocking_s;
+  c.persist_s = job.checkpoint.persist_s;
+  c.interval_s = chosen_interval_s(job, c.blocking_s, c.persist_s, job.mtbf_s);
+  c.detection_s = rs.detection_s;
+  c.drain_s = rs.drain_s;
+  c.reschedule_s = rs.reschedule_s;
+  c.restart_s = rs.restart_s;
+  c.reload_s = job.checkpoint.restore_s;
+  c.warmup_s = rs.warmup_s;
+  c.fixed_recovery_s = rs.fixed_total_s;
+  c.spare_nodes = job.spare_nodes;
+  c.repair = std::shared_ptr<const TimeDistribution>(
+      make_distribution(rs.repair_distribution, rs.repair_mean_s, rs.repair_shape, "/reliability/recovery/repair/distribution"));
+  c.elastic = rs.elastic;
+  c.elastic_speed = job.elastic_speed;
+  return job;
+}
+
+JobSimConfig config_with_method(const ReliabilityJob& job, const std::string& method, CheckpointCosts* costs) {
+  CheckpointSettings cs = job.settings.checkpoint;
+  const bool same = method == cs.method;
+  cs.method = method;
+  if (!same) cs.blocking_override_s = -1;  // a given cost describes the configured method only
+  const CheckpointCosts k = checkpoint_costs(cs, job.checkpoint_context);
+  if (costs) *costs = k;
+  JobSimConfig c = job.sim;
+  c.blocking_s = k.blocking_s;
+  c.persist_s = k.persist_s;
+  c.reload_s = k.restore_s;
+  c.interval_s = chosen_interval_s(job, k.blocking_s, k.persist_s, job.mtbf_s);
+  return c;
+}
+
+Json to_json(const ReliabilitySettings& s, const ReliabilityJob& job) {
+  const CheckpointSettings& cs = s.checkpoint;
+  const RecoverySettings& rs = s.recovery;
+  Json recovery = {{"spare_nodes", job.spare_nodes},
+                   {"elastic", rs.elastic},
+                   {"elastic_min_fraction", rs.elastic_min_fraction},
+                   {"repair", {{"distribution", rs.repair_distribution}, {"mean_s", rs.repair_mean_s}, {"shape", rs.repair_shape}}}};
+  if (rs.fixed_total_s >= 0) {
+    recovery["total_s"] = rs.fixed_total_s;
+  } else {
+    recovery["detection_s"] = rs.detection_s;
+    recovery["drain_s"] = rs.drain_s;
+    recovery["reschedule_s"] = rs.reschedule_s;
+    recovery["restart_s"] = rs.restart_s;
+    recovery["reload_s"] = job.checkpoint.restore_s;
+    recovery["warmup_s"] = rs.warmup_s;
+  }
+  Json j = {{"failures", to_json(job.failures, job.gpus_per_node)},
+            {"checkpoint",
+             {{"method", cs.method},
+              {"storage", cs.storage},
+              {"interval", to_string(s.interval)},
+              {"interval_s", job.sim.interval_s},
+              {"blocking_s", job.checkpoint.blocking_s},
+              {"persist_s", job.checkpoint.persist_s},
+              {"restore_s", job.checkpoint.restore_s},
+              {"write_s", job.checkpoint.write_s},
+              {"blocking_given", cs.blocking_override_s >= 0},
+              {"state_bytes", job.checkpoint_size.state_bytes},
+              {"restore_bytes", job.checkpoint_size.restore_bytes},
+              {"per_gpu_bytes", job.checkpoint_size.per_gpu_bytes},
+              {"write_bandwidth", job.checkpoint_context.write_bandwidth},
+              {"concurrent_jobs", cs.concurrent_jobs},
+              {"overhead_s", cs.overhead_s}}},
+            {"recovery", recovery}};
+  if (std::isfinite(job.window_s)) j["window_s"] = job.window_s;
+  return j;
+}
+
+}  // namespace trainsim::sim

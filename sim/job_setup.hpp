@@ -1,0 +1,88 @@
+#pragma once
+// From a scenario and its "reliability" section to a simulated job: the failure model for the job's
+// nodes, checkpoint size and costs for its model and storage, recovery durations, the job's speed from
+// the step model (and at fewer data-parallel replicas, for elastic shrink), the closed-form intervals,
+// and the JobSimConfig the Monte-Carlo runs. The "reliability" section is read here, not by
+// parse_scenario, so the other commands ignore it.
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "job_montecarlo.hpp"
+#include "models/checkpoint_model.hpp"
+#include "models/failure_model.hpp"
+#include "models/recovery_model.hpp"
+#include "models/spec.hpp"
+#include "models/step.hpp"
+
+namespace trainsim {
+struct CalibrationProfile;
+}
+
+namespace trainsim::sim {
+
+enum class IntervalChoice { Given, Young, Daly, Best };
+const char* to_string(IntervalChoice c);
+
+struct ReliabilitySettings {
+  FailureModel failures;
+  double failures_per_1000_node_days = 0;  // > 0: scale the failure model to this per ordinary node
+  double job_mtbf_s = 0;                   // > 0: scale the failure model so the job's MTBF is this
+  CheckpointSettings checkpoint;
+  IntervalChoice interval = IntervalChoice::Daly;
+  double interval_s = 0;                   // when Given
+  RecoverySettings recovery;
+  double window_s = 0;                     // > 0: simulate at most this long
+  std::vector<AppliedDefault> defaults;
+};
+
+// Reads the document's top-level "reliability" (absent: every default, recorded). `gpus_per_node`
+// resolves per-GPU failure rates. Throws InputError naming /reliability/...
+ReliabilitySettings parse_reliability_settings(const nlohmann::json& document, int gpus_per_node);
+// An interval as the section or a flag writes it: "young", "daly", "best", or a duration.
+void parse_interval(const nlohmann::json& value, const std::string& path, ReliabilitySettings* s);
+
+struct ReliabilityJob {
+  Scenario scenario;
+  ReliabilitySettings settings;
+  int gpus = 0, nodes = 0, gpus_per_node = 0;
+  double price_per_gpu_hour = 0;
+  // Speed
+  StepEstimate step;
+  double work_s = 0;                 // ideal time to train (infinite: a fixed window)
+  double window_s = 0;               // wall-clock limit (infinite: until the work is done)
+  bool fixed_window = false;         // no train_tokens: the window is the question
+  // Failures
+  FailureModel failures;             // scaled for the flags
+  double mtbf_s = 0;                 // of the job (lemons included)
+  double replacement_share = 0;      // of failures that need a new node
+  // Checkpoints
+  CheckpointSize checkpoint_size;
+  CheckpointContext checkpoint_context;
+  CheckpointCosts checkpoint;        // of the chosen method (blocking override applied)
+  // Recovery
+  RecoveryTimes recovery_hardware, recovery_software;
+  double recovery_mean_s = 0;        // R of the closed forms
+  int spare_nodes = 0;
+  std::vector<double> elastic_speed; // by nodes out, for elastic shrink (size 1: cannot shrink)
+  int replicas_per_node_out = 1;     // data-parallel replicas lost per node out
+  // Closed forms at the effective checkpoint cost
+  double young_interval_s = 0, daly_interval_s = 0, optimal_interval_s = 0;
+  // What the Monte-Carlo runs (interval: the chosen one; Best starts at Daly's until the sweep picks)
+  JobSimConfig sim;
+  std::vector<std::string> notes;
+};
+
+// Throws InputError when the job cannot be simulated (no window and no train_tokens, bad names, ...).
+ReliabilityJob build_reliability_job(const Scenario& scenario, const ReliabilitySettings& settings,
+                                     const CalibrationProfile* calibration = nullptr);
+
+// The job with another checkpoint method: costs recomputed, interval re-chosen as the job's was
+// (a Given interval stays).
+JobSimConfig config_with_method(const ReliabilityJob& job, const std::string& method, CheckpointCosts* costs = nullptr);
+// The interval rule of `job` applied to another checkpoint cost and MTBF (Given: unchanged; Best: Daly's).
+double chosen_interval_s(const ReliabilityJob& job, double blocking_s, double persist_s, double mtbf_s);
+
+nlohmann::json to_json(const ReliabilitySettings& s, const ReliabilityJob& job);
+
+}  // namespace trainsim::sim
