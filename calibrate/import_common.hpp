@@ -12,6 +12,12 @@ struct MalformedLine {
   std::string reason;
 };
 
+// `s` without leading and trailing blanks (spaces, tabs, CR, LF).
+std::string trim(const std::string& s);
+// Provenance of a profile written now: UTC time "2026-11-21T15:04:05Z" and the login name ($USER).
+std::string utc_timestamp();
+std::string login_name();
+
 // "3 malformed lines: 12 (reason), 40 (reason), ..." (at most `limit` listed); empty when there are none.
 std::string describe_malformed(const std::vector<MalformedLine>& lines, std::size_t limit = 10);
 

@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "import_common.hpp"
 #include "models/errors.hpp"
 #include "models/json_reader.hpp"
 
@@ -14,12 +15,6 @@ namespace trainsim {
 
 namespace {
 
-std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) return "";
-  const auto e = s.find_last_not_of(" \t\r\n");
-  return s.substr(b, e - b + 1);
-}
 
 std::string clip(const std::string& s) { return s.size() > 120 ? s.substr(0, 117) + "..." : s; }
 

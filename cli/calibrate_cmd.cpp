@@ -12,6 +12,7 @@
 #include "calibrate/import_gemm_csv.hpp"
 #include "calibrate/import_nccl_tests.hpp"
 #include "calibrate/profile_io.hpp"
+#include "calibrate/import_common.hpp"
 #include "command.hpp"
 #include "subcommand_hooks.hpp"
 #include "models/errors.hpp"
@@ -33,20 +34,6 @@ struct CalibrateOptions {
   std::string format = "table";
 };
 
-std::string now_utc() {
-  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-std::string user_name() {
-  for (const char* var : {"USER", "LOGNAME"})
-    if (const char* v = std::getenv(var); v && *v) return v;
-  return "unknown";
-}
 
 std::string number_text(double v, int decimals) {
   char buf[64];
@@ -76,8 +63,8 @@ void stamp(CalibrationProfile& p, const CalibrateOptions& o, const std::string& 
   }
   if (p.gpu.name.empty()) p.gpu.name = "unknown";
   p.provenance.source = "measured";
-  p.provenance.who = user_name();
-  p.provenance.when = now_utc();
+  p.provenance.who = login_name();
+  p.provenance.when = utc_timestamp();
   p.provenance.command = p.provenance.command.empty() || !o.merge ? command : p.provenance.command + "; " + command;
   p.provenance.notes = p.provenance.notes.empty() || !o.merge ? notes : p.provenance.notes + " " + notes;
 }

@@ -12,6 +12,7 @@
 #include "calibrate/gpu/cuda_util.hpp"
 #include "calibrate/gpu/sweep.hpp"
 #include "calibrate/profile_io.hpp"
+#include "calibrate/import_common.hpp"
 #include "command.hpp"
 #include "models/errors.hpp"
 #include "models/presets.hpp"
@@ -28,20 +29,6 @@ struct CalibrateRunCliOptions {
   std::string models, tp, gpu, intra_fabric, inter_fabric, rendezvous, benchmark_json;
 };
 
-std::string utc_now() {
-  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-std::string login_name() {
-  for (const char* var : {"USER", "LOGNAME"})
-    if (const char* v = std::getenv(var); v && *v) return v;
-  return "unknown";
-}
 
 std::string command_line(const CalibrateRunCliOptions& o) {
   std::string c = "trainsim calibrate run -o " + o.output;
@@ -74,7 +61,7 @@ int run_calibrate_run(const CalibrateRunCliOptions& o) {
   ro.rendezvous = o.rendezvous;
   ro.command = command_line(o);
   ro.who = login_name();
-  ro.when = utc_now();
+  ro.when = utc_timestamp();
 
   const gpu::DeviceProbe probe = gpu::probe_devices();
   if (probe.count < 1) {

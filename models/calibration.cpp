@@ -42,15 +42,6 @@ std::string gbps_text(double bytes_per_s) { return number_text(bytes_per_s / 1e9
 std::string us_text(double s) { return number_text(s * 1e6, 1) + " us"; }
 
 Precision high_precision(Precision p) { return p == Precision::Fp8 ? Precision::Bf16 : p; }
-Precision precision_of(GemmDtype d) {
-  switch (d) {
-    case GemmDtype::Bf16: return Precision::Bf16;
-    case GemmDtype::Fp16: return Precision::Fp16;
-    case GemmDtype::Fp8: return Precision::Fp8;
-    case GemmDtype::Tf32: return Precision::Fp32;
-  }
-  return Precision::Bf16;
-}
 
 constexpr Collective kCollectives[] = {Collective::AllReduce, Collective::AllGather, Collective::ReduceScatter,
                                        Collective::AllToAll, Collective::SendRecv};
@@ -172,6 +163,16 @@ CollectiveCurve parse_curve(const Json& v, const std::string& path) {
 }
 
 }  // namespace
+
+Precision precision_of(GemmDtype d) {
+  switch (d) {
+    case GemmDtype::Bf16: return Precision::Bf16;
+    case GemmDtype::Fp16: return Precision::Fp16;
+    case GemmDtype::Fp8: return Precision::Fp8;
+    case GemmDtype::Tf32: return Precision::Fp32;
+  }
+  return Precision::Bf16;
+}
 
 const char* to_string(CommScope s) { return s == CommScope::Intra ? "intra" : "inter"; }
 

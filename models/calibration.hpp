@@ -35,6 +35,7 @@ enum class GemmDtype { Bf16, Fp16, Fp8, Tf32 };
 constexpr int kGemmDtypes = 4;
 const char* to_string(GemmDtype d);       // "bf16", "fp16", "fp8", "tf32"
 GemmDtype gemm_dtype(Precision p);        // Fp32 -> Tf32
+Precision precision_of(GemmDtype d);      // Tf32 -> Fp32
 
 struct GpuIdentity {
   std::string name;            // as the driver reports it, e.g. "NVIDIA H100 80GB HBM3"

@@ -44,15 +44,6 @@ std::string bytes_text(double b) {
   return fixed(b / 1024.0, 0) + " KiB";
 }
 
-Precision precision_of(GemmDtype d) {
-  switch (d) {
-    case GemmDtype::Bf16: return Precision::Bf16;
-    case GemmDtype::Fp16: return Precision::Fp16;
-    case GemmDtype::Fp8: return Precision::Fp8;
-    case GemmDtype::Tf32: return Precision::Fp32;
-  }
-  return Precision::Bf16;
-}
 
 // Google Benchmark's JSON written into a string; nothing goes to the terminal.
 class CollectingReporter : public benchmark::BenchmarkReporter {
