@@ -1,12 +1,15 @@
 # trainsim: two commands from a fresh Debian 12 machine.
 #   make run   bootstrap, configure, build, then plan the built-in default scenario
-#   make test  bootstrap, build with warnings as errors, run every test; then the same tests under ASan+UBSan
+#   make test  bootstrap, build with warnings as errors, run every test; then the same tests under ASan+UBSan;
+#              then every libFuzzer target for FUZZ_SECONDS (60) each
 JOBS ?= $(shell nproc)
 BUILD ?= build
 ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 60
 CMAKE_GEN := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 
-.PHONY: run test build bootstrap bench asan-test clean
+.PHONY: run test build bootstrap bench asan-test fuzz clean
 
 bootstrap:
 	@bash scripts/bootstrap.sh
@@ -23,6 +26,7 @@ run: build
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE bench
 	$(MAKE) asan-test
+	$(MAKE) fuzz
 
 $(ASAN_BUILD)/CMakeCache.txt:
 	cmake -S . -B $(ASAN_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Debug -DTRAINSIM_WERROR=ON \
@@ -33,8 +37,17 @@ asan-test: bootstrap $(ASAN_BUILD)/CMakeCache.txt
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	  ctest --output-on-failure -j $(JOBS) -LE bench
 
+# libFuzzer targets for every parser (clang, ASan + UBSan), each run FUZZ_SECONDS over the seed corpora.
+$(FUZZ_BUILD)/CMakeCache.txt:
+	cmake -S . -B $(FUZZ_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
+	  -DTRAINSIM_FUZZ=ON -DTRAINSIM_WERROR=OFF -DTRAINSIM_BENCH=OFF
+
+fuzz: bootstrap $(FUZZ_BUILD)/CMakeCache.txt
+	cmake --build $(FUZZ_BUILD) -j $(JOBS)
+	FUZZ_SECONDS=$(FUZZ_SECONDS) bash tests/fuzz/run_fuzzers.sh $(FUZZ_BUILD)
+
 bench: build
 	./$(BUILD)/tests/bench/trainsim_bench
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

@@ -17,11 +17,18 @@
 // the "# Collective test starting:" line, else from a command line echoed in the log (".../all_reduce_perf
 // -b 8 ..."), else from the file name. Ranks are the "#  Rank" lines, nodes their distinct host names.
 //
-// A row that cannot be read, a row with validation errors (#wrong > 0), and text inside the table that is
-// not a row are counted as malformed with their line numbers; NCCL debug output (NCCL INFO / WARN) and
-// text outside the table are counted as ignored.
+// A row that cannot be read (a value that is not a number, negative, NaN or infinite, out of range or absurdly
+// long; a size of 0 or below; a time of 0), a row with validation errors (#wrong > 0), text inside the table
+// that is not a row, a Rank or header line that cannot be read, and lines longer than kMaxLineBytes are counted
+// as malformed with their line numbers and reasons; NCCL debug output (NCCL INFO / WARN) and text outside the
+// table are counted as ignored. A curve whose time falls as the message grows by more than measurement noise
+// (kCollectiveTimeFallTolerance) gets a warning naming the sizes.
+//
+// The reader is a hand-written scanner (no std::regex): linear in the input, no recursion, bounded memory per
+// line; any bytes are safe. parse_nccl_tests_log(std::string_view, ...) is the entry point for fuzzing.
 #include <istream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "calibrate/import_common.hpp"
@@ -43,11 +50,22 @@ struct NcclTestsLog {
   std::vector<CollectivePoint> points; // out-of-place, in file order
   double avg_busbw = 0;           // "# Avg bus bandwidth", bytes/s; 0 when absent
   long long lines = 0, rows = 0, ignored_lines = 0;
-  std::vector<MalformedLine> malformed;
+  MalformedLines malformed;
+  std::vector<std::string> warnings;  // e.g. the time falls as the message grows
 };
 
 // `file_name` names the log in messages and is used to detect the operation as a last resort.
 NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& file_name);
+NcclTestsLog parse_nccl_tests_log(std::string_view text, const std::string& file_name);  // the same, from text in memory
+
+// A larger message may take less time than a smaller one by measurement noise: nccl-tests prints the mean of a
+// few (default 20) runs, whose spread on latency-bound sizes is a few percent, and NCCL changes protocol (LL,
+// LL128, Simple) and algorithm (ring, tree, NVLS) with the size, which can make the next size a few percent
+// faster. A time more than 10% below that of a smaller message is neither.
+constexpr double kCollectiveTimeFallTolerance = 0.10;
+// Where the time of a curve falls as the message grows by more than the tolerance, one text per size pair
+// ("4194304 B took 35.29 us, 8388608 B 20.10 us (43% less)"); empty when it does not.
+std::vector<std::string> falling_times(const std::vector<CollectivePoint>& points);
 
 // The operation an nccl-tests binary name measures ("all_reduce_perf" -> all-reduce); false for tests
 // trainsim does not model (broadcast, reduce, gather, scatter, hypercube).
@@ -60,6 +78,14 @@ struct NcclImportOptions {
 // Adds one curve per (op, scope, ranks, ranks per node) to `profile`, merging logs of the same placement;
 // the GPU name comes from the logs when the profile has none. Throws InputError (naming the file) for a log
 // without rows, without a known operation, with a single rank, or with ranks spread unevenly over nodes.
-void add_nccl_tests(CalibrationProfile& profile, const std::vector<NcclTestsLog>& logs, const NcclImportOptions& options = {});
+// An alpha-beta fit of a clean nccl-tests curve is within a few percent of every point (the 8-GPU sample in
+// tests/calibrate/data: 0.5%); NCCL's protocol and algorithm switches add some, but a fit that misses a point by
+// more than 25% no longer describes the measurement.
+constexpr double kFitWarnError = 0.25;
+// Curves built from several logs are checked again as merged (falling_times), and every curve these logs
+// touched is fitted (fit_alpha_beta): a fit off by more than kFitWarnError at a measured point is reported.
+// What is found goes to `warnings`.
+void add_nccl_tests(CalibrationProfile& profile, const std::vector<NcclTestsLog>& logs, const NcclImportOptions& options = {},
+                    std::vector<std::string>* warnings = nullptr);
 
 }  // namespace trainsim

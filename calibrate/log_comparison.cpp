@@ -15,6 +15,11 @@ LogComparison compare_log(const Scenario& s, const TrainingLog& log, int skip) {
   LogComparison c;
   c.log = log;
   c.summary = summarize(log, skip);
+  if (c.summary.used == 0) {  // the warm-up is never compared
+    c.notes.push_back("no iterations left after the warm-up (" + std::to_string(c.summary.iterations) + " in the log, " +
+                      std::to_string(c.summary.warmup) + " left out): nothing measured to compare");
+    return c;
+  }
   StepModel sm(s.model, s.training, s.hardware);
   const StepEstimate e = sm.estimate(s.parallel);
   const int gpus = s.hardware.num_gpus;
@@ -22,8 +27,7 @@ LogComparison compare_log(const Scenario& s, const TrainingLog& log, int skip) {
 
   if (c.summary.median_time_s > 0) {
     c.rows.push_back({"iteration time (s), median", c.summary.median_time_s, e.time_s});
-    c.rows.push_back({"tokens/s per GPU (from iteration time)", double(s.training.global_batch_size) * s.training.seq_len *
-                                                                     (s.training.mode == TrainingMode::Dpo ? 2 : 1) / c.summary.median_time_s / gpus,
+    c.rows.push_back({"tokens/s per GPU (from iteration time)", s.training.tokens_per_step() / c.summary.median_time_s / gpus,
                       tokens_per_s_per_gpu});
   }
   if (c.summary.median_tokens_per_s_per_gpu > 0)
@@ -43,6 +47,9 @@ LogComparison compare_log(const Scenario& s, const TrainingLog& log, int skip) {
   } else {
     c.notes.push_back("the log reports no memory figures");
   }
+  if (c.summary.used < kFewIterations)
+    c.notes.push_back("only " + std::to_string(c.summary.used) + " iteration" + (c.summary.used > 1 ? "s" : "") + " after the warm-up (" +
+                      std::to_string(c.summary.warmup) + " left out): the measured values are not a steady-state median");
   if (c.summary.median_time_s <= 0 && c.summary.median_tokens_per_s_per_gpu <= 0) c.notes.push_back("the log has no iteration timings");
   return c;
 }

@@ -22,7 +22,13 @@ struct LogComparison {
   std::vector<std::string> notes;  // what could not be compared, and why
 };
 
-// `skip` = warm-up iterations to leave out (-1: the first 10%, at least one).
+// Fewer iterations than this after the warm-up: the comparison carries a note that the measured values are not
+// a steady-state median (one or two iterations: a data-loader stall or a checkpoint write decides them).
+constexpr int kFewIterations = 3;
+
+// `skip` = warm-up iterations to leave out (-1: the first 10%, at least one). When no iteration is left after
+// the warm-up there are no rows, only a note (the warm-up is never compared); `trainsim validate log` refuses
+// such a log with exit code 2 before comparing.
 LogComparison compare_log(const Scenario& plan, const TrainingLog& log, int skip = -1);
 
 }  // namespace trainsim

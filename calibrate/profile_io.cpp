@@ -1,34 +1,23 @@
 #include "calibrate/profile_io.hpp"
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "models/errors.hpp"
+#include "models/json_text.hpp"
 
 namespace trainsim {
 
 CalibrationProfile read_calibration_profile(const std::string& path, const std::string& what) {
-  std::ifstream in(path);
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw InputError(what, "\"" + path + "\"", "a calibration profile (JSON file)", "that is a directory");
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(what, "\"" + path + "\"", "a readable calibration profile (JSON)", "no such file");
   std::stringstream ss;
   ss << in.rdbuf();
-  const std::string text = ss.str();
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    std::size_t line = 1, col = 1;
-    for (std::size_t i = 0; i < text.size() && i + 1 < e.byte; ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        col = 1;
-      } else {
-        ++col;
-      }
-    }
-    throw InputError(what, path + ":" + std::to_string(line) + ":" + std::to_string(col), "valid JSON", e.what());
-  }
-  return parse_calibration_profile(doc, path);
+  return parse_calibration_profile(parse_json_text(ss.str(), path, what), path);
 }
 
 namespace {

@@ -3,19 +3,31 @@
 // compared with what the job actually did: Megatron-LM ("elapsed time per iteration (ms)", "throughput
 // per GPU (TFLOP/s/GPU)", "memory (MB) | ... max allocated"), torchtitan ("step: N ... tps: ... tflops:
 // ... mfu: ... memory: X GiB") and generic PyTorch/torchrun lines that name a step and its time
-// ("step 120 ... step_time: 1.23s", "iter 5 | time 812.3 ms"). Lines that look like iteration reports but
-// cannot be read are counted with their line numbers, never dropped silently.
+// ("step 120 ... step_time: 1.23s", "iter 5 | time 812.3 ms").
+//
+// Lines that look like iteration reports but cannot be used are skipped and counted with their line numbers
+// and the reason, never dropped silently: a value that is not a number, negative, zero, NaN or infinite, out
+// of range or absurdly long, an iteration number that is not one. Memory report lines with such a value are
+// skipped the same way. Lines longer than kMaxLineBytes are not read (counted the same way).
+//
+// The reader is a hand-written scanner: linear in the length of the input, no recursion, no std::regex,
+// bounded memory per line; any bytes (NUL, invalid UTF-8) are safe. parse_training_log(std::string_view) is
+// the entry point for fuzzing.
 #include <istream>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "calibrate/import_common.hpp"
 
 namespace trainsim {
 
 struct LogIteration {
   long long iteration = 0;
-  double time_s = 0;            // 0 when the line has no time
-  double tflops_per_gpu = 0;    // as the framework reports it (Megatron counts recomputation)
-  double tokens_per_s = 0;      // per GPU when the framework says so (torchtitan "tps")
+  double time_s = 0;            // > 0, or 0 when the line has no time (torchtitan)
+  double tflops_per_gpu = 0;    // > 0 as the framework reports it (Megatron counts recomputation); 0: not reported
+  double tokens_per_s = 0;      // > 0 per GPU when the framework says so (torchtitan "tps"); 0: not reported
+  long long line = 0;           // 1-based line of the log it came from
 };
 
 struct TrainingLog {
@@ -23,15 +35,19 @@ struct TrainingLog {
   std::vector<LogIteration> iterations;
   double max_allocated_bytes = 0;  // largest per-GPU allocation the log reports
   long long lines = 0;
-  std::vector<long long> malformed_lines;  // 1-based line numbers of iteration lines that could not be read
+  MalformedLines malformed;     // iteration-like (and memory report) lines skipped, with line numbers and reasons
 };
 
 TrainingLog parse_training_log(std::istream& in);
+TrainingLog parse_training_log(std::string_view text);  // the same, from text in memory
 
 // Median iteration time after skipping the warm-up: the first `skip` iterations, or 10% of them when
-// skip < 0 (at least the first one, which includes compilation and allocator warm-up).
+// skip < 0 (at least the first one, which includes compilation and allocator warm-up). When the warm-up
+// takes every iteration, nothing is used (used = 0, all medians 0): the warm-up is never compared.
 struct LogSummary {
-  int used = 0;
+  int iterations = 0;           // in the log
+  int warmup = 0;               // left out as warm-up
+  int used = 0;                 // iterations - warmup, or 0
   double median_time_s = 0;
   double p10_time_s = 0, p90_time_s = 0;
   double median_tflops_per_gpu = 0;

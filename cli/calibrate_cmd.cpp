@@ -14,6 +14,7 @@
 #include "calibrate/profile_io.hpp"
 #include "calibrate/import_common.hpp"
 #include "command.hpp"
+#include "output.hpp"
 #include "subcommand_hooks.hpp"
 #include "models/errors.hpp"
 #include "models/json_reader.hpp"
@@ -97,7 +98,7 @@ int run_import_nccl(const CalibrateOptions& o) {
   std::vector<std::string> notes;
   long long malformed = 0;
   for (const auto& file : o.logs) {
-    std::ifstream in(file);
+    std::ifstream in(file, std::ios::binary);
     if (!in) throw InputError("LOG", "\"" + file + "\"", "a readable nccl-tests output file", "no such file");
     NcclTestsLog log = parse_nccl_tests_log(in, file);
     std::cout << "Read " << file << ": " << (log.test.empty() ? "unknown test" : log.test);
@@ -105,7 +106,8 @@ int run_import_nccl(const CalibrateOptions& o) {
     std::cout << ", " << log.ranks << " ranks on " << log.nodes << " node" << (log.nodes == 1 ? "" : "s");
     if (!log.gpu_names.empty()) std::cout << " (" << join(log.gpu_names, ", ") << ")";
     if (!log.nccl_version.empty()) std::cout << ", NCCL " << log.nccl_version;
-    std::cout << ": " << log.rows << " rows used, " << log.malformed.size() << " malformed, " << log.ignored_lines << " other lines ignored";
+    std::cout << ": " << log.rows << " rows used, " << log.malformed.size() << " malformed (skipped), " << log.ignored_lines
+              << " other lines ignored (NCCL debug output, text outside the table); " << log.lines << " lines read";
     if (log.avg_busbw > 0) std::cout << "; avg busbw " << number_text(log.avg_busbw / 1e9, 2) << " GB/s";
     std::cout << "\n";
     if (!log.malformed.empty()) {
@@ -113,11 +115,20 @@ int run_import_nccl(const CalibrateOptions& o) {
       notes.push_back(file + ": " + describe_malformed(log.malformed) + ", not used.");
       malformed += static_cast<long long>(log.malformed.size());
     }
+    for (const auto& w : log.warnings) {
+      std::cerr << "warning: " << file << ": " << w << "\n";
+      notes.push_back(file + ": " + w + ".");
+    }
     if (log.gpu_names.size() > 1) std::cerr << "warning: " << file << ": several GPU models in one run: " << join(log.gpu_names, ", ") << "\n";
     logs.push_back(std::move(log));
   }
   CalibrationProfile p = start_profile(o);
-  add_nccl_tests(p, logs, {o.intra_fabric, o.inter_fabric});
+  std::vector<std::string> merged_warnings;
+  add_nccl_tests(p, logs, {o.intra_fabric, o.inter_fabric}, &merged_warnings);
+  for (const auto& w : merged_warnings) {
+    std::cerr << "warning: " << w << "\n";
+    notes.push_back(w + ".");
+  }
   std::string command = "trainsim calibrate import nccl-tests" + quoted_join(o.logs) + " -o " + o.output;
   if (!o.gpu.empty()) command += " --gpu " + o.gpu;
   if (!o.intra_fabric.empty()) command += " --intra-node " + o.intra_fabric;
@@ -135,17 +146,28 @@ int run_import_nccl(const CalibrateOptions& o) {
 
 int run_import_gemm(const CalibrateOptions& o) {
   check_gpu_preset(o.gpu);
-  std::ifstream in(o.csv);
+  std::ifstream in(o.csv, std::ios::binary);
   if (!in) throw InputError("CSV", "\"" + o.csv + "\"", "a readable CSV file dtype,m,n,k,tflops (or time_s)", "no such file");
   const GemmCsv csv = parse_gemm_csv(in, o.csv);
   std::cout << "Read " << o.csv << ": " << csv.rows << " rows used (" << csv.value_column
-            << (csv.header ? "" : ", no header: columns taken as dtype,m,n,k,tflops") << "), " << csv.malformed.size() << " malformed\n";
+            << (csv.header ? "" : ", no header: columns taken as dtype,m,n,k,tflops") << "), " << csv.malformed.size() << " malformed (skipped); "
+            << csv.lines << " lines read (" << (csv.header ? "1 header, " : "") << csv.comment_lines << " comment or blank)\n";
   std::string note = "Imported from a GEMM table (" + csv.value_column + ").";
   if (!csv.malformed.empty()) {
     std::cerr << "warning: " << o.csv << ": " << describe_malformed(csv.malformed) << "\n";
     note += " " + o.csv + ": " + describe_malformed(csv.malformed) + ", not used.";
   }
   CalibrationProfile p = start_profile(o);
+  // A GEMM above its GPU's dense peak is impossible: checked against --gpu (or the preset of the profile merged
+  // into), else against the fastest GPU preset (which still catches a column in the wrong units).
+  const std::string preset = !o.gpu.empty() ? o.gpu : p.gpu.preset;
+  if (preset.empty()) std::cout << "No --gpu: TFLOP/s checked against the fastest GPU preset only\n" << std::flush;
+  const std::vector<std::string> peak_warnings =
+      preset.empty() ? check_gemm_peaks(csv) : check_gemm_peaks(csv, parse_gpu(nlohmann::json(preset), o.gpu.empty() ? "-o#/gpu/preset" : "--gpu"), preset);
+  for (const auto& w : peak_warnings) {
+    std::cerr << "warning: " << w << "\n";
+    note += " " + w + ".";
+  }
   add_gemm_csv(p, csv);
   std::string command = "trainsim calibrate import gemm " + o.csv + " -o " + o.output;
   if (!o.gpu.empty()) command += " --gpu " + o.gpu;
@@ -183,7 +205,7 @@ int run_show(const CalibrateOptions& o) {
     }
     j["collective_fits"] = fits;
     if (hw) j["coverage"] = calibration_summary_json(o.profile, p, CalibrationFit(p, *hw).coverage());
-    std::cout << j.dump(2) << "\n";
+    std::cout << json_text(j) << "\n";
     return kExitOk;
   }
   std::cout << "Profile     " << o.profile << " (format version " << p.version << ")\n";

@@ -3,6 +3,7 @@
 
 #include "calibrate/profile_io.hpp"
 #include "command.hpp"
+#include "output.hpp"
 #include "models/memory.hpp"
 #include "models/memory_advice.hpp"
 #include "models/step.hpp"
@@ -25,16 +26,14 @@ int run_estimate(const ScenarioInput& input) {
   // What the profile replaced and what fell back to the defaults, for this scenario's hardware and precision.
   std::optional<CalibrationCoverage> coverage;
   if (calibration) coverage = CalibrationFit(calibration->profile, r.scenario.hardware).coverage(&r.scenario.training);
-  if (input.format == "json") {
-    nlohmann::json j = estimate_json(r);
-    if (calibration) j["calibration"] = calibration_summary_json(calibration->path, calibration->profile, *coverage);
-    std::cout << j.dump(2) << "\n";
-  } else if (input.format == "csv") {
-    print_estimate_csv(std::cout, r);
-  } else {
-    print_estimate_table(std::cout, r);
-    if (calibration) print_calibration_summary(std::cout, calibration->path, calibration->profile, *coverage);
-  }
+  nlohmann::json j = estimate_json(r);
+  if (calibration) j["calibration"] = calibration_summary_json(calibration->path, calibration->profile, *coverage);
+  emit_result(input.format, j, "estimate",
+              {[&](std::ostream& os) {
+                 print_estimate_table(os, r);
+                 if (calibration) print_calibration_summary(os, calibration->path, calibration->profile, *coverage);
+               },
+               [&](std::ostream& os) { print_estimate_csv(os, r); }});
   return kExitOk;
 }
 

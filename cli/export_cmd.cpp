@@ -12,6 +12,8 @@
 #include "models/memory.hpp"
 #include "models/scenario.hpp"
 #include "models/step.hpp"
+#include "models/units.hpp"
+#include "models/walltime.hpp"
 #include "reports/export/export_registry.hpp"
 #include "reports/table.hpp"
 #include "plan_input.hpp"
@@ -30,15 +32,10 @@ struct ExportOptions {
   std::string queue = "default";
   std::string image;
   std::string job_name;
+  std::string time_margin = "25%";
 };
 
-// A Kubernetes object name (DNS-1123 label): lowercase letters, digits and '-', starting and ending alphanumeric.
-bool is_dns_label(const std::string& s) {
-  if (s.empty() || s.size() > 63 || s.front() == '-' || s.back() == '-') return false;
-  for (char c : s)
-    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
-  return true;
-}
+using export_detail::is_dns_label;
 
 // "llama3.1-405b" + "pretrain" -> "llama3-1-405b-pretrain".
 std::string default_job_name(const Scenario& s) {
@@ -63,9 +60,12 @@ std::string exporter_list() {
 int run_export(const ExportOptions& opt) {
   const Exporter* exporter = find_exporter(opt.target);
   if (!exporter) throw InputError("--to", "\"" + opt.target + "\"", "one of " + exporter_list());
-  if (!opt.job_name.empty() && !is_dns_label(opt.job_name))
-    throw InputError("--job-name", "\"" + opt.job_name + "\"", "at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit",
-                     "Kubernetes and Volcano name jobs this way");
+  if (!opt.job_name.empty() && !exporter->accepts_job_name(opt.job_name))
+    throw InputError("--job-name", "\"" + opt.job_name + "\"", exporter->job_name_rule() + " for --to " + exporter->name());
+  std::string why;
+  const auto margin = parse_quantity(opt.time_margin, Quantity::Fraction, &why);
+  if (!margin || !(*margin >= 0 && *margin <= 10))
+    throw InputError("--time-margin", "\"" + opt.time_margin + "\"", "a fraction in [0, 10] such as 0.25 or \"25%\"", why);
   if (!is_dns_label(opt.queue))
     throw InputError("--queue", "\"" + opt.queue + "\"", "a queue name: lowercase letters, digits and '-'");
   if (opt.image.find_first_of(" \t\n\"'") != std::string::npos)
@@ -87,6 +87,8 @@ int run_export(const ExportOptions& opt) {
   if (!opt.job_name.empty()) plan.job_name = opt.job_name;
   plan.queue = opt.queue;
   if (!opt.image.empty()) plan.image = opt.image;
+  if (plan.time_to_train_s > 0)
+    plan.walltime = walltime_estimate(plan.model, plan.training, plan.layout, plan.hardware, plan.time_to_train_s, *margin);
 
   MemoryModel mm(plan.model, plan.training, plan.hardware);
   const MemoryEstimate memory = mm.estimate(plan.layout);
@@ -140,6 +142,9 @@ const RegisterCommand registered{
        app.add_option("--queue", opt->queue, "Volcano / Kubeflow queue")->capture_default_str();
        app.add_option("--image", opt->image, "container image for Volcano / Kubeflow, holding Megatron-LM at /workspace/Megatron-LM (default: nvcr.io/nvidia/pytorch:24.12-py3 plus your checkout)");
        app.add_option("--job-name", opt->job_name, "job name (default: from the model and mode, e.g. gpt3-175b-pretrain)");
+       app.add_option("--time-margin", opt->time_margin,
+                      "Slurm --time: added to the expected run (time to train plus the expected cost of failures), e.g. 0.25 or 25%")
+           ->capture_default_str();
        return [opt] { return run_export(*opt); };
      }}};
 

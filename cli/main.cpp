@@ -34,6 +34,9 @@ int main(int argc, char** argv) {
   } catch (const trainsim::InputError& e) {
     std::cerr << "error: " << e.what() << "\n";
     return kExitBadInput;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "internal error: out of memory\n";
+    return kExitInternal;
   } catch (const std::exception& e) {
     std::cerr << "internal error: " << e.what() << "\n";
     return kExitInternal;

@@ -5,6 +5,8 @@
 
 #include "calibrate/profile_io.hpp"
 #include "command.hpp"
+#include "models/limits.hpp"
+#include "output.hpp"
 #include "models/errors.hpp"
 #include "models/units.hpp"
 #include "progress.hpp"
@@ -24,12 +26,13 @@ struct PlanOptions {
 
 // "--gpus 512", "--gpus 64..1024" (doubling: 64, 128, ..., 1024) or "--gpus 64,96,128".
 std::vector<int> parse_gpu_counts(const std::string& text) {
+  const std::string expected = "N, A..B (doubling from A to B) or a list A,B,C of GPU counts, each in [1, " + std::to_string(limits::kMaxGpus) + "]";
   auto number = [&](const std::string& s) {
     std::size_t used = 0;
-    int v = 0;
-    try { v = std::stoi(s, &used); } catch (...) { used = 0; }
-    if (used != s.size() || v < 1) throw InputError("--gpus", "\"" + text + "\"", "N, A..B (doubling from A to B) or a list A,B,C of GPU counts");
-    return v;
+    long long v = 0;
+    try { v = std::stoll(s, &used); } catch (...) { used = 0; }
+    if (used != s.size() || s.empty() || v < 1 || v > limits::kMaxGpus) throw InputError("--gpus", "\"" + text + "\"", expected);
+    return static_cast<int>(v);
   };
   std::vector<int> out;
   if (auto dots = text.find(".."); dots != std::string::npos) {
@@ -45,6 +48,7 @@ std::vector<int> parse_gpu_counts(const std::string& text) {
       start = comma + 1;
     }
   }
+  if (out.size() > 64) throw InputError("--gpus", "\"" + text + "\"", "at most 64 GPU counts");
   return out;
 }
 
@@ -57,23 +61,33 @@ int run_plan(PlanOptions opt) {
   PlanReport report;
   std::optional<LoadedCalibration> calibration;
   report.scenario = load_scenario(opt.input, &report.scenario_label, false, &calibration);
-  if (counts.empty()) counts = {report.scenario.hardware.num_gpus};
+  const HardwareSpec& hw = report.scenario.hardware;
+  if (counts.empty()) counts = {hw.num_gpus};
   for (int c : counts)
-    if (c > report.scenario.hardware.gpus_per_node && c % report.scenario.hardware.gpus_per_node)
-      throw InputError("--gpus", std::to_string(c), "whole nodes: a multiple of gpus_per_node (" + std::to_string(report.scenario.hardware.gpus_per_node) + ")");
+    if (c > hw.gpus_per_node && c % hw.gpus_per_node)
+      throw InputError("--gpus", std::to_string(c), "whole nodes: a multiple of gpus_per_node (" + std::to_string(hw.gpus_per_node) + ")");
 
   SearchOptions so;
   so.top = opt.top;
   so.objective = opt.objective == "cost" ? Objective::Cost : Objective::TimeToTrain;
   so.threads = opt.threads;
   if (calibration) so.calibration = &calibration->profile;
+  if (so.objective == Objective::Cost && !hw.has_price())
+    throw InputError("--objective", "\"cost\"", "a scenario with a price", "no price is known for " + hw.gpu.name + "; set --price-per-gpu-hour");
   if (!opt.budget.empty()) {
-    if (auto money = parse_quantity(opt.budget, Quantity::Money)) so.max_cost = *money;
-    else if (auto time = parse_quantity(opt.budget, Quantity::Time); time && opt.budget.find_first_not_of("0123456789.") != std::string::npos)
-      so.max_time_s = *time;
-    else throw InputError("--budget", "\"" + opt.budget + "\"", "money (\"$250000\") or a duration (\"30d\")");
-    if ((so.max_cost > 0 || so.max_time_s > 0) && report.scenario.training.train_tokens <= 0)
+    // A budget is money ("$250000", "250000USD") or a duration with its unit ("30d"); a bare number is ambiguous.
+    const bool has_unit = opt.budget.find_first_not_of("0123456789.eE+- ") != std::string::npos;
+    if (auto money = parse_quantity(opt.budget, Quantity::Money); money && has_unit) so.max_cost = *money;
+    else if (auto time = parse_quantity(opt.budget, Quantity::Time); time && has_unit) so.max_time_s = *time;
+    else throw InputError("--budget", "\"" + opt.budget + "\"", "money (\"$250000\") or a duration with its unit (\"30d\")");
+    if (!(so.max_cost > 0 || so.max_time_s > 0))
+      throw InputError("--budget", "\"" + opt.budget + "\"", "a budget above zero", "leave --budget out for no limit");
+    if (report.scenario.training.train_tokens <= 0)
       throw InputError("/training/train_tokens", "nothing", "train_tokens (or dataset_samples and epochs)", "a budget needs the amount of training");
+    if (so.max_cost > 0 && !hw.has_price())
+      throw InputError("--budget", "\"" + opt.budget + "\"", "a duration, or a scenario with a price",
+                       "no price is known for " + hw.gpu.name + "; set --price-per-gpu-hour");
+    report.budget_text = opt.budget;
   }
   ProgressBar bar("searching layouts");
   so.progress = [&bar](double f) { bar.update(f); };
@@ -81,21 +95,19 @@ int run_plan(PlanOptions opt) {
   const auto start = std::chrono::steady_clock::now();
   report.result = search_plans(report.scenario, counts, search_space_from(report.scenario), so);
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  bar.update(1.0);
+  bar.finish();
 
   // What the profile replaced and what fell back to the defaults, for this scenario's hardware and precision.
   std::optional<CalibrationCoverage> coverage;
   if (calibration) coverage = CalibrationFit(calibration->profile, report.scenario.hardware).coverage(&report.scenario.training);
-  if (opt.input.format == "json") {
-    nlohmann::json j = plan_report_json(report);
-    if (calibration) j["calibration"] = calibration_summary_json(calibration->path, calibration->profile, *coverage);
-    std::cout << j.dump(2) << "\n";
-  } else if (opt.input.format == "csv") {
-    print_plan_csv(std::cout, report);
-  } else {
-    print_plan_table(std::cout, report);
-    if (calibration) print_calibration_summary(std::cout, calibration->path, calibration->profile, *coverage);
-  }
+  nlohmann::json j = plan_report_json(report);
+  if (calibration) j["calibration"] = calibration_summary_json(calibration->path, calibration->profile, *coverage);
+  emit_result(opt.input.format, j, "plan",
+              {[&](std::ostream& os) {
+                 print_plan_table(os, report);
+                 if (calibration) print_calibration_summary(os, calibration->path, calibration->profile, *coverage);
+               },
+               [&](std::ostream& os) { print_plan_csv(os, report); }});
   return kExitOk;
 }
 

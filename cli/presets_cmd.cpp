@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "command.hpp"
+#include "output.hpp"
 #include "models/presets.hpp"
 #include "models/scenario.hpp"
 #include "models/transformer.hpp"
@@ -13,18 +14,27 @@ namespace {
 
 using Json = nlohmann::json;
 
+// The first few aliases of a preset (names vendors and Hugging Face use), for the table.
+std::string aliases_text(PresetKind kind, const std::string& name) {
+  const std::vector<std::string> all = preset_aliases(kind, name);
+  std::string out;
+  for (std::size_t i = 0; i < all.size() && i < 3; ++i) out += (i ? ", " : "") + all[i];
+  if (all.size() > 3) out += ", ...";
+  return out.empty() ? "-" : out;
+}
+
 int run_presets(const std::string& format, const std::string& kind) {
   if (format == "json") {
     Json out;
     if (kind.empty() || kind == "models") out["models"] = preset_table(PresetKind::Model);
     if (kind.empty() || kind == "gpus") out["gpus"] = preset_table(PresetKind::Gpu);
     if (kind.empty() || kind == "fabrics") out["fabrics"] = preset_table(PresetKind::Fabric);
-    std::cout << out.dump(2) << "\n";
+    std::cout << json_text(out) << "\n";
     return kExitOk;
   }
   if (kind.empty() || kind == "models") {
     std::cout << "Models\n";
-    TextTable t({"name", "params", "active", "layers", "hidden", "heads/kv", "ffn", "vocab", "experts"});
+    TextTable t({"name", "params", "active", "layers", "hidden", "heads/kv", "ffn", "vocab", "experts", "also known as"});
     for (const auto& name : preset_names(PresetKind::Model)) {
       Scenario s = parse_scenario(Json{{"model", name}, {"hardware", {{"num_gpus", 1}, {"gpus_per_node", 1}}}});
       const ModelSpec& m = s.model;
@@ -32,18 +42,19 @@ int run_presets(const std::string& format, const std::string& kind) {
       t.add_row({name, format_count(p.total), format_count(p.active), std::to_string(m.num_hidden_layers), std::to_string(m.hidden_size),
                  std::to_string(m.num_attention_heads) + "/" + std::to_string(m.num_key_value_heads),
                  std::to_string(m.is_moe() ? m.moe_intermediate_size : m.intermediate_size), std::to_string(m.vocab_size),
-                 m.is_moe() ? std::to_string(m.num_experts) + " top-" + std::to_string(m.num_experts_per_tok) : "-"});
+                 m.is_moe() ? std::to_string(m.num_experts) + " top-" + std::to_string(m.num_experts_per_tok) : "-",
+                 aliases_text(PresetKind::Model, name)});
     }
     t.print(std::cout);
   }
   if (kind.empty() || kind == "gpus") {
     std::cout << "\nGPUs (dense peak)\n";
-    TextTable t({"name", "memory", "HBM BW", "bf16", "fp8", "TDP", "USD/h", "node fabric"});
+    TextTable t({"name", "memory", "HBM BW", "bf16", "fp8", "TDP", "USD/h", "node fabric", "also known as"});
     for (const auto& name : preset_names(PresetKind::Gpu)) {
       GpuSpec g = parse_gpu(Json(name), "/hardware/gpu");
       t.add_row({name, format_bytes(g.memory_bytes), fixed(g.memory_bandwidth / 1e12) + " TB/s", format_rate(g.flops_bf16),
-                 g.flops_fp8 > 0 ? format_rate(g.flops_fp8) : "-", fixed(g.tdp_watts, 0) + " W", fixed(g.price_per_hour),
-                 g.default_intra_node});
+                 g.flops_fp8 > 0 ? format_rate(g.flops_fp8) : "-", g.tdp_watts > 0 ? fixed(g.tdp_watts, 0) + " W" : "-",
+                 g.price_per_hour > 0 ? fixed(g.price_per_hour) : "unknown", g.default_intra_node, aliases_text(PresetKind::Gpu, name)});
     }
     t.print(std::cout);
   }

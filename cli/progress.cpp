@@ -9,8 +9,15 @@ namespace trainsim::cli {
 
 ProgressBar::ProgressBar(std::string label) : label_(std::move(label)), enabled_(isatty(fileno(stderr)) != 0) {}
 
-ProgressBar::~ProgressBar() {
-  if (enabled_ && last_percent_ >= 0) std::fprintf(stderr, "\r\033[K");
+ProgressBar::~ProgressBar() { finish(); }
+
+void ProgressBar::finish() {
+  if (enabled_ && last_percent_ >= 0) {
+    std::fprintf(stderr, "\r\033[K");
+    std::fflush(stderr);
+  }
+  last_percent_ = -1;
+  enabled_ = false;  // nothing more is drawn
 }
 
 void ProgressBar::update(double fraction) {

@@ -9,6 +9,8 @@ class ProgressBar {
   explicit ProgressBar(std::string label);
   ~ProgressBar();
   void update(double fraction);  // 0..1
+  // Erases the bar: call before printing the result, so no bar is left above or inside it.
+  void finish();
 
  private:
   std::string label_;

@@ -7,6 +7,8 @@
 #include "calibrate/profile_io.hpp"
 #include "models/errors.hpp"
 #include "models/json_reader.hpp"
+#include "models/json_text.hpp"
+#include "models/presets.hpp"
 #include "models/scenario.hpp"
 
 namespace trainsim::embedded {
@@ -95,16 +97,31 @@ bool looks_like_path(const std::string& s) {
   return s.find('/') != std::string::npos || (s.size() > 5 && s.substr(s.size() - 5) == ".json");
 }
 
-// A section given as a path is replaced by the file's content (relative to the scenario's folder).
+// The name a model read from a file goes by: Hugging Face's _name_or_path, else the folder of a config.json
+// ("Qwen2.5-7B/config.json" -> "Qwen2.5-7B"), else the file's stem.
+std::string model_name_from_file(const Json& config, const fs::path& file) {
+  if (config.contains("_name_or_path") && config["_name_or_path"].is_string() && !config["_name_or_path"].get<std::string>().empty())
+    return config["_name_or_path"].get<std::string>();
+  if (file.filename() == "config.json" && !file.parent_path().filename().empty()) return file.parent_path().filename().string();
+  return file.stem().string();
+}
+
+// A section given as a path is replaced by the file's content (relative to the scenario's folder). A value
+// with a '/' that is no file but a preset alias ("meta-llama/Llama-3.1-8B") stays a preset name.
 void inline_section_file(Json& doc, const char* key, const fs::path& base) {
   if (!doc.contains(key) || !doc[key].is_string()) return;
   const std::string value = doc[key].get<std::string>();
   if (!looks_like_path(value)) return;
   fs::path p = fs::path(value).is_absolute() ? fs::path(value) : base / value;
+  std::error_code ec;
+  if (!fs::exists(p, ec) && std::string(key) == "model" && !canonical_preset_name(PresetKind::Model, value).empty()) return;
   doc[key] = read_json_file(p.string(), std::string("/") + key);
+  if (std::string(key) == "model" && doc[key].is_object() && !doc[key].contains("name") && !doc[key].contains("preset"))
+    doc[key]["name"] = model_name_from_file(doc[key], p);
 }
 
-// {"hf_config": "path/config.json", ...}: the config's keys, then the section's own keys on top.
+// {"hf_config": "path/config.json", ...}: the config's keys, then the section's own keys on top (alias keys
+// made canonical on both sides first, so an override under either name wins).
 void inline_hf_config(Json& doc, const fs::path& base) {
   if (!doc.contains("model") || !doc["model"].is_object() || !doc["model"].contains("hf_config")) return;
   Json& model = doc["model"];
@@ -114,10 +131,23 @@ void inline_hf_config(Json& doc, const fs::path& base) {
   if (!p.is_absolute()) p = base / p;
   Json merged = read_json_file(p.string(), "/model/hf_config");
   if (!merged.is_object()) throw InputError("/model/hf_config", p.string(), "a JSON object (a Hugging Face config.json)");
-  for (auto it = model.begin(); it != model.end(); ++it)
-    if (it.key() != "hf_config") merged[it.key()] = it.value();
-  if (!merged.contains("name")) merged["name"] = p.parent_path().filename().string();
+  canonicalize_model_keys(merged, "/model/hf_config");
+  Json own = model;
+  own.erase("hf_config");
+  canonicalize_model_keys(own, "/model");
+  for (auto it = own.begin(); it != own.end(); ++it) merged[it.key()] = it.value();
+  if (!merged.contains("name")) merged["name"] = model_name_from_file(merged, p);
   model = merged;
+}
+
+// --gpus and --nodes each say how big the cluster is: the one given wins over what the scenario file says
+// with the other (a scenario's "num_nodes": 1 must not turn --gpus 16 into an error).
+void apply_cluster_size_flags(Json& doc, const std::map<std::string, std::string>& flags) {
+  if (!doc.contains("hardware") || !doc["hardware"].is_object()) return;
+  Json& hw = doc["hardware"];
+  const bool gpus = flags.count("/hardware/num_gpus") > 0, nodes = flags.count("/hardware/num_nodes") > 0;
+  if (gpus && !nodes) hw.erase("num_nodes");
+  if (nodes && !gpus) hw.erase("num_gpus");
 }
 
 void set_pointer(Json& doc, const std::string& pointer, const Json& value) {
@@ -139,21 +169,15 @@ void set_pointer(Json& doc, const std::string& pointer, const Json& value) {
 }  // namespace
 
 Json read_json_file(const std::string& path, const std::string& json_path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(json_path, "\"" + path + "\"", "a readable JSON file", "no such file");
+  std::error_code ec;
+  if (fs::is_directory(path, ec))
+    throw InputError(json_path, "\"" + path + "\"", "a JSON file", "that is a directory");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(json_path, "\"" + path + "\"", "a readable JSON file", fs::exists(path, ec) ? "it cannot be read" : "no such file");
   std::stringstream ss;
   ss << in.rdbuf();
-  try {
-    return Json::parse(ss.str());
-  } catch (const Json::parse_error& e) {
-    // nlohmann reports a byte offset; turn it into line:column.
-    const std::string text = ss.str();
-    std::size_t line = 1, col = 1;
-    for (std::size_t i = 0; i < text.size() && i + 1 < e.byte; ++i) {
-      if (text[i] == '\n') { ++line; col = 1; } else ++col;
-    }
-    throw InputError(json_path, path + ":" + std::to_string(line) + ":" + std::to_string(col), "valid JSON", e.what());
-  }
+  if (in.bad()) throw InputError(json_path, "\"" + path + "\"", "a readable JSON file", "reading it failed");
+  return parse_json_text(ss.str(), path, json_path);
 }
 
 void add_scenario_options(CLI::App& app, ScenarioInput& input) {
@@ -192,6 +216,7 @@ Json load_scenario_document(const ScenarioInput& input, std::string* label) {
     set_pointer(doc, pointer, value);
     if (pointer == "/model") inline_section_file(doc, "model", fs::current_path());
   }
+  apply_cluster_size_flags(doc, input.flags);
   inline_hf_config(doc, base);
   if (!input.flags.empty() && !(input.path.empty() && input.flags.count("/model"))) *label += ", with flag overrides";
   return doc;
@@ -221,7 +246,7 @@ Scenario load_scenario(const ScenarioInput& input, std::string* label, bool chec
 
 void add_calibration_option(CLI::App& app, ScenarioInput& input) {
   app.add_option("--calibration", input.calibration,
-                 "calibration profile (JSON, e.g. calibrate/profiles/h100-sxm-80gb.json): measured GEMM, HBM and collective "
+                 "calibration profile (JSON, from trainsim calibrate run or import): measured GEMM, HBM and collective "
                  "figures replace the published defaults where they apply");
 }
 

@@ -1,11 +1,13 @@
 // `trainsim validate log FILE --plan PLAN`: a real training log (Megatron-LM, torchtitan, PyTorch loops)
 // against the plan's prediction.
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "calibrate/log_comparison.hpp"
 #include "command.hpp"
+#include "output.hpp"
 #include "models/errors.hpp"
 #include "plan_input.hpp"
 #include "subcommand_hooks.hpp"
@@ -23,39 +25,58 @@ struct ValidateLogOptions {
   std::string format = "table";
 };
 
+// "1 iteration line skipped: line 10 (elapsed time per iteration (ms) \"13.7.2e\" is not a number), ..."
+std::string describe_skipped(const MalformedLines& skipped, std::size_t limit = 10) {
+  std::string s = std::to_string(skipped.size()) + " iteration line" + (skipped.size() == 1 ? "" : "s") + " skipped: ";
+  for (std::size_t i = 0; i < skipped.listed().size() && i < limit; ++i)
+    s += (i ? ", " : "") + std::string("line ") + std::to_string(skipped[i].line) + " (" + skipped[i].reason + ")";
+  if (skipped.size() > std::min(limit, skipped.listed().size())) s += ", ...";
+  return s;
+}
+
+std::string plural(long long n, const std::string& word) { return std::to_string(n) + " " + word + (n == 1 ? "" : "s"); }
+
 int run_validate_log(const ValidateLogOptions& opt) {
   const PlanInput plan = load_plan_input(opt.plan);
-  std::ifstream in(opt.log);
+  std::ifstream in(opt.log, std::ios::binary);
   if (!in) throw InputError("LOG", "\"" + opt.log + "\"", "a readable training log", "no such file");
   const TrainingLog log = parse_training_log(in);
   if (log.iterations.empty())
-    throw InputError("LOG", "\"" + opt.log + "\"", "a log with per-iteration lines (Megatron-LM, torchtitan, or \"step N ... time X s\")",
-                     std::to_string(log.lines) + " lines read, " + std::to_string(log.malformed_lines.size()) + " iteration-like lines malformed");
+    throw InputError(opt.log, plural(log.lines, "line") + " without a usable iteration line" + (log.malformed.empty() ? "" : " (" + describe_skipped(log.malformed, 3) + ")"),
+                     "a log with per-iteration lines (Megatron-LM, torchtitan, or \"step N ... time X s\")");
+  const LogSummary summary = summarize(log, opt.skip);
+  // A comparison of the warm-up iteration (compilation, allocator and NCCL set-up) would be off by a factor,
+  // not a percentage: refuse, and say how to ask for it explicitly.
+  if (summary.used == 0)
+    throw InputError(opt.log,
+                     plural(summary.iterations, "iteration") + ", all of them warm-up (" +
+                         (opt.skip >= 0 ? "--skip " + std::to_string(opt.skip) : "the default skips the first 10%, at least one") + ")",
+                     "at least one iteration after the warm-up to compare",
+                     "a longer log, or --skip 0 to compare every iteration, warm-up included");
   const LogComparison c = compare_log(plan.scenario, log, opt.skip);
 
-  if (opt.format == "json") {
-    Json rows = Json::array();
-    for (const auto& r : c.rows) rows.push_back({{"metric", r.metric}, {"measured", r.measured}, {"predicted", r.predicted}, {"error", r.error()}});
-    Json out = {{"command", "validate log"}, {"log", opt.log},   {"plan", opt.plan}, {"format", log.format},
-                {"lines", log.lines},        {"iterations", log.iterations.size()}, {"used", c.summary.used},
-                {"malformed_lines", log.malformed_lines}, {"comparison", rows}, {"notes", c.notes}};
-    std::cout << out.dump(2) << "\n";
-    return kExitOk;
-  }
-  std::cout << "Log        " << opt.log << " (" << log.format << "): " << log.lines << " lines, " << log.iterations.size() << " iterations, "
-            << c.summary.used << " used after warm-up";
-  if (!log.malformed_lines.empty()) {
-    std::cout << "; " << log.malformed_lines.size() << " malformed iteration lines (line";
-    for (std::size_t i = 0; i < log.malformed_lines.size() && i < 10; ++i) std::cout << (i ? ", " : " ") << log.malformed_lines[i];
-    std::cout << (log.malformed_lines.size() > 10 ? ", ..." : "") << ")";
-  }
-  std::cout << "\nPlan       " << opt.plan << " (" << plan.kind << ")\n\n";
-  TextTable t({"metric", "measured", "predicted", "error"});
-  for (const auto& r : c.rows) t.add_row({r.metric, fixed(r.measured, 3), fixed(r.predicted, 3), fixed(100 * r.error(), 1) + "%"});
-  t.print(std::cout);
-  if (c.summary.p10_time_s > 0)
-    std::cout << "\nMeasured iteration time spread: p10 " << fixed(c.summary.p10_time_s, 3) << " s, p90 " << fixed(c.summary.p90_time_s, 3) << " s\n";
-  for (const auto& n : c.notes) std::cout << "Note: " << n << "\n";
+  Json rows = Json::array();
+  for (const auto& r : c.rows) rows.push_back({{"metric", r.metric}, {"measured", r.measured}, {"predicted", r.predicted}, {"error", r.error()}});
+  Json skipped = Json::array();
+  for (const auto& m : log.malformed.listed()) skipped.push_back({{"line", m.line}, {"reason", m.reason}, {"text", m.text}});
+  const Json out = {{"command", "validate log"}, {"log", opt.log},   {"plan", opt.plan}, {"format", log.format},
+                    {"lines", log.lines},        {"iterations", log.iterations.size()}, {"warmup", c.summary.warmup}, {"used", c.summary.used},
+                    {"malformed_lines", log.malformed.line_numbers()}, {"skipped_lines", log.malformed.size()}, {"skipped", skipped},
+                    {"comparison", rows}, {"notes", c.notes}};
+  emit_result(opt.format, out, "validate log", {[&](std::ostream& os) {
+                os << "Log        " << opt.log << " (" << log.format << "): " << plural(log.lines, "line") << ", "
+                   << plural(c.summary.iterations, "iteration") << ", " << c.summary.warmup << " warm-up left out, " << c.summary.used << " used";
+                os << "; " << (log.malformed.empty() ? std::string("0 iteration lines skipped") : describe_skipped(log.malformed)) << "\n";
+                os << "Plan       " << opt.plan << " (" << plan.kind << ")\n\n";
+                TextTable t({"metric", "measured", "predicted", "error"});
+                for (const auto& r : c.rows) t.add_row({r.metric, fixed(r.measured, 3), fixed(r.predicted, 3), fixed(100 * r.error(), 1) + "%"});
+                t.print(os);
+                if (c.summary.p10_time_s > 0)
+                  os << "\nMeasured iteration time spread: p10 " << fixed(c.summary.p10_time_s, 3) << " s, p90 " << fixed(c.summary.p90_time_s, 3) << " s\n";
+                for (const auto& n : c.notes) os << "Note: " << n << "\n";
+              },
+              nullptr});
+  if (opt.format == "json" && !log.malformed.empty()) std::cerr << "warning: " << opt.log << ": " << describe_skipped(log.malformed) << "\n";
   return kExitOk;
 }
 

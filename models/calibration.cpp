@@ -402,9 +402,11 @@ AlphaBeta fit_alpha_beta(const std::vector<CollectivePoint>& points, double fact
       alpha = 0;
       inv_beta = u.sum() / u.squaredNorm();
     }
-    if (!(inv_beta > 0)) {  // no growth with size (latency-bound points only): beta from the best busbw seen
+    if (!(inv_beta > 0)) {  // no growth with size (latency-bound points, or a falling curve): no bandwidth to learn
       inv_beta = 1 / u.maxCoeff();
       alpha = std::max(0.0, (t - x * inv_beta).cwiseProduct(w.cwiseAbs2()).sum() / w.squaredNorm());
+      out.reliable = false;
+      out.problem = "the time does not grow with the message size, so no bandwidth follows from it";
     }
   } else {
     // One message size: alpha from the default model (below the measured time), beta from the points.
@@ -417,6 +419,10 @@ AlphaBeta fit_alpha_beta(const std::vector<CollectivePoint>& points, double fact
   out.beta = 1 / inv_beta;
   for (Eigen::Index i = 0; i < n; ++i)
     out.max_rel_error = std::max(out.max_rel_error, std::fabs(alpha + x(i) * inv_beta - t(i)) / t(i));
+  if (out.reliable && out.sizes >= 2 && out.max_rel_error > kMaxFitMiss) {
+    out.reliable = false;
+    out.problem = "latency + size / bandwidth misses a measured point by " + number_text(100 * out.max_rel_error, 0) + "%";
+  }
   return out;
 }
 
@@ -481,13 +487,22 @@ CalibrationFit::CalibrationFit(const CalibrationProfile& profile, const Hardware
     }
     gemm_[static_cast<int>(d)] = GemmEfficiencyFit(shapes, eff, quant);
     const GemmEfficiencyFit& f = gemm_[static_cast<int>(d)];
+    // Boost clocks reach ~8% above the clock the dense peak is quoted at; far beyond the peak is a wrong GPU or
+    // wrong units, and is not used (a plan priced with it would be impossible).
+    if (!f.empty() && f.max_ceiling() > kMaxGemmOverPeak) {
+      coverage_.warnings.push_back(part + ": measured at up to " + number_text(f.max_ceiling(), 2) + "x the dense peak of " + h.gpu.name +
+                                   " (after tile/wave quantization): not used; check the GPU and the units");
+      items.push_back({part, false, "measured above " + number_text(kMaxGemmOverPeak, 2) + "x the dense peak: " + published});
+      gemm_[static_cast<int>(d)] = GemmEfficiencyFit();
+      continue;
+    }
     if (f.empty()) {
       items.push_back({part, false, std::string("no ") + to_string(d) + " GEMM points in the profile: " + published});
     } else {
       std::string detail = std::to_string(f.size()) + " measured shape" + (f.size() > 1 ? "s" : "") + ": ceiling " +
                            number_text(f.min_ceiling(), 3) + (f.size() > 1 ? "-" + number_text(f.max_ceiling(), 3) : "") +
                            " of the dense peak before tile/wave quantization (default: " + published + ")";
-      if (f.max_ceiling() > 1) coverage_.warnings.push_back(part + ": measured above the dense peak of " + h.gpu.name + "; check the GPU preset");
+      if (f.max_ceiling() > 1) coverage_.warnings.push_back(part + ": measured above the dense peak of " + h.gpu.name + " (boost clocks?); check the GPU preset");
       items.push_back({part, true, detail});
     }
   }
@@ -524,6 +539,11 @@ CalibrationFit::CalibrationFit(const CalibrationProfile& profile, const Hardware
         CollectiveFit::Curve curve{op, scope, c.group_size, c.ranks_per_node,
                                    fit_alpha_beta(c.points, bus_bandwidth_factor(op, c.group_size), default_alpha)};
         if (!(curve.fit.beta > 0) || !std::isfinite(curve.fit.beta)) continue;
+        if (!curve.fit.reliable) {
+          skipped = "the measured " + std::to_string(c.group_size) + "-rank curve is not used (" + curve.fit.problem + ")";
+          coverage_.warnings.push_back(std::string(to_string(op)) + " " + to_string(scope) + "-node: " + skipped);
+          continue;
+        }
         collectives_.add(curve);
         std::string u = std::to_string(c.group_size) + " ranks" +
                         (scope == CommScope::Inter ? " (" + std::to_string(c.ranks_per_node) + " per node)" : "") + ": busbw " +
@@ -566,8 +586,9 @@ CalibrationCoverage CalibrationFit::coverage(const TrainingSpec* training) const
 GpuComputeTraits gpu_compute_traits(const GpuSpec& gpu, const CalibrationFit* fit) {
   GpuComputeTraits tr = gpu_compute_traits(gpu);
   if (!fit) return tr;
+  // A measured dtype replaces the published ceiling; the others keep it (a profile changes only what it measured).
   for (Precision p : {Precision::Fp32, Precision::Fp16, Precision::Bf16, Precision::Fp8})
-    tr.gemm_fit[static_cast<int>(p)] = fit->gemm(gemm_dtype(p));
+    if (const GemmEfficiencyFit* measured = fit->gemm(gemm_dtype(p))) tr.gemm_fit[static_cast<int>(p)] = measured;
   if (fit->hbm_bandwidth() > 0 && gpu.memory_bandwidth > 0) tr.hbm_fraction = fit->hbm_bandwidth() / gpu.memory_bandwidth;
   return tr;
 }

@@ -134,7 +134,15 @@ struct AlphaBeta {
   int sizes = 0;               // distinct message sizes
   double max_rel_error = 0;    // largest |fit - measured| / measured over the points
   bool alpha_from_defaults = false;  // one message size only: alpha is the default model's latency
+  // False when the points cannot be an alpha-beta curve: time that does not grow with the message size, or a fit
+  // that misses a point by more than kMaxFitMiss. Such a curve is reported and not used.
+  bool reliable = true;
+  std::string problem;
 };
+constexpr double kMaxFitMiss = 0.25;
+// A measured GEMM ceiling above this multiple of the dense peak is not used: H100 SXM's 989.4 TFLOP/s is quoted
+// at 1.83 GHz and the part boosts to 1.98 GHz (+8%); beyond that it is a wrong GPU or wrong units.
+constexpr double kMaxGemmOverPeak = 1.10;  // a clean nccl-tests curve fits within a few percent
 // Weighted linear least squares (Eigen) of time = alpha + x / beta with x = bytes * factor, each point weighted
 // by 1/time so every message size counts by its relative error (unweighted, the 4 GiB points would decide
 // alpha as well). A negative alpha is refitted as alpha = 0. With a single message size, alpha = `default_alpha`

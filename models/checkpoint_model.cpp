@@ -7,6 +7,7 @@
 #include "errors.hpp"
 #include "json_reader.hpp"
 #include "memory.hpp"
+#include "reliability_limits.hpp"
 #include "transformer.hpp"
 
 namespace trainsim {
@@ -262,19 +263,24 @@ CheckpointSettings parse_checkpoint_settings(const Json& value, const std::strin
   } else if (r.raw("storage").is_string()) {
     s.storage = r.get_enum("storage", tier_names(), "parallel-fs", "");
   } else {
+    namespace lim = reliability_limits;
     JsonReader st(r.raw("storage"), r.child_path("storage"), defaults);
     st.mark_read({"tier", "aggregate_bandwidth", "per_node_bandwidth", "concurrent_jobs"});
     s.storage = st.get_enum("tier", tier_names(), "parallel-fs", "a shared parallel file system");
-    s.aggregate_bandwidth = st.get_quantity("aggregate_bandwidth", Quantity::Bandwidth, 0, "");
-    s.per_node_bandwidth = st.get_quantity("per_node_bandwidth", Quantity::Bandwidth, 0, "");
-    s.concurrent_jobs = st.get_int("concurrent_jobs", 1, "", 1);
+    if (st.has("aggregate_bandwidth"))
+      s.aggregate_bandwidth = lim::read_quantity(st, "aggregate_bandwidth", Quantity::Bandwidth, 0, "", lim::kAggregateBandwidth);
+    if (st.has("per_node_bandwidth"))
+      s.per_node_bandwidth = lim::read_quantity(st, "per_node_bandwidth", Quantity::Bandwidth, 0, "", lim::kNodeBandwidth);
+    s.concurrent_jobs = lim::read_int(st, "concurrent_jobs", 1, "", lim::kConcurrentJobs);
     st.reject_unknown();
   }
-  if (r.has("cost")) s.blocking_override_s = r.get_quantity("cost", Quantity::Time, 0, "");
-  s.overhead_s = r.get_quantity("overhead", Quantity::Time, s.overhead_s, "per-checkpoint barrier and metadata, seconds (assumption)");
-  s.host_bandwidth = r.get_quantity("host_bandwidth", Quantity::Bandwidth, 0, "");
-  s.incremental_fraction = r.get_number("incremental_fraction", s.incremental_fraction, "", 1e-6, 1.0);
-  s.full_every = r.get_int("full_every", s.full_every, "", 1);
+  namespace lim = reliability_limits;
+  if (r.has("cost")) s.blocking_override_s = lim::read_quantity(r, "cost", Quantity::Time, 0, "", lim::kCheckpointCost);
+  s.overhead_s = lim::read_quantity(r, "overhead", Quantity::Time, s.overhead_s, "per-checkpoint barrier and metadata, seconds (assumption)",
+                                    lim::kCheckpointOverhead);
+  if (r.has("host_bandwidth")) s.host_bandwidth = lim::read_quantity(r, "host_bandwidth", Quantity::Bandwidth, 0, "", lim::kNodeBandwidth);
+  s.incremental_fraction = lim::read_number(r, "incremental_fraction", s.incremental_fraction, "", lim::kIncrementalFraction);
+  s.full_every = lim::read_int(r, "full_every", s.full_every, "", lim::kFullEvery);
   r.reject_unknown();
   return s;
 }

@@ -359,7 +359,7 @@ GroupPlacement strided_group_placement(int size, int stride, int world, int gpus
 LayoutGroups group_placements(const ParallelLayout& p, int gpus_per_node) {
   enum Dim { Tp, Cp, Ep, Dp, Pp, kDims };
   constexpr std::string_view names[kDims] = {"tp", "cp", "ep", "dp", "pp"};
-  const int world = p.world();
+  const int world = static_cast<int>(p.world());  // a checked layout: at most limits::kMaxGpus
   const int dense[kDims] = {p.tp, p.cp, 1, p.dp, p.pp};
   const int expert[kDims] = {p.etp, 1, p.ep, p.expert_dp(), p.pp};
 

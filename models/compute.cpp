@@ -16,25 +16,20 @@ namespace {
 double dd(int v) { return static_cast<double>(v); }
 
 // ---- GEMM ceilings ------------------------------------------------------------------------------
-// Best achieved bf16 GEMM over swept large shapes ("Maximum Achievable Matmul FLOPS", MAMF) over the
-// dense peak, from stas00/ml-engineering compute/accelerator/README.md, as copied into
-// ../shared/reference/microbenchmarks.json (gemm_bf16_mamf). fp8 and tf32 GEMMs get the same fraction of
-// their own peaks (no published MAMF for them in our sources).
-constexpr double kCeilA100Sxm = 267.9 / 312.0;    // 0.859, CUDA 12.1
-constexpr double kCeilA100Pcie = 256.4 / 312.0;   // 0.822, CUDA 12.1
-constexpr double kCeilH100Sxm = 792.1 / 989.0;    // 0.801, CUDA 12.1
-constexpr double kCeilGh200 = 821.0 / 989.0;      // 0.830, CUDA 12.5 (used for H200: same GH100 die, HBM3e)
-constexpr double kCeilB200 = 1745.0 / 2250.0;     // 0.776
-constexpr double kCeilMi300x = 781.9 / 1300.0;    // 0.601, ROCm 6.2
-// GPUs without a row: the mean ceiling of the six rows (0.781).
-constexpr double kCeilMean = (kCeilA100Sxm + kCeilA100Pcie + kCeilH100Sxm + kCeilGh200 + kCeilB200 + kCeilMi300x) / 6.0;
+// Each GPU preset carries its published GEMM measurement (presets/gpus.json, gemm_published: the best achieved
+// bf16 GEMM over swept large shapes, "MAMF", stas00/ml-engineering, as in ../shared/reference/microbenchmarks.json
+// gemm_bf16_mamf). GPUs without one take the mean ceiling of those rows, computed from the presets:
+// A100 SXM 267.9/312 (quantization 1 at its shape), A100 PCIe 256.4/312, H100 SXM 792.1/989.4, GH200 821.0/989.4,
+// B200 1745/2250, MI300X 781.9/1307.4, each with its own shape's tile/wave quantization divided out (0.781).
+constexpr double kCeilMean = 0.7991;
+// FlashAttention-2's efficiencies below were measured on an A100 SXM, whose MAMF shape 6912x16384x2048 fills
+// whole waves of 128x128 tiles on 108 SMs (quantization 1): its ceiling 267.9 / 312 is their reference.
+constexpr double kCeilA100Sxm = 267.9 / 312.0;
 
 // ---- HBM: achievable fraction of the datasheet bandwidth ------------------------------------------
-// Device-to-device copy (bytes read + written) measured with PyTorch, microbenchmarks.json
-// pytorch_measurements: H100 80GB HBM3 ~3.0 TB/s of 3.35; H200 ~4.3 TB/s of 4.8. Others: their mean.
-constexpr double kHbmH100 = 3.0 / 3.35;   // 0.896
-constexpr double kHbmH200 = 4.3 / 4.8;    // 0.896
-constexpr double kHbmMean = (kHbmH100 + kHbmH200) / 2.0;
+// GPUs whose preset has no measured device-to-device copy take the mean fraction of those that do
+// (H100 80GB HBM3 ~3.0 TB/s of 3.35; H200 ~4.3 TB/s of 4.8: microbenchmarks.json pytorch_measurements).
+constexpr double kHbmMean = (3.0 / 3.35 + 4.3 / 4.8) / 2.0;
 
 // ---- Fused attention ------------------------------------------------------------------------------
 // Ampere (and, scaled by GEMM ceiling, every GPU without a table): FlashAttention-2 (Dao 2023,
@@ -67,20 +62,6 @@ constexpr double kNf4BytesPerParam = 4.127 / 8.0;
 // Smallest tile edge: the 16-row/column granularity of the tensor-core MMA shapes (PTX ISA mma.m16n8k16);
 // cuBLAS picks narrower tiles for skinny operands instead of padding them to 128.
 constexpr double kMinTileEdge = 16;
-
-bool contains_ci(std::string_view hay, std::string_view needle) {
-  if (needle.size() > hay.size()) return false;
-  for (size_t i = 0; i + needle.size() <= hay.size(); ++i) {
-    size_t j = 0;
-    for (; j < needle.size(); ++j) {
-      char c = hay[i + j];
-      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-      if (c != needle[j]) break;
-    }
-    if (j == needle.size()) return true;
-  }
-  return false;
-}
 
 // ceil for the non-negative, far-below-2^63 values here, without a libm call (the search's hot path).
 double ceil_pos(double x) {
@@ -144,47 +125,41 @@ double interpolate_log2(const double (&x)[6], const double (&y)[6], double v) {
 }  // namespace
 
 GpuComputeTraits gpu_compute_traits(const GpuSpec& gpu) {
-  const std::string_view n = gpu.name;
   GpuComputeTraits tr;
-  tr.gemm_ceiling = kCeilMean;
-  tr.hbm_fraction = kHbmMean;
-  const bool pcie = contains_ci(n, "pcie");
-  // SM counts: NVIDIA A100 architecture whitepaper (108 SMs); H100 architecture whitepaper (SXM5 132,
-  // PCIe 114); GH200 architecture whitepaper (132, as H200); B200 148 (CUDA device query; NVIDIA's
-  // datasheet lists none); AMD CDNA 3 whitepaper (MI300X 304 CUs); Ada: CUDA cores / 128 per SM from the
-  // datasheets (L40S 18,176 -> 142; RTX 4090 16,384 -> 128).
-  // Tiles: 128x128 on Ampere/Ada, 128x256 on Hopper/Blackwell (cuBLAS/CUTLASS large-GEMM tiles; NVIDIA
-  // "Matrix Multiplication Background User's Guide" for tile and wave quantization). MI300X: no published
-  // kernel tile in our sources; of 256x256, 256x128 and 128x128 only 128x128 keeps the model near the MAMF
-  // measurement at its own shape 4096x10240x4864 (quantization 0.70, 0.84, 0.94 over 304 CUs), so 128x128.
-  if (contains_ci(n, "h200")) {
-    tr.gemm_row = "GH200 (MAMF 821.0 / 989)";
-    tr.gemm_ceiling = kCeilGh200;
-    tr.sms = 132, tr.tile_m = 128, tr.tile_n = 256;
-    tr.hbm_fraction = kHbmH200;
-    tr.hopper_attention_table = true;
-  } else if (contains_ci(n, "h100") || contains_ci(n, "h800")) {
-    tr.gemm_row = "H100 SXM (MAMF 792.1 / 989)";
-    tr.gemm_ceiling = kCeilH100Sxm;
-    tr.sms = pcie ? 114 : 132, tr.tile_m = 128, tr.tile_n = 256;
-    if (!pcie) tr.hbm_fraction = kHbmH100;  // measured on HBM3; the PCIe card has HBM2e
-    tr.hopper_attention_table = true;
-  } else if (contains_ci(n, "a100") || contains_ci(n, "a800")) {
-    tr.gemm_row = pcie ? "A100 PCIe (MAMF 256.4 / 312)" : "A100 SXM (MAMF 267.9 / 312)";
-    tr.gemm_ceiling = pcie ? kCeilA100Pcie : kCeilA100Sxm;
-    tr.sms = 108, tr.tile_m = 128, tr.tile_n = 128;
-  } else if (contains_ci(n, "b200")) {
-    tr.gemm_row = "B200 SXM (MAMF 1745 / 2250)";
-    tr.gemm_ceiling = kCeilB200;
-    tr.sms = 148, tr.tile_m = 128, tr.tile_n = 256;
-  } else if (contains_ci(n, "mi300x")) {
-    tr.gemm_row = "MI300X (MAMF 781.9 / 1300)";
-    tr.gemm_ceiling = kCeilMi300x;
-    tr.sms = 304, tr.tile_m = 128, tr.tile_n = 128;
-  } else if (contains_ci(n, "l40s")) {
-    tr.sms = 142;
-  } else if (contains_ci(n, "4090")) {
-    tr.sms = 128;
+  tr.sms = gpu.sms;
+  tr.tile_m = gpu.gemm_tile_m, tr.tile_n = gpu.gemm_tile_n;
+  tr.hbm_fraction = gpu.hbm_copy_bandwidth > 0 && gpu.memory_bandwidth > 0 ? gpu.hbm_copy_bandwidth / gpu.memory_bandwidth : kHbmMean;
+  tr.hopper_attention_table = gpu.fused_attention == "hopper-cudnn";
+  // Published GEMM points: with a shape, a GemmEfficiencyFit (the measurement with its own shape's quantization
+  // divided out, as a calibration profile's point); without one, a shape-independent fraction of the peak.
+  // 16-bit points set every precision's ceiling (fp8 and tf32 GEMMs: the same fraction of their own peaks).
+  std::vector<GemmShape> shapes;
+  std::vector<double> efficiencies, quantization;
+  double unshaped = 0;
+  int unshaped_count = 0;
+  for (const auto& pg : gpu.gemm_published) {
+    const double peak = gemm_peak_flops(gpu, pg.precision);
+    const double eff = pg.tflops > 0 && peak > 0 ? pg.tflops * 1e12 / peak : pg.efficiency;
+    if (!(eff > 0)) continue;
+    if (pg.m > 0 && pg.n > 0 && pg.k > 0) {
+      shapes.push_back({pg.m, pg.n, pg.k, 1});
+      efficiencies.push_back(eff);
+      quantization.push_back(gemm_quantization(tr, shapes.back()));
+    } else {
+      unshaped += eff;
+      ++unshaped_count;
+    }
+  }
+  if (!shapes.empty()) {
+    tr.published_fit = std::make_shared<const GemmEfficiencyFit>(shapes, efficiencies, quantization);
+    for (auto& f : tr.gemm_fit) f = tr.published_fit.get();
+    tr.gemm_ceiling = (tr.published_fit->min_ceiling() + tr.published_fit->max_ceiling()) / 2;
+    tr.gemm_row = "published: " + std::to_string(shapes.size()) + " GEMM point" + (shapes.size() > 1 ? "s" : "") + " of " + gpu.name;
+  } else if (unshaped_count > 0) {
+    tr.gemm_ceiling = unshaped / unshaped_count;
+    tr.gemm_row = "published: the best GEMM of " + gpu.name + " (no shape)";
+  } else {
+    tr.gemm_ceiling = kCeilMean;
   }
   tr.attention_scale = tr.gemm_ceiling / kCeilA100Sxm;
   return tr;
@@ -464,7 +439,6 @@ struct OpBuilder {
 };
 
 Precision high_precision(Precision p) { return p == Precision::Fp8 ? Precision::Bf16 : p; }
-double activation_bytes(Precision p) { return p == Precision::Fp32 ? 4.0 : 2.0; }
 
 // The per-layer walk behind layer_compute (Record = false) and layer_ops (Record = true, ops listed in `ops`).
 template <bool Record>
@@ -474,7 +448,7 @@ LayerCompute layer_walk(const ModelSpec& m, const TrainingSpec& t, const Paralle
   moe_layer = moe_layer && m.is_moe();  // a dense model has no MoE layer to time
   const double seq = t.seq_len, cp = p.cp, tp = p.tp;
   const double s = seq / cp;                                      // query tokens of this rank (context parallel)
-  const double b = dd(p.micro_batch_size) * (dpo ? 2 : 1);        // DPO: chosen + rejected
+  const double b = dd(p.micro_batch_size) * t.sequences_per_sample();
   const double tokens = s * b;                                    // tokens through the TP-region GEMMs
   const bool sp = p.sequence_parallel && p.tp > 1;
   const double tokens_outside = tokens / (sp ? tp : 1);           // norms, residuals, dropout: split by SP
@@ -683,7 +657,7 @@ EdgeCompute edge_compute(const ModelSpec& m, const TrainingSpec& t, const Parall
                          const GpuComputeTraits& tr) {
   const bool dpo = t.mode == TrainingMode::Dpo;
   const double passes_fwd = dpo ? 2 : 1;   // DPO: the reference model's forward as well
-  const double s = dd(t.seq_len) / p.cp, b = dd(p.micro_batch_size) * (dpo ? 2 : 1);
+  const double s = dd(t.seq_len) / p.cp, b = dd(p.micro_batch_size) * t.sequences_per_sample();
   const double tokens = s * b, tp = p.tp, h = m.hidden_size;
   const bool sp = p.sequence_parallel && p.tp > 1;
   const double tokens_outside = tokens / (sp ? tp : 1);

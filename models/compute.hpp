@@ -14,6 +14,7 @@
 // With a calibration profile (models/calibration.hpp: gpu_compute_traits(gpu, fit)) a GEMM dtype that was
 // measured takes its ceiling from the profile's fit at the GEMM's shape instead of the published one; the
 // quantization and roofline stay, and hbm_fraction becomes the measured copy bandwidth / datasheet.
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -28,18 +29,23 @@ struct GemmShape {
   double count = 1;            // identical GEMMs run together (local experts, batched attention heads)
 };
 
-// What the compute model knows about a GPU beyond its spec, resolved from the GPU name once.
+// What the compute model knows about a GPU beyond its datasheet, resolved once from the GpuSpec's traits
+// (SM count, GEMM tile, published GEMM ceilings, copy bandwidth, fused-attention table: presets/gpus.json).
 struct GpuComputeTraits {
-  const char* gemm_row = "fallback (mean of the MAMF table)";  // which published GEMM row applies
-  double gemm_ceiling = 0;   // best achieved dense GEMM / dense peak, in (0, 1]
+  std::string gemm_row = "fallback: the mean published ceiling";  // where the GEMM ceiling comes from
+  double gemm_ceiling = 0;   // best achieved dense GEMM / dense peak, in (0, 1], where no shaped fit applies
   int sms = 0;               // streaming multiprocessors (CUs); 0 = unknown: no tile/wave quantization
   int tile_m = 128, tile_n = 128;  // output tile of the large-shape GEMM kernels
   double hbm_fraction = 0;   // achievable fraction of GpuSpec::memory_bandwidth (device-to-device copy)
   bool hopper_attention_table = false;  // per-length fused-attention table measured on H100 applies
   double attention_scale = 1;  // other GPUs: FlashAttention-2's A100 fractions x (ceiling / A100 ceiling)
-  // Measured GEMM ceilings per training precision (index: Precision; Fp32 = the tf32 fit), nullptr = the
-  // published gemm_ceiling. Set by gpu_compute_traits(gpu, const CalibrationFit*); owned by that fit.
+  // GEMM ceilings by shape per training precision (index: Precision; Fp32 = the tf32 fit), nullptr = gemm_ceiling.
+  // Published points with a shape (GpuSpec::gemm_published) give a fit owned here; a calibration profile's
+  // measured dtypes replace them (gpu_compute_traits(gpu, const CalibrationFit*): owned by that fit). Either
+  // way the same GemmEfficiencyFit turns a point into a ceiling, so a profile holding the published point
+  // gives the published answer.
   const GemmEfficiencyFit* gemm_fit[4] = {nullptr, nullptr, nullptr, nullptr};
+  std::shared_ptr<const GemmEfficiencyFit> published_fit;
 };
 GpuComputeTraits gpu_compute_traits(const GpuSpec& gpu);
 

@@ -20,9 +20,53 @@ class InputError : public std::runtime_error {
  private:
   static std::string compose(const std::string& path, const std::string& value, const std::string& expected,
                              const std::string& hint) {
-    std::string msg = (path.empty() ? std::string("/") : path) + ": got " + value + "; expected " + expected;
-    if (!hint.empty()) msg += " (" + hint + ")";
+    std::string msg = printable(shortened(path.empty() ? std::string("/") : path)) + ": got " + printable(shortened(value)) +
+                      "; expected " + printable(expected);
+    if (!hint.empty()) msg += " (" + printable(hint) + ")";
     return msg;
+  }
+  // A path or value of pathological length (a 30,000-digit number, a megabyte key) is cut in the message.
+  static std::string shortened(const std::string& s) { return s.size() <= 300 ? s : s.substr(0, 240) + "...(" + std::to_string(s.size()) + " characters)"; }
+  // Control characters (a NUL in a key would end the message early on a terminal) and bytes that are not valid
+  // UTF-8 as \xNN, so every message prints as valid UTF-8 text.
+  static std::string printable(const std::string& s) {
+    static const char hex[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(s.size());
+    auto escape = [&](unsigned char u) {
+      out += "\\x";
+      out += hex[u >> 4];
+      out += hex[u & 15];
+    };
+    for (std::size_t i = 0; i < s.size();) {
+      const auto u = static_cast<unsigned char>(s[i]);
+      if (u < 0x80) {
+        if (u >= 0x20 && u != 0x7f) out += s[i];
+        else escape(u);
+        ++i;
+        continue;
+      }
+      // Length of a well-formed UTF-8 sequence starting here (RFC 3629), 0 when it is not one.
+      const std::size_t len = u >= 0xc2 && u <= 0xdf ? 2 : u >= 0xe0 && u <= 0xef ? 3 : u >= 0xf0 && u <= 0xf4 ? 4 : 0;
+      bool ok = len > 0 && i + len <= s.size();
+      for (std::size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(s[i + k]) & 0xc0) == 0x80;
+      if (ok && len == 3) {
+        const auto b1 = static_cast<unsigned char>(s[i + 1]);
+        ok = !(u == 0xe0 && b1 < 0xa0) && !(u == 0xed && b1 > 0x9f);  // overlong forms, surrogates
+      }
+      if (ok && len == 4) {
+        const auto b1 = static_cast<unsigned char>(s[i + 1]);
+        ok = !(u == 0xf0 && b1 < 0x90) && !(u == 0xf4 && b1 > 0x8f);
+      }
+      if (ok) {
+        out.append(s, i, len);
+        i += len;
+      } else {
+        escape(u);
+        ++i;
+      }
+    }
+    return out;
   }
   std::string path_, value_, expected_, hint_;
 };

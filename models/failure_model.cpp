@@ -6,6 +6,7 @@
 
 #include "errors.hpp"
 #include "json_reader.hpp"
+#include "reliability_limits.hpp"
 
 namespace trainsim {
 
@@ -160,6 +161,26 @@ double FailureModel::job_mtbf_s(int nodes, int gpus_per_node) const {
   return r > 0 ? 86400.0 / r : std::numeric_limits<double>::infinity();
 }
 
+double FailureModel::expected_failures(int nodes, int gpus_per_node, double horizon_s) const {
+  if (!(horizon_s > 0)) return 0;
+  const int bad = std::clamp(lemons.count, 0, std::max(0, nodes));
+  double total = 0;
+  for (const auto& c : components) {
+    if (!(c.rate_per_day > 0)) continue;
+    const double units = c.scope == FailureScope::Gpu ? gpus_per_node : 1;
+    const double mean = 86400.0 / c.rate_per_day;
+    double per_unit = horizon_s / mean, per_lemon = per_unit * lemons.rate_factor;
+    const DistributionInfo* info = find_distribution(c.distribution);
+    if (info && info->for_failures && c.shape > 0) {
+      const auto d = info->make(mean, c.shape);
+      per_unit = std::max(per_unit, d->cumulative_hazard(horizon_s));
+      per_lemon = std::max(per_lemon, lemons.rate_factor * d->cumulative_hazard(horizon_s));
+    }
+    total += units * ((nodes - bad) * per_unit + bad * per_lemon);
+  }
+  return total;
+}
+
 void FailureModel::scale_rates(double factor) {
   for (auto& c : components) c.rate_per_day *= factor;
 }
@@ -266,17 +287,18 @@ void parse_component(const Json& v, const std::string& path, FailureComponent* c
   if (is_new && !node_rate && !gpu_rate)
     throw InputError(path + "/failures_per_1000_node_days", "nothing", "a rate for the new component",
                      "give failures_per_1000_node_days or failures_per_1000_gpu_days");
+  namespace lim = reliability_limits;
   if (node_rate) {
     c->scope = FailureScope::Node;
-    c->rate_per_day = r.get_number("failures_per_1000_node_days", 0, "", 0, 1e6) / 1000.0;
+    c->rate_per_day = lim::read_number(r, "failures_per_1000_node_days", 0, "", lim::kComponentRate) / 1000.0;
   }
   if (gpu_rate) {
     c->scope = FailureScope::Gpu;
-    c->rate_per_day = r.get_number("failures_per_1000_gpu_days", 0, "", 0, 1e6) / 1000.0;
+    c->rate_per_day = lim::read_number(r, "failures_per_1000_gpu_days", 0, "", lim::kComponentRate) / 1000.0;
   }
   r.mark_read({"failures_per_1000_node_days", "failures_per_1000_gpu_days"});
   if (r.has("distribution")) c->distribution = r.get_string("distribution", c->distribution, "");
-  if (r.has("shape")) c->shape = r.get_number("shape", c->shape, "", 1e-3, 100);
+  if (r.has("shape")) c->shape = lim::read_number(r, "shape", c->shape, "", lim::kWeibullShape);
   if (r.has("needs_replacement")) c->needs_replacement = r.get_bool("needs_replacement", c->needs_replacement, "");
   if (r.has("causes")) c->causes = r.get_string("causes", c->causes, "");
   r.mark_read({"distribution", "shape", "needs_replacement", "causes"});
@@ -312,9 +334,10 @@ FailureModel parse_failure_model(const Json& value, const std::string& path, int
     }
     m.name = preset + " (modified)";
   }
+  namespace lim = reliability_limits;
   if (r.has("distribution") || r.has("shape")) {
     const std::string dist = r.get_string("distribution", "weibull", "");
-    const double shape = r.get_number("shape", 1.0, "", 1e-3, 100);
+    const double shape = lim::read_number(r, "shape", 1.0, "", lim::kWeibullShape);
     for (auto& c : m.components) {
       c.distribution = dist;
       c.shape = shape;
@@ -326,7 +349,7 @@ FailureModel parse_failure_model(const Json& value, const std::string& path, int
   }
   r.mark_read({"distribution", "shape"});
   if (r.has("failures_per_1000_node_days")) {
-    const double target = r.get_number("failures_per_1000_node_days", 0, "", 1e-9, 1e6);
+    const double target = lim::read_number(r, "failures_per_1000_node_days", 0, "", lim::kFailuresPer1000NodeDays);
     const double now = m.failures_per_1000_node_days(gpus_per_node);
     if (now <= 0) throw InputError(r.child_path("failures_per_1000_node_days"), Json(target).dump(), "a model with at least one component to scale");
     m.scale_rates(target / now);
@@ -334,9 +357,10 @@ FailureModel parse_failure_model(const Json& value, const std::string& path, int
   if (r.has("lemon_nodes")) {
     JsonReader l(r.raw("lemon_nodes"), r.child_path("lemon_nodes"), defaults);
     l.mark_read({"count", "rate_factor", "detect_after"});
-    m.lemons.count = l.get_int("count", 0, "", 0);
-    m.lemons.rate_factor = l.get_number("rate_factor", 10.0, l.has("count") ? "a lemon node fails 10 times as often as the rest" : "", 1.0, 1e6);
-    m.lemons.detect_after = l.get_int("detect_after", 0, "", 0);
+    m.lemons.count = lim::read_int(l, "count", 0, "", lim::kLemonNodes);
+    m.lemons.rate_factor = lim::read_number(l, "rate_factor", 10.0, l.has("count") ? "a lemon node fails 10 times as often as the rest" : "",
+                                            lim::kLemonFactor);
+    m.lemons.detect_after = lim::read_int(l, "detect_after", 0, "", lim::kLemonDetectAfter);
     l.reject_unknown();
   }
   if (r.has("source")) m.source = r.get_string("source", m.source, "");

@@ -86,6 +86,10 @@ struct FailureModel {
   // Failures per day of `nodes` nodes, lemons included (long-run rates: 1 / mean for every part).
   double job_rate_per_day(int nodes, int gpus_per_node) const;
   double job_mtbf_s(int nodes, int gpus_per_node) const;  // 86400 / job_rate_per_day
+  // Expected failures of `nodes` nodes, all parts new at 0, by `horizon_s`: per part, its cumulative hazard at
+  // the horizon or horizon / mean, whichever is larger (exact for exponential parts; for Weibull it counts the
+  // first failures, and replaced parts add a few more when k < 1), lemons at their factor.
+  double expected_failures(int nodes, int gpus_per_node, double horizon_s) const;
   // Multiplies every component's rate (a different fleet with the same mix of causes).
   void scale_rates(double factor);
   // The share of each component in an ordinary node's failures.

@@ -34,7 +34,7 @@ double passes(const TrainingSpec& t) {
 }
 
 double sequences_processed(const TrainingSpec& t, double sequences) {
-  return t.mode == TrainingMode::Dpo ? 2 * sequences : sequences;  // chosen + rejected
+  return sequences * t.sequences_per_sample();
 }
 }  // namespace
 

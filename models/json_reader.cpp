@@ -41,8 +41,34 @@ std::string join(const std::vector<std::string>& items, const std::string& sep) 
   return out;
 }
 
+namespace {
+// Compact text of `v`, at most about `budget` characters and a few levels deep: a message never prints (or
+// recurses through) a whole document.
+void append_value_text(const Json& v, std::string& out, std::size_t budget, int depth) {
+  if (out.size() >= budget) return;
+  if (v.is_object() || v.is_array()) {
+    if (depth >= 3) {
+      out += v.is_object() ? "{...}" : "[...]";
+      return;
+    }
+    out += v.is_object() ? '{' : '[';
+    bool first = true;
+    for (auto it = v.begin(); it != v.end() && out.size() < budget; ++it) {
+      if (!first) out += ',';
+      first = false;
+      if (v.is_object()) out += Json(it.key()).dump(-1, ' ', false, Json::error_handler_t::replace) + ':';
+      append_value_text(it.value(), out, budget, depth + 1);
+    }
+    out += v.is_object() ? '}' : ']';
+    return;
+  }
+  out += v.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+}  // namespace
+
 std::string json_value_text(const Json& v) {
-  std::string s = v.dump();
+  std::string s;
+  append_value_text(v, s, 80, 0);
   if (s.size() > 80) s = s.substr(0, 77) + "...";
   return s;
 }
@@ -82,22 +108,30 @@ double number_or_quantity(const Json& v, const std::string& path, const std::str
 }
 }  // namespace
 
-int JsonReader::required_int(const std::string& key, int min_value) {
+std::string integer_range_text(int min_value, int max_value) {
+  return "an integer in [" + std::to_string(min_value) + ", " + std::to_string(max_value) + "]";
+}
+
+std::string JsonReader::absent_text(const std::string& key) const {
+  return object_.contains(key) ? "null" : "nothing";
+}
+
+int JsonReader::required_int(const std::string& key, int min_value, int max_value) {
   read_.insert(key);
-  if (!has(key)) throw InputError(child_path(key), "nothing", "an integer >= " + std::to_string(min_value), "this field is required");
-  double v = number_or_quantity(object_.at(key), child_path(key), "an integer >= " + std::to_string(min_value));
-  if (v != std::floor(v) || v < min_value || v > std::numeric_limits<int>::max())
-    throw InputError(child_path(key), json_value_text(object_.at(key)), "an integer >= " + std::to_string(min_value));
+  const std::string expected = integer_range_text(min_value, max_value);
+  if (!has(key)) throw InputError(child_path(key), absent_text(key), expected, "this field is required");
+  const double v = number_or_quantity(object_.at(key), child_path(key), expected);
+  if (v != std::floor(v) || v < min_value || v > max_value) throw InputError(child_path(key), json_value_text(object_.at(key)), expected);
   return static_cast<int>(v);
 }
 
-int JsonReader::get_int(const std::string& key, int fallback, const std::string& reason, int min_value) {
+int JsonReader::get_int(const std::string& key, int fallback, const std::string& reason, int min_value, int max_value) {
   if (!has(key)) {
     read_.insert(key);
     record_default(key, std::to_string(fallback), reason);
     return fallback;
   }
-  return required_int(key, min_value);
+  return required_int(key, min_value, max_value);
 }
 
 double JsonReader::get_number(const std::string& key, double fallback, const std::string& reason, double min_value,
@@ -123,36 +157,36 @@ double JsonReader::get_number(const std::string& key, double fallback, const std
   return x;
 }
 
-double quantity_from_json(const Json& v, Quantity kind, const std::string& path) {
+double quantity_from_json(const Json& v, Quantity kind, const std::string& path, const QuantityRange& range) {
+  double x = 0;
   if (v.is_number()) {
-    double x = v.get<double>();
-    if (!std::isfinite(x) || x < 0) throw InputError(path, json_value_text(v), std::string("a non-negative ") + quantity_example(kind));
-    return x;
-  }
-  if (v.is_string()) {
+    x = v.get<double>();
+  } else if (v.is_string()) {
     std::string why;
-    if (auto q = parse_quantity(v.get<std::string>(), kind, &why)) {
-      if (*q < 0) throw InputError(path, json_value_text(v), std::string("a non-negative ") + quantity_example(kind));
-      return *q;
-    }
-    throw InputError(path, json_value_text(v), quantity_example(kind), why);
+    auto q = parse_quantity(v.get<std::string>(), kind, &why);
+    if (!q) throw InputError(path, json_value_text(v), quantity_example(kind), why);
+    x = *q;
+  } else {
+    throw InputError(path, json_value_text(v), quantity_example(kind));
   }
-  throw InputError(path, json_value_text(v), quantity_example(kind));
+  if (!std::isfinite(x) || !range.contains(x)) throw InputError(path, json_value_text(v), quantity_range_text(range, kind));
+  return x;
 }
 
-double JsonReader::get_quantity(const std::string& key, Quantity kind, double fallback, const std::string& reason) {
+double JsonReader::get_quantity(const std::string& key, Quantity kind, double fallback, const std::string& reason,
+                                const QuantityRange& range) {
   read_.insert(key);
   if (!has(key)) {
     if (!reason.empty()) record_default(key, Json(fallback).dump(), reason);
     return fallback;
   }
-  return quantity_from_json(object_.at(key), kind, child_path(key));
+  return quantity_from_json(object_.at(key), kind, child_path(key), range);
 }
 
-double JsonReader::required_quantity(const std::string& key, Quantity kind) {
+double JsonReader::required_quantity(const std::string& key, Quantity kind, const QuantityRange& range) {
   read_.insert(key);
-  if (!has(key)) throw InputError(child_path(key), "nothing", quantity_example(kind), "this field is required");
-  return quantity_from_json(object_.at(key), kind, child_path(key));
+  if (!has(key)) throw InputError(child_path(key), absent_text(key), quantity_range_text(range, kind), "this field is required");
+  return quantity_from_json(object_.at(key), kind, child_path(key), range);
 }
 
 bool JsonReader::get_bool(const std::string& key, bool fallback, const std::string& reason) {

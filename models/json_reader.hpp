@@ -2,6 +2,7 @@
 // Reads one JSON object of a scenario with its path, so every error names where it happened, every
 // default that was applied is recorded, and unknown keys are caught with the closest known name.
 #include <initializer_list>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -32,15 +33,19 @@ class JsonReader {
   bool has(const std::string& key) const;  // present and not null
   const Json& raw(const std::string& key);  // marks it read; caller checks presence
 
-  // Required fields: a missing one is an error naming the path.
-  int required_int(const std::string& key, int min_value = 1);
+  // Required fields: a missing one is an error naming the path. Integers name their whole range in errors
+  // ("an integer in [1, 1048576]"): give every field its plausible range, documented in scenarios/FORMAT.md.
+  int required_int(const std::string& key, int min_value = 1, int max_value = std::numeric_limits<int>::max());
   // Optional fields: `fallback` is used when absent, and recorded as an applied default with `reason`
   // (an empty reason records nothing: the caller derives the value or it is metadata).
-  int get_int(const std::string& key, int fallback, const std::string& reason, int min_value = 0);
+  int get_int(const std::string& key, int fallback, const std::string& reason, int min_value = 0,
+              int max_value = std::numeric_limits<int>::max());
   double get_number(const std::string& key, double fallback, const std::string& reason, double min_value,
                     double max_value);
-  double get_quantity(const std::string& key, Quantity kind, double fallback, const std::string& reason);
-  double required_quantity(const std::string& key, Quantity kind);
+  // Quantities with units; the value must lie in `range` (default: any finite non-negative value).
+  double get_quantity(const std::string& key, Quantity kind, double fallback, const std::string& reason,
+                      const QuantityRange& range = {});
+  double required_quantity(const std::string& key, Quantity kind, const QuantityRange& range = {});
   bool get_bool(const std::string& key, bool fallback, const std::string& reason);
   std::string get_string(const std::string& key, const std::string& fallback, const std::string& reason);
   // One of `allowed` (case-sensitive); error lists them.
@@ -55,6 +60,8 @@ class JsonReader {
   std::vector<std::string> unread_keys() const;
 
   void record_default(const std::string& key, const std::string& value, const std::string& reason);
+  // "null" when the key is there with a null value, "nothing" when it is absent (for messages).
+  std::string absent_text(const std::string& key) const;
 
  private:
   const Json& object_;
@@ -63,6 +70,6 @@ class JsonReader {
   std::set<std::string> read_;
 };
 
-double quantity_from_json(const Json& v, Quantity kind, const std::string& path);
+double quantity_from_json(const Json& v, Quantity kind, const std::string& path, const QuantityRange& range = {});
 
 }  // namespace trainsim

@@ -5,7 +5,9 @@
 namespace trainsim {
 
 LayoutIssue check_layout(const ModelSpec& m, const TrainingSpec& t, const ParallelLayout& p, int num_gpus) {
-  if (p.tp * p.pp * p.cp * p.dp != num_gpus) return LayoutIssue::WorldMismatch;
+  // Products in 64 bits (degrees and batch sizes are checked against their ranges where parsed, so none wraps).
+  using ll = long long;
+  if (p.world() != num_gpus) return LayoutIssue::WorldMismatch;
   if (m.num_attention_heads % p.tp) return LayoutIssue::TpHeads;
   if (m.num_key_value_heads % p.tp) return LayoutIssue::TpKvHeads;
   if (m.num_dense_layers() > 0 && m.intermediate_size % p.tp) return LayoutIssue::TpFfn;
@@ -13,17 +15,17 @@ LayoutIssue check_layout(const ModelSpec& m, const TrainingSpec& t, const Parall
   if (p.pp > m.num_hidden_layers) return LayoutIssue::PpLayers;
   if (p.vpp > 1 && p.schedule != Schedule::Interleaved) return LayoutIssue::VppSchedule;
   if (p.schedule == Schedule::Interleaved && (p.pp < 2 || p.vpp < 2)) return LayoutIssue::VppSchedule;
-  if (p.schedule == Schedule::Interleaved && m.num_hidden_layers % (p.pp * p.vpp)) return LayoutIssue::VppLayers;
-  if (p.cp > 1 && t.seq_len % (2 * p.cp)) return LayoutIssue::CpSeq;
+  if (p.schedule == Schedule::Interleaved && m.num_hidden_layers % (ll(p.pp) * p.vpp)) return LayoutIssue::VppLayers;
+  if (p.cp > 1 && t.seq_len % (2 * ll(p.cp))) return LayoutIssue::CpSeq;
   if (p.sequence_parallel && p.tp > 1 && (t.seq_len / p.cp) % p.tp) return LayoutIssue::SpSeq;
   if (!m.is_moe() && (p.ep > 1 || p.etp > 1)) return LayoutIssue::EpDense;
   if (m.is_moe()) {
     if (m.num_experts % p.ep) return LayoutIssue::EpExperts;
-    if ((num_gpus / p.pp) % (p.ep * p.etp)) return LayoutIssue::EpWorld;
+    if ((num_gpus / p.pp) % (ll(p.ep) * p.etp)) return LayoutIssue::EpWorld;
     if (m.moe_intermediate_size % p.etp) return LayoutIssue::EtpFfn;
   }
   if (t.zero_stage >= 2 && p.pp > 1) return LayoutIssue::ZeroPipeline;
-  if (t.global_batch_size % (p.micro_batch_size * p.dp)) return LayoutIssue::BatchSplit;
+  if (t.global_batch_size % (ll(p.micro_batch_size) * p.dp)) return LayoutIssue::BatchSplit;
   return LayoutIssue::None;
 }
 
@@ -33,7 +35,7 @@ InputError layout_error(LayoutIssue issue, const ModelSpec& m, const TrainingSpe
   switch (issue) {
     case LayoutIssue::None: break;
     case LayoutIssue::WorldMismatch:
-      return InputError("/parallel", "tp*pp*cp*dp = " + s(p.tp) + "*" + s(p.pp) + "*" + s(p.cp) + "*" + s(p.dp) + " = " + s(p.tp * p.pp * p.cp * p.dp),
+      return InputError("/parallel", "tp*pp*cp*dp = " + s(p.tp) + "*" + s(p.pp) + "*" + s(p.cp) + "*" + s(p.dp) + " = " + s(p.world()),
                         "the number of GPUs (" + s(num_gpus) + ")", "leave dp out to derive it");
     case LayoutIssue::TpHeads:
       return InputError("/parallel/tp", s(p.tp), "a divisor of num_attention_heads (" + s(m.num_attention_heads) + ")");
@@ -70,7 +72,8 @@ InputError layout_error(LayoutIssue issue, const ModelSpec& m, const TrainingSpe
                         "ZeRO-2/3 shard gradients across micro-batches, which DeepSpeed and Megatron do not support with pp > 1; use zero_stage 1 or distributed_optimizer");
     case LayoutIssue::BatchSplit:
       return InputError("/training/global_batch_size", s(t.global_batch_size),
-                        "a multiple of micro_batch_size*dp = " + s(p.micro_batch_size) + "*" + s(p.dp) + " = " + s(p.micro_batch_size * p.dp));
+                        "a multiple of micro_batch_size*dp = " + s(p.micro_batch_size) + "*" + s(p.dp) + " = " +
+                            s(static_cast<long long>(p.micro_batch_size) * p.dp));
   }
   return InputError("/parallel", "?", "a valid layout");
 }

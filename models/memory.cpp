@@ -49,45 +49,50 @@ LayerActivations layer_activations(const ModelSpec& m, const TrainingSpec& t, co
   // and 24·s·b·h + 5·a·s²·b inside it. Generalised here to GQA, any FFN size, gated MLPs, MoE routing,
   // dropout on/off and FlashAttention; it reduces to the paper's terms for GPT.
   const double s = dd(t.seq_len) / p.cp;                         // context parallel splits the sequence
-  const double b = dd(p.micro_batch_size) * (t.mode == TrainingMode::Dpo ? 2 : 1);  // DPO: chosen + rejected
+  const double b = dd(p.micro_batch_size) * t.sequences_per_sample();
   const double h = dd(m.hidden_size), a = dd(m.num_attention_heads);
   const double q = a * m.head_dim, kv = dd(m.num_key_value_heads) * m.head_dim;
   const double sb = s * b, tp = dd(p.tp);
   const bool sp = p.sequence_parallel && p.tp > 1;
   const double hidden_mask = m.hidden_dropout > 0 ? 1.0 : 0.0;   // 1-byte dropout masks
+  // Bytes per stored element: activations in the training dtype (fp32 training keeps 4-byte activations),
+  // and the inputs saved for the weight-gradient GEMMs, which fp8 training keeps in fp8 (Transformer Engine's
+  // Linear caches its fp8-quantized input for backward). 16-bit training: 2 and 2, the paper's terms.
+  const double e = activation_bytes(t.precision), g = saved_gemm_input_bytes(t.precision);
+  const double gated = m.mlp == MlpKind::Gated ? 2 : 1;          // activation-function inputs (gate and up)
 
-  double outside = sb * h * (2 + 2 + 2) + hidden_mask * sb * h;   // LN1 input, QKV input, LN2 input; attention-out mask
-  double inside = 2 * sb * q + 4 * sb * kv + 2 * sb * q;          // Q, K, V, out-projection input
+  double outside = sb * h * (e + g + e) + hidden_mask * sb * h;   // LN1 input, QKV input, LN2 input; attention-out mask
+  double inside = e * sb * q + 2 * e * sb * kv + g * sb * q;      // Q, K, V (attention inputs), out-projection input
   double core = 0;                                                // attention scores, recomputed by `selective`
   if (t.flash_attention) {
     core = 4 * sb * a;                                            // log-sum-exp in fp32 (Dao et al. 2022)
   } else {
-    core = 2 * a * s * sb;                                        // softmax output
-    if (m.attention_dropout > 0) core += 3 * a * s * sb;          // dropout mask (1 B) + dropout output (2 B)
+    core = e * a * s * sb;                                        // softmax output
+    if (m.attention_dropout > 0) core += (1 + e) * a * s * sb;    // dropout mask (1 B) + dropout output
   }
-  const double gated_in = m.mlp == MlpKind::Gated ? 4 : 2;        // activation-function input(s)
   if (!moe_layer) {
-    outside += 2 * sb * h + hidden_mask * sb * h;                 // fc1 input, MLP-out mask
-    inside += (gated_in + 2) * sb * m.intermediate_size;          // act input(s), fc2 input
+    outside += g * sb * h + hidden_mask * sb * h;                 // fc1 input, MLP-out mask
+    inside += (gated * e + g) * sb * m.intermediate_size;         // act input(s), fc2 input
   } else {
     const double tokens = sb / (sp ? tp : 1);                     // tokens this rank routes
     const double routed = tokens * m.num_experts_per_tok;         // expert inputs it processes (balanced routing)
-    outside += 2 * sb * h + 4 * sb * m.num_experts + hidden_mask * sb * h;  // router input, fp32 probabilities, mask
-    double expert = 2 * routed * h                                // permuted expert inputs
-                    + (gated_in + 2) * routed * m.moe_intermediate_size / p.etp
-                    + 2 * routed * h;                             // expert outputs kept for the weighted combine
-    inside += (gated_in + 2) * sb * m.shared_expert_intermediate_size;
+    // Router input (the router GEMM stays in 16/32 bits), fp32 routing probabilities, mask.
+    outside += e * sb * h + 4 * sb * m.num_experts + hidden_mask * sb * h;
+    double expert = g * routed * h                               // permuted expert inputs
+                    + (gated * e + g) * routed * m.moe_intermediate_size / p.etp
+                    + e * routed * h;                             // expert outputs kept for the weighted combine
+    inside += (gated * e + g) * sb * m.shared_expert_intermediate_size;
     outside += expert * (sp ? tp : 1);                            // already per rank: undo the SP division below
   }
   double lora = 0;
-  if (t.uses_adapters()) lora = 2 * sb * t.lora.rank * dd(static_cast<int>(t.lora.target_modules.size()));
+  if (t.uses_adapters()) lora = e * sb * t.lora.rank * dd(static_cast<int>(t.lora.target_modules.size()));
 
   LayerActivations out;
   out.full = outside / (sp ? tp : 1) + (inside + core) / tp + lora;
   switch (t.recompute) {
     case Recompute::None: out.stored = out.full; break;
     case Recompute::Selective: out.stored = out.full - core / tp; break;
-    case Recompute::Full: out.stored = 2 * sb * h / (sp ? tp : 1); break;  // only the layer input
+    case Recompute::Full: out.stored = e * sb * h / (sp ? tp : 1); break;  // only the layer input
   }
   return out;
 }
@@ -183,16 +188,18 @@ StageMemory MemoryModel::stage(const ParallelLayout& p, int stage, const LayoutA
   out.activations_layers = per_layer.stored * out.layer_microbatches_in_flight;
   if (t.recompute == Recompute::Full) out.activations_recompute = per_layer.full;
 
-  const double s = dd(t.seq_len) / p.cp, b = dd(p.micro_batch_size) * (t.mode == TrainingMode::Dpo ? 2 : 1);
+  const double s = dd(t.seq_len) / p.cp, b = dd(p.micro_batch_size) * t.sequences_per_sample();
   const bool seq_par = p.sequence_parallel && p.tp > 1;
   const double h = m.hidden_size;
   if (stage == 0 && m.hidden_dropout > 0)  // embedding dropout mask, for every micro-batch in flight
     out.activations_edges += s * b * h / (seq_par ? p.tp : 1) * out.layer_microbatches_in_flight / std::max(1, sp.layers);
   if (stage == p.pp - 1) {
-    // Final norm input and LM-head input (16-bit), then the logits: 16-bit output of the vocab-parallel
-    // LM head plus the fp32 softmax that cross-entropy keeps for backward (Megatron's
-    // vocab_parallel_cross_entropy; Hugging Face upcasts to fp32 likewise). One micro-batch at a time.
-    out.activations_edges += 4 * s * b * h / (seq_par ? p.tp : 1) + (2 + 4) * s * b * m.vocab_size / p.tp;
+    // Final norm input and LM-head input, then the logits: the output of the vocab-parallel LM head (kept in
+    // 16 bits under fp8 too: Megatron runs the output layer outside fp8) plus the fp32 softmax that
+    // cross-entropy keeps for backward (Megatron's vocab_parallel_cross_entropy; Hugging Face upcasts to fp32
+    // likewise). One micro-batch at a time.
+    const double e = activation_bytes(t.precision);
+    out.activations_edges += 2 * e * s * b * h / (seq_par ? p.tp : 1) + (e + 4) * s * b * m.vocab_size / p.tp;
   }
   out.activations = out.activations_layers + out.activations_recompute + out.activations_edges;
 
@@ -210,10 +217,9 @@ StageMemory MemoryModel::worst_stage(const ParallelLayout& p) const {
   const LayoutActivations acts = activations_for(p);
   StageMemory worst = stage(p, 0, acts);
   // Stage 0 holds the most micro-batches and the embedding, the last stage the logits; of the middle
-  // stages the first one given an extra layer by an uneven split holds the most. Those three decide.
+  // stages (equal layers: pipeline_split) the first holds the most micro-batches. Those three decide.
   if (p.pp > 1) {
-    const int extra_from = p.pp - model.num_hidden_layers % p.pp;
-    for (int s : {p.pp - 1, extra_from}) {
+    for (int s : {p.pp - 1, 1}) {
       if (s <= 0 || s >= p.pp) continue;
       StageMemory cand = stage(p, s, acts);
       if (cand.total > worst.total) worst = cand;
@@ -232,8 +238,20 @@ MemoryEstimate MemoryModel::estimate(const ParallelLayout& p) const {
     e.stages.push_back(stage(p, s, acts));
     if (s == 0 || e.stages.back().total > e.worst.total) e.worst = e.stages.back();
   }
-  e.fits = e.worst.total <= e.capacity;
+  e.device_fits = e.worst.total <= e.capacity;
+  e.host_per_node = host_per_node(e.worst.host);
+  e.host_capacity = hardware.host_memory_bytes;
+  e.host_fits = host_fits(e.worst.host);
+  e.fits = e.device_fits && e.host_fits;
   return e;
+}
+
+double MemoryModel::host_per_node(double host_per_gpu) const {
+  return host_per_gpu * std::min(hardware.gpus_per_node, std::max(1, hardware.num_gpus));
+}
+
+bool MemoryModel::host_fits(double host_per_gpu) const {
+  return hardware.host_memory_bytes <= 0 || host_per_node(host_per_gpu) <= hardware.host_memory_bytes;
 }
 
 }  // namespace trainsim

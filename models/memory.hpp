@@ -55,7 +55,11 @@ struct MemoryEstimate {
   std::vector<StageMemory> stages;
   StageMemory worst;      // the most loaded stage
   double capacity = 0;    // device memory
-  bool fits = false;
+  // Host memory per node: what the node's GPUs offload (the most loaded stage's host bytes on every GPU of
+  // the node), against hardware.host_memory; capacity 0 = not given, not checked.
+  double host_per_node = 0, host_capacity = 0;
+  bool device_fits = false, host_fits = true;
+  bool fits = false;      // device_fits && host_fits
   ModelParams params;
   double trainable_parameters = 0;
 };
@@ -67,6 +71,9 @@ struct MemoryModel {
   // The most loaded stage only (what decides whether a layout fits).
   StageMemory worst_stage(const ParallelLayout& p) const;
   MemoryEstimate estimate(const ParallelLayout& p) const;
+  // Host bytes one node holds when each of its GPUs holds `host_per_gpu`, and whether that fits the node.
+  double host_per_node(double host_per_gpu) const;
+  bool host_fits(double host_per_gpu) const;
 
   // Per-layer activations do not depend on the stage: computed once per layout.
   struct LayoutActivations {

@@ -8,14 +8,16 @@ namespace trainsim {
 std::vector<FitSuggestion> fit_suggestions(const Scenario& s) {
   std::vector<FitSuggestion> out;
   auto consider = [&](const std::string& change, TrainingSpec t, ParallelLayout p, HardwareSpec h) {
-    if (p.tp * p.pp * p.cp == 0 || h.num_gpus % (p.tp * p.pp * p.cp)) return;
-    p.dp = h.num_gpus / (p.tp * p.pp * p.cp);
-    if (t.global_batch_size % (p.micro_batch_size * p.dp)) return;
-    p.gradient_accumulation_steps = t.global_batch_size / (p.micro_batch_size * p.dp);
+    const long long mp = p.model_parallel();
+    if (mp == 0 || h.num_gpus % mp) return;
+    p.dp = static_cast<int>(h.num_gpus / mp);
+    const long long split = static_cast<long long>(p.micro_batch_size) * p.dp;
+    if (t.global_batch_size % split) return;
+    p.gradient_accumulation_steps = static_cast<int>(t.global_batch_size / split);
     if (check_layout(s.model, t, p, h.num_gpus) != LayoutIssue::None) return;
     MemoryModel mm(s.model, t, h);
     StageMemory w = mm.worst_stage(p);
-    out.push_back({change, w.total, w.total <= h.gpu.memory_bytes});
+    out.push_back({change, w.total, w.total <= h.gpu.memory_bytes && mm.host_fits(w.host)});
   };
   const TrainingSpec& t0 = s.training;
   const ParallelLayout& p0 = s.parallel;

@@ -14,6 +14,10 @@ const char* preset_kind_name(PresetKind kind);  // "model", "GPU", "fabric"
 const nlohmann::json& preset_table(PresetKind kind);
 std::vector<std::string> preset_names(PresetKind kind);
 
+// The preset a name or alias refers to (aliases ignore case); empty when none.
+std::string canonical_preset_name(PresetKind kind, const std::string& name);
+std::vector<std::string> preset_aliases(PresetKind kind, const std::string& name);
+
 // Expands a section value into a full object: a preset name, {"preset": NAME, ...overrides} (the
 // overrides win), or an object as it is. An unknown name is an InputError naming `path` and the
 // closest preset names.

@@ -6,6 +6,7 @@
 #include "errors.hpp"
 #include "failure_model.hpp"
 #include "json_reader.hpp"
+#include "reliability_limits.hpp"
 
 namespace trainsim {
 
@@ -61,10 +62,11 @@ RecoverySettings parse_recovery_settings(const Json& value, const std::string& p
     note_defaults(nullptr);
     return s;
   }
+  namespace lim = reliability_limits;
   JsonReader r(value, path, nullptr);
   r.mark_read({"detection", "drain", "reschedule", "restart", "warmup", "total", "repair"});
   if (r.has("total")) {
-    s.fixed_total_s = r.get_quantity("total", Quantity::Time, 0, "");
+    s.fixed_total_s = lim::read_quantity(r, "total", Quantity::Time, 0, "", lim::kRecovery);
   } else {
     note_defaults(&r);
   }
@@ -72,20 +74,20 @@ RecoverySettings parse_recovery_settings(const Json& value, const std::string& p
     const Json& d = r.raw("detection");
     bool known = false;
     if (d.is_string()) s.detection_s = detection_seconds(d.get<std::string>(), &known);
-    if (!known) s.detection_s = quantity_from_json(d, Quantity::Time, r.child_path("detection"));
+    if (!known) s.detection_s = lim::read_quantity(r, "detection", Quantity::Time, 0, "", lim::kRecovery);
   }
-  s.drain_s = r.get_quantity("drain", Quantity::Time, s.drain_s, "");
-  s.reschedule_s = r.get_quantity("reschedule", Quantity::Time, s.reschedule_s, "");
-  s.restart_s = r.get_quantity("restart", Quantity::Time, s.restart_s, "");
-  s.warmup_s = r.get_quantity("warmup", Quantity::Time, s.warmup_s, "");
+  s.drain_s = lim::read_quantity(r, "drain", Quantity::Time, s.drain_s, "", lim::kRecovery);
+  s.reschedule_s = lim::read_quantity(r, "reschedule", Quantity::Time, s.reschedule_s, "", lim::kRecovery);
+  s.restart_s = lim::read_quantity(r, "restart", Quantity::Time, s.restart_s, "", lim::kRecovery);
+  s.warmup_s = lim::read_quantity(r, "warmup", Quantity::Time, s.warmup_s, "", lim::kRecovery);
   if (r.has("repair")) {
     JsonReader rep(r.raw("repair"), r.child_path("repair"), nullptr);
     rep.mark_read({"distribution", "mean", "shape"});
     s.repair_distribution = rep.get_string("distribution", s.repair_distribution, "");
-    s.repair_mean_s = rep.get_quantity("mean", Quantity::Time, s.repair_mean_s, "");
-    s.repair_shape = rep.get_number("shape", s.repair_shape, "", 1e-3, 100);
+    s.repair_mean_s = lim::read_quantity(rep, "mean", Quantity::Time, s.repair_mean_s, "", lim::kRepairMean);
+    s.repair_shape = lim::read_number(rep, "shape", s.repair_shape, "", lim::kRepairShape);
     rep.reject_unknown();
-    (void)make_distribution(s.repair_distribution, std::max(s.repair_mean_s, 1e-9), s.repair_shape, rep.child_path("distribution"));
+    (void)make_distribution(s.repair_distribution, s.repair_mean_s, s.repair_shape, rep.child_path("distribution"));
   }
   r.reject_unknown();
   return s;

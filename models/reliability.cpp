@@ -25,8 +25,15 @@ double first_order_waste(double checkpoint_cost_s, double interval_s, double rec
   return checkpoint_cost_s / interval_s + (interval_s / 2 + recovery_s) / mtbf_s;
 }
 
+std::optional<double> first_order_ettr(double checkpoint_cost_s, double interval_s, double recovery_s, double mtbf_s) {
+  const double waste = first_order_waste(checkpoint_cost_s, interval_s, recovery_s, mtbf_s);
+  if (!(waste >= 0 && waste <= 1)) return std::nullopt;
+  return 1 - waste;
+}
+
 double expected_ettr(double checkpoint_cost_s, double interval_s, double recovery_s, double mtbf_s) {
-  if (!std::isfinite(mtbf_s)) return interval_s / (interval_s + checkpoint_cost_s);
+  if (!std::isfinite(mtbf_s)) return std::isfinite(interval_s) ? interval_s / (interval_s + checkpoint_cost_s) : 1.0;
+  if (!std::isfinite(interval_s)) return 0.0;
   const double m = mtbf_s;
   return interval_s / (m * std::exp(recovery_s / m) * std::expm1((interval_s + checkpoint_cost_s) / m));
 }

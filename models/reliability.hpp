@@ -1,6 +1,8 @@
 #pragma once
 // Closed forms for failures and checkpointing of one training job: job MTBF from per-node failure
 // rates, optimal checkpoint intervals (Young 1974; Daly 2006) and the first-order waste model.
+#include <optional>
+
 namespace trainsim {
 
 // Mean time between job-killing failures for a job on `nodes` nodes whose failures are independent
@@ -17,11 +19,16 @@ double daly_interval_s(double checkpoint_cost_s, double mtbf_s);
 // First-order fraction of time lost: delta/tau (checkpointing) + (tau/2 + R)/M (re-doing half an
 // interval and recovering, per failure), R = restart + reload + warm-up. Valid while it is small.
 double first_order_waste(double checkpoint_cost_s, double interval_s, double recovery_s, double mtbf_s);
+// 1 - first_order_waste, the first-order ETTR, while the waste is at most 100%; none beyond (and when it is not
+// a number): the model counts at most one failure per interval and its waste grows without bound as the MTBF
+// shrinks, so past 100% it describes nothing (it would be a negative ETTR).
+std::optional<double> first_order_ettr(double checkpoint_cost_s, double interval_s, double recovery_s, double mtbf_s);
 
 // Daly 2006's complete model for exponential failures (the cost function before its perturbation
 // expansion): a segment of tau compute + delta checkpoint is redone until it runs failure-free, and
 // every failure costs a recovery R that a further failure restarts, so wall time per segment is
-// M·e^(R/M)·(e^((tau+delta)/M) - 1) and the effective training time ratio is tau over that.
+// M·e^(R/M)·(e^((tau+delta)/M) - 1) and the effective training time ratio is tau over that. Without
+// failures (M infinite) it is tau / (tau + delta); never checkpointing (tau infinite) with failures, 0.
 double expected_ettr(double checkpoint_cost_s, double interval_s, double recovery_s, double mtbf_s);
 // The interval that maximises expected_ettr: tau = M·(1 + W0(-e^(-1 - delta/M))) with W0 the principal
 // branch of the Lambert W function (Daly 2006, whose perturbation series approximates this root).

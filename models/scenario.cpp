@@ -1,5 +1,7 @@
 #include "scenario.hpp"
 
+#include <cmath>
+
 #include "json_reader.hpp"
 #include "layout_check.hpp"
 #include "scenario_parts.hpp"
@@ -26,9 +28,23 @@ Scenario parse_scenario(const Json& doc, bool check_layout) {
   s.hardware = parse_hardware(section("hardware"), &s.defaults, &num_gpus_given);
   ParallelInput parallel = parse_parallel(section("parallel"), &s.defaults);
   top.reject_unknown();
+  check_precision_supported(s.training, s.hardware.gpu);
+  if (!s.hardware.has_price())
+    s.notes.push_back("no price is known for " + s.hardware.gpu.name +
+                      ": costs are unknown; set hardware.price_per_gpu_hour (or --price-per-gpu-hour) to get them");
   s.parallel = derive_layout(parallel, s.model, s.training, s.hardware, num_gpus_given, &s.defaults, check_layout);
   if (s.parallel.sequence_parallel && s.parallel.tp == 1) s.notes.push_back("parallel: sequence_parallel has no effect at tp = 1");
   return s;
+}
+
+void check_precision_supported(const TrainingSpec& t, const GpuSpec& gpu) {
+  if (gpu.peak_flops(t.precision) > 0) return;
+  std::vector<std::string> supported;
+  for (Precision p : {Precision::Bf16, Precision::Fp16, Precision::Fp8, Precision::Fp32})
+    if (gpu.peak_flops(p) > 0) supported.push_back(to_string(p));
+  throw InputError("/training/precision", std::string("\"") + to_string(t.precision) + "\"",
+                   "a precision " + gpu.name + " has tensor-core or vector throughput for: " + join(supported),
+                   "its peak_flops lists no " + std::string(to_string(t.precision)) + " rate");
 }
 
 void validate_layout(const ModelSpec& model, const TrainingSpec& training, const ParallelLayout& layout,
@@ -57,6 +73,11 @@ Json to_json(const ModelSpec& m) {
             {"qk_norm", m.qk_norm},
             {"attention_dropout", m.attention_dropout},
             {"hidden_dropout", m.hidden_dropout}};
+  if (m.rope_theta > 0) j["rope_theta"] = m.rope_theta;
+  if (!m.rope_scaling_type.empty()) {
+    j["rope_scaling"] = {{"rope_type", m.rope_scaling_type}};
+    if (m.rope_scaling_factor > 0) j["rope_scaling"]["factor"] = m.rope_scaling_factor;
+  }
   if (m.is_moe()) {
     j["num_experts"] = m.num_experts;
     j["num_experts_per_tok"] = m.num_experts_per_tok;
@@ -111,16 +132,33 @@ Json to_json(const HardwareSpec& h) {
   auto put = [&](const char* k, double v) { if (v > 0) flops[k] = v; };
   put("fp32", g.flops_fp32); put("tf32", g.flops_tf32); put("fp16", g.flops_fp16); put("bf16", g.flops_bf16); put("fp8", g.flops_fp8);
   Json gpu = {{"name", g.name}, {"memory", g.memory_bytes}, {"memory_bandwidth", g.memory_bandwidth}, {"peak_flops", flops},
-              {"tdp", g.tdp_watts}, {"price_per_hour", g.price_per_hour}, {"intra_node", g.default_intra_node},
-              {"gpus_per_node", g.default_gpus_per_node}};
+              {"intra_node", g.default_intra_node}, {"gpus_per_node", g.default_gpus_per_node}};
+  if (g.tdp_watts > 0) gpu["tdp"] = g.tdp_watts;
+  if (g.price_per_hour > 0) gpu["price_per_hour"] = g.price_per_hour;
   if (!g.source.empty()) gpu["source"] = g.source;
+  if (g.sms > 0) gpu["sms"] = g.sms;
+  gpu["gemm_tile"] = {g.gemm_tile_m, g.gemm_tile_n};
+  if (!g.gemm_published.empty()) {
+    Json points = Json::array();
+    for (const auto& pg : g.gemm_published) {
+      Json e = {{"dtype", pg.precision == Precision::Fp32 ? "tf32" : to_string(pg.precision)}};
+      if (pg.m > 0) e["m"] = std::llround(pg.m), e["n"] = std::llround(pg.n), e["k"] = std::llround(pg.k);
+      if (pg.tflops > 0) e["tflops"] = pg.tflops;
+      else e["efficiency"] = pg.efficiency;
+      if (!pg.source.empty()) e["source"] = pg.source;
+      points.push_back(e);
+    }
+    gpu["gemm_published"] = points;
+  }
+  if (g.hbm_copy_bandwidth > 0) gpu["hbm_copy_bandwidth"] = g.hbm_copy_bandwidth;
+  if (!g.fused_attention.empty()) gpu["fused_attention"] = g.fused_attention;
   Json j = {{"gpu", gpu},
             {"gpus_per_node", h.gpus_per_node},
             {"num_nodes", h.num_nodes},
             {"num_gpus", h.num_gpus},
             {"intra_node", fabric_json(h.intra_node)},
             {"inter_node", {{"fabric", fabric_json(h.inter_node)}, {"nics_per_node", h.nics_per_node}}},
-            {"price_per_gpu_hour", h.price_per_gpu_hour}};
+            {"price_per_gpu_hour", h.has_price() ? Json(h.price_per_gpu_hour) : Json(nullptr)}};
   if (h.host_memory_bytes > 0) j["host_memory"] = h.host_memory_bytes;
   return j;
 }

@@ -3,6 +3,7 @@
 // Scenario: presets expanded, units parsed, missing parallel degrees and batch sizes derived,
 // impossible layouts rejected with the JSON path at fault. And back to JSON, fully resolved.
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "spec.hpp"
 
@@ -14,6 +15,13 @@ Scenario parse_scenario(const nlohmann::json& document, bool check_layout = true
 // A GPU or fabric: preset name, {"preset": ..., overrides} or a full object. `path` is for errors.
 GpuSpec parse_gpu(const nlohmann::json& value, const std::string& path);
 FabricSpec parse_fabric(const nlohmann::json& value, const std::string& path);
+
+// Renames a model section's alias keys (num_local_experts, n_routed_experts -> num_experts; attn_pdrop ->
+// attention_dropout; resid_pdrop -> hidden_dropout) in place; both names with different values is an error.
+void canonicalize_model_keys(nlohmann::json& section, const std::string& path);
+
+// Training in a precision the GPU has no peak for (fp8 on an A100) is an input error at /training/precision.
+void check_precision_supported(const TrainingSpec& training, const GpuSpec& gpu);
 
 // Checks a layout against model, training and hardware; throws InputError naming /parallel/...
 void validate_layout(const ModelSpec& model, const TrainingSpec& training, const ParallelLayout& layout,

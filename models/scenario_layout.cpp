@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "json_reader.hpp"
+#include "limits.hpp"
 #include "layout_check.hpp"
 #include "scenario_parts.hpp"
 
@@ -12,15 +13,15 @@ ParallelInput parse_parallel(const Json& section, std::vector<AppliedDefault>* d
   ParallelInput in;
   ParallelLayout& p = in.layout;
   // 0 = not given; derive_layout fills and records each.
-  p.tp = r.get_int("tp", 0, "", 1);
-  p.pp = r.get_int("pp", 0, "", 1);
-  p.dp = r.get_int("dp", 0, "", 1);
-  p.cp = r.get_int("cp", 0, "", 1);
-  p.ep = r.get_int("ep", 0, "", 1);
-  p.etp = r.get_int("etp", 0, "", 1);
-  p.vpp = r.get_int("vpp", 0, "", 1);
-  p.micro_batch_size = r.get_int("micro_batch_size", 0, "", 1);
-  p.gradient_accumulation_steps = r.get_int("gradient_accumulation_steps", 0, "", 1);
+  p.tp = r.get_int("tp", 0, "", 1, limits::kMaxDegree);
+  p.pp = r.get_int("pp", 0, "", 1, limits::kMaxLayers);
+  p.dp = r.get_int("dp", 0, "", 1, limits::kMaxDegree);
+  p.cp = r.get_int("cp", 0, "", 1, limits::kMaxDegree);
+  p.ep = r.get_int("ep", 0, "", 1, limits::kMaxExperts);
+  p.etp = r.get_int("etp", 0, "", 1, limits::kMaxDegree);
+  p.vpp = r.get_int("vpp", 0, "", 1, limits::kMaxLayers);
+  p.micro_batch_size = r.get_int("micro_batch_size", 0, "", 1, limits::kMaxMicroBatch);
+  p.gradient_accumulation_steps = r.get_int("gradient_accumulation_steps", 0, "", 1, limits::kMaxGlobalBatch);
   p.tp_comm_overlap = r.get_bool("tp_comm_overlap", false, "tensor-parallel communication not overlapped (Megatron default)");
   in.sequence_parallel_given = r.has("sequence_parallel");
   p.sequence_parallel = r.get_bool("sequence_parallel", false, "");
@@ -57,12 +58,16 @@ ParallelLayout derive_layout(const ParallelInput& in, const ModelSpec& model, Tr
   }
   if (!in.sequence_parallel_given && defaults) defaults->push_back({"/parallel/sequence_parallel", "false", "off unless asked for"});
 
-  // GPU count: from hardware when given, else from the layout (dp must then be given).
-  const int mp = p.tp * p.pp * p.cp;
-  int gpus = num_gpus_given;
+  // GPU count: from hardware when given, else from the layout (dp must then be given). Counts in 64 bits.
+  using ll = long long;
+  const ll mp = p.model_parallel();
+  ll gpus = num_gpus_given;
   if (gpus == 0) {
     if (p.dp > 0) {
-      gpus = mp * p.dp;
+      gpus = ParallelLayout::saturating_product({mp, p.dp});
+      if (gpus > limits::kMaxGpus)
+        throw InputError("/parallel/dp", std::to_string(p.dp),
+                         "tp*pp*cp*dp at most " + std::to_string(limits::kMaxGpus) + " GPUs (tp*pp*cp = " + std::to_string(mp) + ")");
       if (defaults) defaults->push_back({"/hardware/num_gpus", std::to_string(gpus), "tp*pp*cp*dp"});
     } else {
       gpus = hw.gpus_per_node;
@@ -72,15 +77,15 @@ ParallelLayout derive_layout(const ParallelInput& in, const ModelSpec& model, Tr
   if (gpus > hw.gpus_per_node && gpus % hw.gpus_per_node)
     throw InputError("/hardware/num_gpus", std::to_string(gpus),
                      "a multiple of gpus_per_node (" + std::to_string(hw.gpus_per_node) + ") or at most one node");
-  hw.num_gpus = gpus;
-  int nodes = (gpus + hw.gpus_per_node - 1) / hw.gpus_per_node;
+  hw.num_gpus = static_cast<int>(gpus);
+  const int nodes = static_cast<int>((gpus + hw.gpus_per_node - 1) / hw.gpus_per_node);
   if (hw.num_nodes == 0 && defaults) defaults->push_back({"/hardware/num_nodes", std::to_string(nodes), "num_gpus / gpus_per_node"});
   hw.num_nodes = nodes;
 
   if (gpus % mp && check)
     throw InputError("/parallel", "tp*pp*cp = " + std::to_string(mp), "a divisor of the number of GPUs (" + std::to_string(gpus) + ")");
   if (p.dp == 0) {
-    p.dp = std::max(1, gpus / mp);
+    p.dp = static_cast<int>(std::max<ll>(1, gpus / mp));
     if (defaults) defaults->push_back({"/parallel/dp", std::to_string(p.dp), "GPUs / (tp*pp*cp)"});
   }
 
@@ -88,30 +93,36 @@ ParallelLayout derive_layout(const ParallelInput& in, const ModelSpec& model, Tr
   int& gbs = training.global_batch_size;
   int& mbs = p.micro_batch_size;
   int& ga = p.gradient_accumulation_steps;
-  auto record = [&](const std::string& where, int v, const std::string& why) {
+  auto record = [&](const std::string& where, ll v, const std::string& why) {
     if (defaults) defaults->push_back({where, std::to_string(v), why});
   };
+  const ll dp = p.dp;
   if (gbs == 0) {
     if (mbs == 0) { mbs = 1; record("/parallel/micro_batch_size", 1, "one sequence per micro-batch"); }
     if (ga == 0) { ga = 1; record("/parallel/gradient_accumulation_steps", 1, "no accumulation"); }
-    gbs = mbs * p.dp * ga;
+    const ll derived = ParallelLayout::saturating_product({mbs, dp, ga});
+    if (derived > limits::kMaxGlobalBatch)
+      throw InputError("/parallel", "micro_batch_size*dp*gradient_accumulation_steps = " + std::to_string(mbs) + "*" + std::to_string(dp) +
+                                        "*" + std::to_string(ga),
+                       "a global batch of at most " + std::to_string(limits::kMaxGlobalBatch) + " sequences");
+    gbs = static_cast<int>(derived);
     record("/training/global_batch_size", gbs, "micro_batch_size*dp*gradient_accumulation_steps");
   } else if (!check) {
     // A starting point for the search: any split will do, the search chooses its own.
     if (mbs == 0) { mbs = 1; record("/parallel/micro_batch_size", 1, "one sequence per micro-batch"); }
-    if (ga == 0) { ga = std::max(1, gbs / (mbs * p.dp)); record("/parallel/gradient_accumulation_steps", ga, "global_batch_size / (micro_batch_size*dp)"); }
+    if (ga == 0) { ga = static_cast<int>(std::max<ll>(1, gbs / (ll(mbs) * dp))); record("/parallel/gradient_accumulation_steps", ga, "global_batch_size / (micro_batch_size*dp)"); }
   } else if (mbs == 0 && ga > 0) {
-    if (gbs % (p.dp * ga))
+    if (gbs % (dp * ga))
       throw InputError("/parallel/gradient_accumulation_steps", std::to_string(ga),
                        "dp*gradient_accumulation_steps to divide global_batch_size (" + std::to_string(gbs) + "); dp = " + std::to_string(p.dp));
-    mbs = gbs / (p.dp * ga);
+    mbs = static_cast<int>(gbs / (dp * ga));
     record("/parallel/micro_batch_size", mbs, "global_batch_size / (dp*gradient_accumulation_steps)");
   } else {
     if (mbs == 0) { mbs = 1; record("/parallel/micro_batch_size", 1, "one sequence per micro-batch"); }
-    if (gbs % (mbs * p.dp))
-      throw layout_error(LayoutIssue::BatchSplit, model, training, p, gpus);
-    int derived = gbs / (mbs * p.dp);
-    if (ga == 0) { ga = derived; record("/parallel/gradient_accumulation_steps", ga, "global_batch_size / (micro_batch_size*dp)"); }
+    if (gbs % (ll(mbs) * dp))
+      throw layout_error(LayoutIssue::BatchSplit, model, training, p, hw.num_gpus);
+    const ll derived = gbs / (ll(mbs) * dp);
+    if (ga == 0) { ga = static_cast<int>(derived); record("/parallel/gradient_accumulation_steps", ga, "global_batch_size / (micro_batch_size*dp)"); }
     else if (ga != derived)
       throw InputError("/parallel/gradient_accumulation_steps", std::to_string(ga),
                        std::to_string(derived) + " = global_batch_size/(micro_batch_size*dp) = " + std::to_string(gbs) + "/(" +
@@ -120,8 +131,8 @@ ParallelLayout derive_layout(const ParallelInput& in, const ModelSpec& model, Tr
   }
 
   if (!check) return p;
-  if (auto issue = check_layout(model, training, p, gpus); issue != LayoutIssue::None)
-    throw layout_error(issue, model, training, p, gpus);
+  if (auto issue = check_layout(model, training, p, hw.num_gpus); issue != LayoutIssue::None)
+    throw layout_error(issue, model, training, p, hw.num_gpus);
   return p;
 }
 

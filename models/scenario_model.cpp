@@ -2,6 +2,8 @@
 #include <cmath>
 
 #include "json_reader.hpp"
+#include "limits.hpp"
+#include "scenario.hpp"
 #include "presets.hpp"
 #include "scenario_parts.hpp"
 
@@ -20,36 +22,87 @@ MlpKind mlp_kind(const std::string& act, const std::string& path) {
 // They are not listed as ignored; anything else unknown is.
 const char* const kQuietHfKeys[] = {"architectures", "model_type", "torch_dtype", "transformers_version",
                                     "bos_token_id", "eos_token_id", "pad_token_id", "use_cache",
-                                    "initializer_range", "rope_theta", "rope_scaling", "rms_norm_eps",
+                                    "initializer_range", "rms_norm_eps",
                                     "layer_norm_eps", "layer_norm_epsilon", "published_parameters",
                                     "published_active_parameters", "published_parameters_source",
                                     "_name_or_path", "hf_config"};
 
+// Rotary embeddings as Hugging Face writes them: rope_theta, and rope_scaling {rope_type (or the older "type"),
+// factor, ...} or null.
+void read_rope(JsonReader& r, ModelSpec* m) {
+  m->rope_theta = r.get_number("rope_theta", 0, "", 1, 1e12);
+  if (!r.has("rope_scaling")) {
+    r.mark_read({"rope_scaling"});
+    return;
+  }
+  const Json& scaling = r.raw("rope_scaling");
+  const std::string path = r.child_path("rope_scaling");
+  if (!scaling.is_object()) throw InputError(path, json_value_text(scaling), "an object {rope_type, factor, ...} or null");
+  JsonReader sr(scaling, path, nullptr);
+  const char* type_key = sr.has("rope_type") ? "rope_type" : "type";
+  sr.mark_read({"rope_type", "type"});
+  m->rope_scaling_type = sr.get_string(type_key, "", "");
+  if (m->rope_scaling_type.empty()) throw InputError(path + "/rope_type", sr.absent_text(type_key), "the scaling type, e.g. \"llama3\", \"linear\", \"yarn\"");
+  m->rope_scaling_factor = sr.get_number("factor", 0, "", 1, 1e6);
+  // The other keys (low_freq_factor, original_max_position_embeddings, beta_fast, ...) shape the frequencies,
+  // not the cost of training; they are kept by the configs that need them and not read here.
+}
+
 }  // namespace
+
+// Alternative names of one field: Hugging Face configs of different architectures (Mixtral, DeepSeek) and
+// GPT-2 name some fields their own way.
+void canonicalize_model_keys(Json& section, const std::string& path) {
+  static const std::pair<const char*, const char*> kAliases[] = {
+      {"num_local_experts", "num_experts"}, {"n_routed_experts", "num_experts"},
+      {"attn_pdrop", "attention_dropout"}, {"resid_pdrop", "hidden_dropout"}};
+  if (!section.is_object()) return;
+  for (const auto& [alias, canonical] : kAliases) {
+    auto it = section.find(alias);
+    if (it == section.end()) continue;
+    auto existing = section.find(canonical);
+    if (existing != section.end() && *existing != *it)
+      throw InputError(path + "/" + alias, json_value_text(*it),
+                       std::string("the same value as \"") + canonical + "\" (" + json_value_text(*existing) + "), or only one of them",
+                       std::string(alias) + " is another name for " + canonical);
+    section[canonical] = *it;
+    section.erase(alias);
+  }
+}
 
 ModelSpec parse_model(const Json& section_value, std::vector<AppliedDefault>* defaults, std::vector<std::string>* notes) {
   const std::string path = "/model";
-  Json section = expand_preset(PresetKind::Model, section_value, path);
+  // Alias keys become their canonical names before a preset's fields are overridden, so an override written
+  // as Mixtral's "num_local_experts" replaces the preset's "num_experts" instead of being ignored.
+  Json given = section_value;
+  canonicalize_model_keys(given, path);
+  Json section = expand_preset(PresetKind::Model, given, path);
+  canonicalize_model_keys(section, path);
   JsonReader r(section, path, defaults);
   ModelSpec m;
-  m.name = r.get_string("name", "custom", "");
+  const std::string model_type = r.has("model_type") && r.raw("model_type").is_string() ? r.raw("model_type").get<std::string>() : "";
+  std::string name_default = "custom";
+  if (r.has("_name_or_path") && r.raw("_name_or_path").is_string() && !r.raw("_name_or_path").get<std::string>().empty())
+    name_default = r.raw("_name_or_path").get<std::string>();
+  else if (!model_type.empty()) name_default = model_type;
+  m.name = r.get_string("name", name_default, "");
   m.source = r.get_string("source", "", "");
-  m.num_hidden_layers = r.required_int("num_hidden_layers");
-  m.hidden_size = r.required_int("hidden_size");
-  m.num_attention_heads = r.required_int("num_attention_heads");
-  m.num_key_value_heads = r.get_int("num_key_value_heads", m.num_attention_heads, "multi-head attention (no GQA)", 1);
+  m.num_hidden_layers = r.required_int("num_hidden_layers", 1, limits::kMaxLayers);
+  m.hidden_size = r.required_int("hidden_size", 1, limits::kMaxHidden);
+  m.num_attention_heads = r.required_int("num_attention_heads", 1, limits::kMaxHeads);
+  m.num_key_value_heads = r.get_int("num_key_value_heads", m.num_attention_heads, "multi-head attention (no GQA)", 1, limits::kMaxHeads);
   if (!r.has("head_dim") && m.hidden_size % m.num_attention_heads != 0)
     throw InputError(path + "/num_attention_heads", std::to_string(m.num_attention_heads),
                      "a divisor of hidden_size (" + std::to_string(m.hidden_size) + ")", "or give head_dim");
-  m.head_dim = r.get_int("head_dim", m.hidden_size / m.num_attention_heads, "hidden_size / num_attention_heads", 1);
+  m.head_dim = r.get_int("head_dim", m.hidden_size / m.num_attention_heads, "hidden_size / num_attention_heads", 1, limits::kMaxHeadDim);
   if (m.num_attention_heads % m.num_key_value_heads != 0)
     throw InputError(path + "/num_key_value_heads", std::to_string(m.num_key_value_heads),
                      "a divisor of num_attention_heads (" + std::to_string(m.num_attention_heads) + ")");
   m.hidden_act = r.get_string("hidden_act", "silu", "Llama-style SwiGLU MLP");
   m.mlp = mlp_kind(m.hidden_act, path + "/hidden_act");
-  m.vocab_size = r.required_int("vocab_size");
+  m.vocab_size = r.required_int("vocab_size", 1, limits::kMaxVocab);
   m.tie_word_embeddings = r.get_bool("tie_word_embeddings", false, "Hugging Face default for Llama-family configs");
-  m.max_position_embeddings = r.get_int("max_position_embeddings", 0, "unknown", 0);
+  m.max_position_embeddings = r.get_int("max_position_embeddings", 0, "unknown", 0, limits::kMaxPositions);
   std::string pos = r.get_enum("position_embedding_type", {"rope", "learned", "alibi"}, "rope", "rotary embeddings (no parameters)");
   m.position_embedding = pos == "learned" ? PositionEmbedding::Learned : pos == "alibi" ? PositionEmbedding::Alibi : PositionEmbedding::Rope;
   std::string norm_default = section.contains("layer_norm_eps") || section.contains("layer_norm_epsilon") ? "layernorm" : "rmsnorm";
@@ -57,49 +110,56 @@ ModelSpec parse_model(const Json& section_value, std::vector<AppliedDefault>* de
                                 norm_default == "layernorm" ? "the config has layer_norm_eps" : "RMSNorm (Llama family)");
   m.norm = norm == "layernorm" ? NormKind::LayerNorm : NormKind::RmsNorm;
   m.attention_bias = r.get_bool("attention_bias", false, "no attention biases");
-  m.qkv_bias = r.get_bool("qkv_bias", false, "no QKV biases");
+  // Architectures whose Hugging Face configs do not spell these out (transformers' modeling code hard-codes
+  // them): Qwen2 / Qwen2.5 (modeling_qwen2.py: q/k/v projections with bias=True) and Qwen3 (modeling_qwen3.py:
+  // q_norm / k_norm RMSNorm per head, no biases).
+  const bool qwen2 = model_type == "qwen2" || model_type == "qwen2_moe" || model_type == "qwen2_vl" || model_type == "qwen2_5_vl";
+  const bool qwen3 = model_type == "qwen3" || model_type == "qwen3_moe" || model_type == "qwen3_next";
+  m.qkv_bias = r.get_bool("qkv_bias", qwen2, qwen2 ? "model_type " + model_type + ": Qwen2 has biases on q/k/v" : "no QKV biases");
   m.mlp_bias = r.get_bool("mlp_bias", false, "no MLP biases");
-  m.qk_norm = r.get_bool("qk_norm", false, "no QK normalisation");
+  m.qk_norm = r.get_bool("qk_norm", qwen3, qwen3 ? "model_type " + model_type + ": Qwen3 normalises q and k per head" : "no QK normalisation");
+  read_rope(r, &m);
   // Dropout: GPT-style models (2-matrix MLP) train with Megatron-LM's and GPT-2's default 0.1; gated-MLP
-  // (Llama-family) models have no dropout layers. GPT-2 configs name them attn_pdrop / resid_pdrop.
+  // (Llama-family) models have no dropout layers. (GPT-2's attn_pdrop / resid_pdrop are read as these.)
   const bool gpt_style = m.mlp == MlpKind::Plain;
   const double dropout_default = gpt_style ? 0.1 : 0.0;
   const char* dropout_reason = gpt_style ? "Megatron-LM / GPT-2 default for GPT-style models" : "Llama-family models have no dropout";
-  const char* attn_key = !r.has("attention_dropout") && r.has("attn_pdrop") ? "attn_pdrop" : "attention_dropout";
-  const char* hidden_key = !r.has("hidden_dropout") && r.has("resid_pdrop") ? "resid_pdrop" : "hidden_dropout";
-  m.attention_dropout = r.get_number(attn_key, dropout_default, dropout_reason, 0.0, 1.0);
-  m.hidden_dropout = r.get_number(hidden_key, dropout_default, dropout_reason, 0.0, 1.0);
-  r.mark_read({"attention_dropout", "hidden_dropout", "attn_pdrop", "resid_pdrop", "embd_pdrop"});
+  m.attention_dropout = r.get_number("attention_dropout", dropout_default, dropout_reason, 0.0, 1.0);
+  m.hidden_dropout = r.get_number("hidden_dropout", dropout_default, dropout_reason, 0.0, 1.0);
+  r.mark_read({"embd_pdrop"});
 
-  // MoE: Hugging Face configs name the expert count in three ways.
-  const char* expert_key = r.has("num_experts") ? "num_experts" : r.has("num_local_experts") ? "num_local_experts"
-                           : r.has("n_routed_experts") ? "n_routed_experts" : "num_experts";
-  r.mark_read({"num_experts", "num_local_experts", "n_routed_experts"});
-  m.num_experts = r.has(expert_key) ? r.required_int(expert_key, 0) : 0;
+  // MoE (num_local_experts and n_routed_experts were read as num_experts).
+  m.num_experts = r.has("num_experts") ? r.required_int("num_experts", 0, limits::kMaxExperts) : 0;
+  r.mark_read({"num_experts"});
   if (m.is_moe()) {
-    m.num_experts_per_tok = r.required_int("num_experts_per_tok");
+    m.num_experts_per_tok = r.required_int("num_experts_per_tok", 1, limits::kMaxExperts);
     if (m.num_experts_per_tok > m.num_experts)
       throw InputError(path + "/num_experts_per_tok", std::to_string(m.num_experts_per_tok),
                        "at most num_experts (" + std::to_string(m.num_experts) + ")");
     bool has_dense_size = r.has("intermediate_size");
-    m.moe_intermediate_size = has_dense_size ? r.get_int("moe_intermediate_size", 0, "", 1) : r.required_int("moe_intermediate_size");
+    m.moe_intermediate_size = has_dense_size ? r.get_int("moe_intermediate_size", 0, "", 1, limits::kMaxIntermediate)
+                                             : r.required_int("moe_intermediate_size", 1, limits::kMaxIntermediate);
     if (m.moe_intermediate_size == 0) {
-      m.moe_intermediate_size = r.required_int("intermediate_size");
+      m.moe_intermediate_size = r.required_int("intermediate_size", 1, limits::kMaxIntermediate);
       r.record_default("moe_intermediate_size", std::to_string(m.moe_intermediate_size), "intermediate_size (Mixtral-style config)");
     }
     // DeepSeek names shared experts by count; Qwen2-MoE by total size.
-    int shared_count = r.get_int("n_shared_experts", 0, "", 0);
-    m.shared_expert_intermediate_size = r.get_int("shared_expert_intermediate_size", shared_count * m.moe_intermediate_size,
-                                                  "no shared expert", 0);
-    m.first_k_dense_replace = r.get_int("first_k_dense_replace", 0, "every layer is an MoE layer", 0);
+    int shared_count = r.get_int("n_shared_experts", 0, "", 0, limits::kMaxExperts);
+    const long long shared_default = static_cast<long long>(shared_count) * m.moe_intermediate_size;
+    if (shared_default > limits::kMaxIntermediate)
+      throw InputError(path + "/n_shared_experts", std::to_string(shared_count),
+                       "n_shared_experts x moe_intermediate_size at most " + std::to_string(limits::kMaxIntermediate));
+    m.shared_expert_intermediate_size = r.get_int("shared_expert_intermediate_size", static_cast<int>(shared_default), "no shared expert", 0,
+                                                  limits::kMaxIntermediate);
+    m.first_k_dense_replace = r.get_int("first_k_dense_replace", 0, "every layer is an MoE layer", 0, limits::kMaxLayers);
     if (m.first_k_dense_replace > m.num_hidden_layers)
       throw InputError(path + "/first_k_dense_replace", std::to_string(m.first_k_dense_replace),
                        "at most num_hidden_layers (" + std::to_string(m.num_hidden_layers) + ")");
   } else {
     r.mark_read({"num_experts_per_tok", "moe_intermediate_size", "shared_expert_intermediate_size", "first_k_dense_replace", "n_shared_experts"});
   }
-  if (m.num_dense_layers() > 0) m.intermediate_size = r.required_int("intermediate_size");
-  else m.intermediate_size = r.get_int("intermediate_size", 0, "", 0);
+  if (m.num_dense_layers() > 0) m.intermediate_size = r.required_int("intermediate_size", 1, limits::kMaxIntermediate);
+  else m.intermediate_size = r.get_int("intermediate_size", 0, "", 0, limits::kMaxIntermediate);
 
   for (const char* k : kQuietHfKeys) r.mark_read({k});
   r.mark_read({"preset"});

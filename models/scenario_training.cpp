@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "json_reader.hpp"
+#include "limits.hpp"
 #include "scenario_parts.hpp"
 
 namespace trainsim {
@@ -26,17 +27,24 @@ TrainingSpec parse_training(const Json& section, const ModelSpec& model, std::ve
            : mode == "dpo" ? TrainingMode::Dpo : TrainingMode::Pretrain;
 
   int seq_default = model.max_position_embeddings > 0 ? std::min(model.max_position_embeddings, 4096) : 4096;
-  t.seq_len = r.get_int("seq_len", seq_default, "4096, capped by the model's max_position_embeddings", 1);
-  t.global_batch_size = r.get_int("global_batch_size", 0, "", 1);  // 0: derived with the layout
+  t.seq_len = r.get_int("seq_len", seq_default, "4096, capped by the model's max_position_embeddings", 1, limits::kMaxSeqLen);
+  t.global_batch_size = r.get_int("global_batch_size", 0, "", 1, limits::kMaxGlobalBatch);  // 0: derived with the layout
 
-  t.dataset_samples = r.get_quantity("dataset_samples", Quantity::Count, 0, "");
-  t.epochs = r.get_number("epochs", 0, "", 0, 1e6);
+  t.dataset_samples = r.get_quantity("dataset_samples", Quantity::Count, 0, "", {1, limits::kMaxDatasetSamples});
+  t.epochs = r.get_number("epochs", 0, "", 0, limits::kMaxEpochs);
+  if (r.has("epochs") && !(t.epochs > 0)) throw InputError(path + "/epochs", json_value_text(r.raw("epochs")), "a number of epochs > 0");
   if (r.has("train_tokens")) {
-    t.train_tokens = r.required_quantity("train_tokens", Quantity::Count);
+    t.train_tokens = r.required_quantity("train_tokens", Quantity::Count, {0, limits::kMaxTrainTokens, true});
   } else if (t.dataset_samples > 0) {
     if (t.epochs <= 0) throw InputError(path + "/epochs", "nothing", "a number of epochs > 0", "dataset_samples needs epochs");
-    t.train_tokens = t.dataset_samples * t.epochs * t.seq_len;
-    r.record_default("train_tokens", Json(t.train_tokens).dump(), "dataset_samples x epochs x seq_len");
+    // A DPO sample is a preference pair: its chosen and rejected sequences are both trained on.
+    t.train_tokens = t.dataset_samples * t.epochs * t.seq_len * t.sequences_per_sample();
+    if (t.train_tokens > limits::kMaxTrainTokens)
+      throw InputError(path + "/dataset_samples", json_value_text(r.raw("dataset_samples")),
+                       "at most " + format_count(limits::kMaxTrainTokens) + " tokens in all (dataset_samples x epochs x seq_len" +
+                           (t.sequences_per_sample() > 1 ? " x 2" : "") + ")");
+    r.record_default("train_tokens", Json(t.train_tokens).dump(),
+                     t.sequences_per_sample() > 1 ? "dataset_samples x epochs x seq_len x 2 (chosen + rejected)" : "dataset_samples x epochs x seq_len");
   }
 
   std::vector<std::string> precisions{"fp32", "fp16", "bf16", "fp8"};
@@ -46,8 +54,7 @@ TrainingSpec parse_training(const Json& section, const ModelSpec& model, std::ve
                                              "fp32 gradient buffer (Megatron-LM main_grad, PyTorch FSDP)"));
   t.optimizer_name = r.get_enum("optimizer", {"adam", "adamw", "sgd", "adam8bit"}, "adamw", "AdamW");
   t.optimizer = t.optimizer_name == "sgd" ? OptimizerKind::Sgd : t.optimizer_name == "adam8bit" ? OptimizerKind::Adam8bit : OptimizerKind::Adam;
-  t.zero_stage = r.get_int("zero_stage", 0, "no ZeRO sharding", 0);
-  if (t.zero_stage > 3) throw InputError(path + "/zero_stage", std::to_string(t.zero_stage), "0, 1, 2 or 3 (FSDP full shard = 3)");
+  t.zero_stage = r.get_int("zero_stage", 0, "no ZeRO sharding", 0, 3);
   t.distributed_optimizer = r.get_bool("distributed_optimizer", false, "optimizer states replicated unless zero_stage >= 1");
   std::string rc = r.get_enum("recompute", {"none", "selective", "full"}, "none", "keep all activations");
   t.recompute = rc == "full" ? Recompute::Full : rc == "selective" ? Recompute::Selective : Recompute::None;
@@ -59,7 +66,9 @@ TrainingSpec parse_training(const Json& section, const ModelSpec& model, std::ve
     Json lora_section = r.has("lora") ? r.raw("lora") : Json::object();
     r.mark_read({"lora"});
     JsonReader lr(lora_section, path + "/lora", defaults);
-    t.lora.rank = lr.get_int("rank", 16, "LoRA rank 16", 1);
+    // A rank above hidden_size exceeds the smaller side of every adapted matrix: more parameters, no more expressiveness.
+    const int max_rank = std::max(1, model.hidden_size);
+    t.lora.rank = lr.get_int("rank", std::min(16, max_rank), "LoRA rank 16", 1, max_rank);
     t.lora.alpha = lr.get_number("alpha", 2.0 * t.lora.rank, "2 x rank", 0, 1e6);
     if (lr.has("target_modules")) {
       const Json& tm = lr.raw("target_modules");

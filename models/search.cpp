@@ -74,7 +74,8 @@ struct WorkItem {
 struct ThreadResult {
   std::vector<Scored> top;
   std::vector<Scored> best_per_count;  // index = gpu count index; score < 0 = none
-  long long searched = 0, feasible = 0;
+  long long searched = 0, fit_memory = 0, feasible = 0;
+  double cheapest_cost = 0, fastest_time_s = 0;  // among those that fit in memory (0 = none yet)
 };
 
 void keep_top(std::vector<Scored>& top, Scored&& s, std::size_t n) {
@@ -207,8 +208,9 @@ SearchResult search_plans(const Scenario& base, const std::vector<int>& gpu_coun
                   const TrainingSpec& t = trainings[v];
                   if (check_layout(model, t, p, gpus) != LayoutIssue::None) continue;
                   ++out.searched;
-                  const StageMemory mem = memories[w.gpu_index][v].worst_stage(p);
-                  if (mem.total > base.hardware.gpu.memory_bytes) continue;
+                  const MemoryModel& mm = memories[w.gpu_index][v];
+                  const StageMemory mem = mm.worst_stage(p);
+                  if (mem.total > base.hardware.gpu.memory_bytes || (mem.host > 0 && !mm.host_fits(mem.host))) continue;
                   const StepModel& sm = steps[w.gpu_index][v];
                   const std::size_t mode = v % modes;
                   if (!have_work[mode]) {
@@ -217,12 +219,15 @@ SearchResult search_plans(const Scenario& base, const std::vector<int>& gpu_coun
                   }
                   const StepEstimate st = sm.estimate(p, layer_work[mode]);
                   const TrainingCost cost = sm.training_cost(st, p);
-                  if (options.max_cost > 0 && cost.cost > options.max_cost) continue;
+                  ++out.fit_memory;
+                  if (cost.priced && (out.cheapest_cost == 0 || cost.cost < out.cheapest_cost)) out.cheapest_cost = cost.cost;
+                  if (out.fastest_time_s == 0 || cost.time_to_train_s < out.fastest_time_s) out.fastest_time_s = cost.time_to_train_s;
+                  if (options.max_cost > 0 && !(cost.priced && cost.cost <= options.max_cost)) continue;
                   if (options.max_time_s > 0 && cost.time_to_train_s > options.max_time_s) continue;
                   ++out.feasible;
                   // Without train_tokens, rank by iteration time per sequence (same order as time to train).
                   const double time_score = cost.time_to_train_s > 0 ? cost.time_to_train_s : st.time_s / gbs;
-                  const double score = options.objective == Objective::Cost && cost.cost > 0 ? cost.cost
+                  const double score = options.objective == Objective::Cost && cost.priced && cost.cost > 0 ? cost.cost
                                        : options.objective == Objective::Cost ? time_score * gpus
                                                                               : time_score;
                   Scored s{score, Plan{p, t, gpus, mem, base.hardware.gpu.memory_bytes, st, cost, false}};
@@ -249,7 +254,10 @@ SearchResult search_plans(const Scenario& base, const std::vector<int>& gpu_coun
   std::vector<Scored> top, best(gpu_counts.size(), Scored{-1, {}});
   for (auto& tr : results) {
     r.searched += tr.searched;
+    r.fit_memory += tr.fit_memory;
     r.feasible += tr.feasible;
+    if (tr.cheapest_cost > 0 && (r.cheapest_cost == 0 || tr.cheapest_cost < r.cheapest_cost)) r.cheapest_cost = tr.cheapest_cost;
+    if (tr.fastest_time_s > 0 && (r.fastest_time_s == 0 || tr.fastest_time_s < r.fastest_time_s)) r.fastest_time_s = tr.fastest_time_s;
     for (auto& s : tr.top) keep_top(top, std::move(s), top_n);
     for (std::size_t g = 0; g < gpu_counts.size(); ++g) {
       const Scored& b = tr.best_per_count[g];

@@ -50,7 +50,11 @@ struct SearchResult {
   std::vector<Plan> plans;       // best first, at most options.top
   std::vector<Plan> pareto;      // one per GPU count on the front, fewest GPUs first
   long long searched = 0;        // candidate layouts evaluated
-  long long feasible = 0;        // of which fit in memory (and the budget)
+  long long fit_memory = 0;      // of which fit in GPU (and host) memory
+  long long feasible = 0;        // of which are also within the budget (= fit_memory without one)
+  // Among the layouts that fit in memory: the cheapest cost (0: unknown price) and the shortest time to train,
+  // so that "nothing within the budget" can say what the budget would need.
+  double cheapest_cost = 0, fastest_time_s = 0;
   std::vector<int> gpu_counts;
 };
 

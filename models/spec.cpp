@@ -72,4 +72,10 @@ double bytes_per_element(Precision p) {
   return 2;
 }
 
+double activation_bytes(Precision p) { return p == Precision::Fp32 ? 4 : 2; }
+
+// Transformer Engine (transformer_engine/pytorch/module/linear.py, _Linear.forward, "Cached input tensor"):
+// under fp8 the input saved for backward is the fp8-quantized one.
+double saved_gemm_input_bytes(Precision p) { return bytes_per_element(p); }
+
 }  // namespace trainsim

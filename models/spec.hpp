@@ -2,6 +2,8 @@
 // The value types a scenario resolves to. Field names follow the scenario format (Hugging Face
 // config.json names for the model), units are SI (bytes, seconds, FLOP/s, bytes/s, W, USD).
 #include <cstdint>
+#include <initializer_list>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -31,6 +33,11 @@ struct ModelSpec {
   bool qkv_bias = false;        // biases on Q/K/V only (Qwen2)
   bool mlp_bias = false;
   bool qk_norm = false;         // per-head RMSNorm on Q and K (Qwen3)
+  // Rotary embeddings: base frequency (0 = not given: the framework's default, 10000) and context-extension
+  // scaling as Hugging Face's rope_scaling names it ("llama3", "linear", "dynamic", "yarn"; empty = none).
+  double rope_theta = 0;
+  std::string rope_scaling_type;
+  double rope_scaling_factor = 0;
   double attention_dropout = 0.0;
   double hidden_dropout = 0.0;
   // Mixture of experts (num_experts == 0: dense).
@@ -75,6 +82,12 @@ struct TrainingSpec {
   bool packing = true;
   LoraSpec lora;
 
+  // Sequences one sample holds: a DPO preference pair is a chosen and a rejected sequence, both run through
+  // the policy and the reference model. Every count of tokens or activations per sample uses this.
+  int sequences_per_sample() const { return mode == TrainingMode::Dpo ? 2 : 1; }
+  // Tokens one optimizer step processes: global batch x sequences per sample x sequence length.
+  double tokens_per_step() const { return static_cast<double>(global_batch_size) * sequences_per_sample() * seq_len; }
+
   bool trains_base_weights() const { return mode == TrainingMode::Pretrain || mode == TrainingMode::Sft || mode == TrainingMode::Dpo; }
   bool uses_adapters() const { return mode == TrainingMode::Lora || mode == TrainingMode::Qlora; }
 };
@@ -90,10 +103,28 @@ struct ParallelLayout {
   Schedule schedule = Schedule::OneFOneB;
   std::string rank_order = "tp-cp-ep-dp-pp";
 
-  int model_parallel() const { return tp * pp * cp; }
-  int world() const { return tp * pp * cp * dp; }
+  // Products of degrees in 64 bits, saturating (degrees come from users: 2^20 x 2^20 x ... must not wrap).
+  long long model_parallel() const { return saturating_product({tp, pp, cp}); }
+  long long world() const { return saturating_product({tp, pp, cp, dp}); }
   // Expert data-parallel degree: the ranks that hold the same experts (Megatron-core MoE groups).
-  int expert_dp() const { return world() / (pp * ep * etp); }
+  int expert_dp() const { return static_cast<int>(world() / saturating_product({pp, ep, etp})); }
+
+  static long long saturating_product(std::initializer_list<long long> factors) {
+    long long out = 1;
+    for (long long f : factors)
+      if (__builtin_mul_overflow(out, f, &out)) return std::numeric_limits<long long>::max();
+    return out;
+  }
+};
+
+// A published GEMM measurement of a GPU: the achieved rate at one shape, or (shape unknown) a fraction of the
+// dense peak. The compute model takes its GEMM ceiling from it exactly as from a calibration profile's point.
+struct PublishedGemm {
+  Precision precision = Precision::Bf16;
+  double m = 0, n = 0, k = 0;  // 0: shape not published
+  double tflops = 0;           // achieved, 1e12 FLOP/s; 0 when only `efficiency` is known
+  double efficiency = 0;       // achieved / dense peak, when no rate is published for this GPU
+  std::string source;
 };
 
 struct GpuSpec {
@@ -106,6 +137,15 @@ struct GpuSpec {
   double price_per_hour = 0;  // USD per GPU-hour (on-demand cloud list price; override in the scenario)
   std::string default_intra_node;
   int default_gpus_per_node = 8;
+  // What the compute model knows beyond the datasheet (models/compute.hpp, gpu_compute_traits), each from a
+  // source in the preset: SM count and GEMM output tile (tile/wave quantization; 0 SMs = none), published
+  // GEMM ceilings, the measured device-to-device copy bandwidth (0 = unknown: a mean fraction), and which
+  // fused-attention efficiencies apply ("hopper-cudnn": measured on H100; empty: FlashAttention-2's, scaled).
+  int sms = 0;
+  int gemm_tile_m = 128, gemm_tile_n = 128;
+  std::vector<PublishedGemm> gemm_published;
+  double hbm_copy_bandwidth = 0;
+  std::string fused_attention;
 
   double peak_flops(Precision p) const;
 };
@@ -128,7 +168,8 @@ struct HardwareSpec {
   FabricSpec inter_node;
   int nics_per_node = 8;
   double host_memory_bytes = 0;  // per node; 0 = not given
-  double price_per_gpu_hour = 0; // USD; defaults to the GPU preset's price
+  double price_per_gpu_hour = 0; // USD; defaults to the GPU preset's price; 0 = unknown (never a price of zero)
+  bool has_price() const { return price_per_gpu_hour > 0; }
 
 };
 
@@ -155,5 +196,10 @@ const char* to_string(Schedule s);
 const char* to_string(PositionEmbedding p);
 const char* to_string(NormKind n);
 double bytes_per_element(Precision p);
+// Stored activations: the training dtype's size, 16-bit under fp8 (norms, attention and activation functions
+// run in bf16 there).
+double activation_bytes(Precision p);
+// Inputs a linear layer keeps for its weight-gradient GEMM: the GEMM's operand dtype (1 byte under fp8).
+double saved_gemm_input_bytes(Precision p);
 
 }  // namespace trainsim

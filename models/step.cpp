@@ -64,7 +64,7 @@ StepEstimate StepModel::estimate(const ParallelLayout& p, const LayoutWork& work
   const EdgeCompute& edge = work.edge;
 
   // Activations crossing TP / PP boundaries: s/cp tokens of b sequences, 16-bit.
-  const double tokens = dd(t.seq_len) / p.cp * p.micro_batch_size * (dpo ? 2 : 1);
+  const double tokens = dd(t.seq_len) / p.cp * p.micro_batch_size * t.sequences_per_sample();
   const double act_bytes = tokens * m.hidden_size * 2;
   // Forward passes that communicate: the forward, its recomputation under full recompute, and the DPO
   // reference model's forward; backward communicates once.
@@ -85,7 +85,7 @@ StepEstimate StepModel::estimate(const ParallelLayout& p, const LayoutWork& work
   // chunk in hand, so only what exceeds the attention time is exposed.
   auto cp_exposed = [&](const LayerCompute& lc) {
     if (p.cp == 1) return 0.0;
-    const double kv_bytes = 2.0 * dd(t.seq_len) / p.cp * p.micro_batch_size * (dpo ? 2 : 1) * m.num_key_value_heads * m.head_dim * 2 / p.tp;
+    const double kv_bytes = 2.0 * dd(t.seq_len) / p.cp * p.micro_batch_size * t.sequences_per_sample() * m.num_key_value_heads * m.head_dim * 2 / p.tp;
     const double step = collective_time(Collective::SendRecv, kv_bytes, groups.cp, comm_).time_s;
     return std::max(0.0, (p.cp - 1) * step * (fwd_passes + 2) - lc.attention_s);
   };
@@ -98,7 +98,7 @@ StepEstimate StepModel::estimate(const ParallelLayout& p, const LayoutWork& work
   // ZeRO-3 / FSDP: every micro-batch gathers each layer's weights in forward and backward and
   // reduce-scatters its gradients, overlapped with the layer's own compute (prefetching).
   const double dp_ranks = dd(p.dp) * p.cp;
-  const GroupPlacement dp_group = strided_group_placement(p.dp * p.cp, p.tp, p.world(), hardware_.gpus_per_node);
+  const GroupPlacement dp_group = strided_group_placement(p.dp * p.cp, p.tp, static_cast<int>(p.world()), hardware_.gpus_per_node);
   const double grad_bytes_per_param = t.precision == Precision::Fp32 ? 4.0 : bytes_per_element(t.grad_precision);
   auto zero3_exposed = [&](const LayerCompute& lc, double layer_params) {
     if (t.zero_stage < 3 || dp_ranks == 1) return 0.0;
@@ -212,7 +212,7 @@ StepEstimate StepModel::estimate(const ParallelLayout& p, const LayoutWork& work
   e.breakdown = b;
   e.time_s = b.total_s;
   const double sequences = t.global_batch_size;
-  e.tokens_per_s = sequences * t.seq_len * (dpo ? 2 : 1) / e.time_s;
+  e.tokens_per_s = t.tokens_per_step() / e.time_s;
   e.model_flops = model_flops_per_iteration(m, t, sequences);
   e.hardware_flops = hardware_flops_per_iteration(m, t, sequences);
   const double peak = gpu.peak_flops(t.precision) * hardware_.num_gpus;
@@ -223,12 +223,14 @@ StepEstimate StepModel::estimate(const ParallelLayout& p, const LayoutWork& work
 
 TrainingCost StepModel::training_cost(const StepEstimate& step, const ParallelLayout&) const {
   TrainingCost c;
-  const double tokens_per_iteration = dd(training_.global_batch_size) * training_.seq_len * (training_.mode == TrainingMode::Dpo ? 2 : 1);
+  const double tokens_per_iteration = training_.tokens_per_step();
   if (training_.train_tokens <= 0 || tokens_per_iteration <= 0) return c;
   c.iterations = std::ceil(training_.train_tokens / tokens_per_iteration);
   c.time_to_train_s = c.iterations * step.time_s;
   c.gpu_hours = c.time_to_train_s * hardware_.num_gpus / 3600.0;
-  c.cost = c.gpu_hours * hardware_.price_per_gpu_hour;
+  c.priced = hardware_.has_price();
+  c.cost = c.priced ? c.gpu_hours * hardware_.price_per_gpu_hour : 0;
+  c.energy_known = hardware_.gpu.tdp_watts > 0;
   c.energy_kwh = hardware_.gpu.tdp_watts * c.gpu_hours / 1000.0;
   return c;
 }

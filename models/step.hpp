@@ -40,8 +40,10 @@ struct TrainingCost {
   double iterations = 0;
   double time_to_train_s = 0;
   double gpu_hours = 0;
-  double cost = 0;            // USD at the scenario's price per GPU-hour
+  double cost = 0;            // USD at the scenario's price per GPU-hour (0 when the price is unknown)
+  bool priced = false;        // the price is known: cost means something
   double energy_kwh = 0;      // GPUs at TDP for the whole run (an upper bound: no host, network, cooling)
+  bool energy_known = false;  // the GPU's TDP is known
 };
 
 // Precomputes what does not depend on the layout; estimate() is cheap enough for the layout search.

@@ -57,15 +57,41 @@ ModelParams count_parameters(const ModelSpec& m) {
   return p;
 }
 
+PipelineSplit pipeline_split(int num_layers, int pp) {
+  PipelineSplit s;
+  if (pp <= 1) {
+    s.first = s.middle = s.last = num_layers;
+    return s;
+  }
+  if (num_layers % pp == 0) {
+    s.first = s.middle = s.last = num_layers / pp;
+    return s;
+  }
+  s.even = false;
+  if (pp == 2) {
+    s.first = (num_layers + 1) / 2;
+    s.last = num_layers - s.first;
+    s.middle = 0;
+    return s;
+  }
+  int middle = (num_layers + pp - 1) / pp;
+  int rest = num_layers - (pp - 2) * middle;
+  while (rest < 2 && middle > 1) rest = num_layers - (pp - 2) * --middle;  // leave >= 1 layer each to first and last
+  s.middle = middle;
+  s.first = (rest + 1) / 2;
+  s.last = rest - s.first;
+  return s;
+}
+
 int layers_in_stage(int num_layers, int pp, int stage) {
-  const int base = num_layers / pp, extra = num_layers % pp;
-  return base + (stage >= pp - extra ? 1 : 0);
+  const PipelineSplit s = pipeline_split(num_layers, pp);
+  return stage == 0 ? s.first : stage == pp - 1 ? s.last : s.middle;
 }
 
 int first_layer_of_stage(int num_layers, int pp, int stage) {
-  const int base = num_layers / pp, extra = num_layers % pp;
-  const int stages_with_extra_before = stage > pp - extra ? stage - (pp - extra) : 0;
-  return stage * base + stages_with_extra_before;
+  if (stage <= 0) return 0;
+  const PipelineSplit s = pipeline_split(num_layers, pp);
+  return s.first + (stage - 1) * s.middle;
 }
 
 StageParams stage_parameters(const ModelSpec& m, const ModelParams& params, const ParallelLayout& p, int stage) {

@@ -35,7 +35,18 @@ struct ModelParams {
 
 ModelParams count_parameters(const ModelSpec& m);
 
-// Transformer layers of pipeline stage `stage` (0-based): L/pp each, the remainder to the last stages.
+// How layers fall on pipeline stages, as Megatron-LM runs an uneven split (--decoder-first-pipeline-num-layers,
+// --decoder-last-pipeline-num-layers; Llama 3, arXiv:2407.21783 §3.3.2: "we reduce one Transformer layer each
+// from the first and the last stages", 126 = 7 + 14 x 8 + 7): L/pp each when pp divides L; otherwise the middle
+// stages take ceil(L/pp) each (Megatron needs them equal) and the first and last stages share the rest, the
+// first one the larger half (the last also holds the LM head and the loss). Every stage holds >= 1 layer
+// when pp <= L.
+struct PipelineSplit {
+  int first = 0, middle = 0, last = 0;  // layers on stage 0, on each of stages 1..pp-2, on stage pp-1
+  bool even = true;                     // pp divides L: no first/last flags needed
+};
+PipelineSplit pipeline_split(int num_layers, int pp);
+// Transformer layers of pipeline stage `stage` (0-based), by pipeline_split.
 int layers_in_stage(int num_layers, int pp, int stage);
 // Index of the first layer of `stage`.
 int first_layer_of_stage(int num_layers, int pp, int stage);

@@ -110,6 +110,7 @@ std::optional<double> parse_quantity(std::string_view text, Quantity kind, std::
   }
   double value = 0.0;
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (ec == std::errc::result_out_of_range) return fail("the number is beyond the range of a double");
   if (ec != std::errc{} || ptr == s.data()) return fail("no number at the start");
   std::string_view suffix = trim(std::string_view(ptr, static_cast<std::size_t>(s.data() + s.size() - ptr)));
   if (dollar_prefix && !suffix.empty()) return fail("unexpected text after the amount");
@@ -149,6 +150,43 @@ std::string format_seconds(double s) {
   else if (s >= 120.0) std::snprintf(buf, sizeof buf, "%.1f min", s / 60.0);
   else if (s >= 1.0) std::snprintf(buf, sizeof buf, "%.2f s", s);
   else std::snprintf(buf, sizeof buf, "%.1f ms", s * 1e3);
+  return buf;
+}
+
+std::string format_quantity(double v, Quantity kind) {
+  char buf[64];
+  switch (kind) {
+    case Quantity::Bytes: return format_bytes(v);
+    case Quantity::Bandwidth:
+      if (v >= 1e12) std::snprintf(buf, sizeof buf, "%g TB/s", v / 1e12);
+      else if (v >= 1e9) std::snprintf(buf, sizeof buf, "%g GB/s", v / 1e9);
+      else std::snprintf(buf, sizeof buf, "%g MB/s", v / 1e6);
+      return buf;
+    case Quantity::FlopRate: std::snprintf(buf, sizeof buf, "%g TFLOP/s", v / 1e12); return buf;
+    case Quantity::Time:
+      if (v > 0 && v < 1e-3) { std::snprintf(buf, sizeof buf, "%g us", v * 1e6); return buf; }
+      if (v >= 365.0 * 86400.0) { std::snprintf(buf, sizeof buf, "%g years", v / (365.0 * 86400.0)); return buf; }
+      return format_seconds(v);
+    case Quantity::Count: std::snprintf(buf, sizeof buf, "%g", v); return buf;
+    case Quantity::Power: std::snprintf(buf, sizeof buf, "%g W", v); return buf;
+    case Quantity::Money: std::snprintf(buf, sizeof buf, "$%g", v); return buf;
+    case Quantity::Fraction: std::snprintf(buf, sizeof buf, "%g", v); return buf;
+  }
+  return "";
+}
+
+std::string quantity_range_text(const QuantityRange& r, Quantity kind) {
+  std::string text = std::string("a value in ") + (r.min_exclusive ? "(" : "[") + format_quantity(r.min, kind) + ", " +
+                     (r.max >= 1e300 ? std::string("inf") : format_quantity(r.max, kind)) + "]";
+  return text + ": " + quantity_example(kind);
+}
+
+std::string format_usd(double usd) {
+  char buf[64];
+  const double a = std::fabs(usd);
+  if (a >= 1e6) std::snprintf(buf, sizeof buf, "$%.2fM", usd / 1e6);
+  else if (a >= 1e3) std::snprintf(buf, sizeof buf, "$%.1fK", usd / 1e3);
+  else std::snprintf(buf, sizeof buf, "$%.0f", usd);
   return buf;
 }
 

@@ -18,10 +18,23 @@ std::optional<double> parse_quantity(std::string_view text, Quantity kind, std::
 const char* quantity_example(Quantity kind);
 const char* quantity_name(Quantity kind);
 
+// The plausible range of an input quantity, in SI units; checked where the value is parsed.
+struct QuantityRange {
+  double min = 0;
+  double max = 1.7976931348623157e308;
+  bool min_exclusive = false;  // (min, max] rather than [min, max]
+  bool contains(double v) const { return (min_exclusive ? v > min : v >= min) && v <= max; }
+};
+// A value of `kind` in its natural unit for messages ("80.00 GiB", "400 GB/s", "989 TFLOP/s", "2.0 h", "$3").
+std::string format_quantity(double value, Quantity kind);
+// "a size in [1.00 GiB, 16.00 TiB], such as \"80GiB\" ..." for error messages.
+std::string quantity_range_text(const QuantityRange& range, Quantity kind);
+
 // Human-readable formatting for tables ("74.3 GiB", "1.42 s", "989 TFLOP/s").
 std::string format_bytes(double bytes);       // binary units: GiB
 std::string format_count(double n);           // 8.03B, 405M
 std::string format_seconds(double s);         // 1.42 s, 3.2 h, 41.5 d
 std::string format_rate(double flops);        // TFLOP/s
+std::string format_usd(double usd);           // $59, $1.2K, $3.45M
 
 }  // namespace trainsim

@@ -38,6 +38,10 @@ Json stage_memory_json(const StageMemory& s, double capacity) {
 Json memory_json(const MemoryEstimate& m) {
   Json j = stage_memory_json(m.worst, m.capacity);
   j["fits"] = m.fits;
+  j["device_fits"] = m.device_fits;
+  j["host_fits"] = m.host_fits;
+  j["host_per_node_bytes"] = m.host_per_node;
+  j["host_capacity_bytes"] = m.host_capacity > 0 ? Json(m.host_capacity) : Json(nullptr);
   j["stages"] = Json::array();
   for (const auto& s : m.stages) j["stages"].push_back(stage_memory_json(s, m.capacity));
   return j;
@@ -109,7 +113,15 @@ void print_estimate_table(std::ostream& os, const EstimateResult& r) {
   t.print(os);
   const double margin = m.capacity - w.total;
   if (m.fits) os << "\nFits: " << gib(margin) << " GiB free (" << fixed(100.0 * margin / m.capacity, 1) << "%).\n";
-  else os << "\nDoes NOT fit: needs " << gib(-margin) << " GiB more than the GPU has.\n";
+  else if (!m.device_fits) os << "\nDoes NOT fit: needs " << gib(-margin) << " GiB more than the GPU has.\n";
+  else os << "\nDoes NOT fit: the GPUs have room (" << gib(margin) << " GiB free), the node's host memory does not.\n";
+  if (m.host_per_node > 0) {
+    const int per_node = std::min(s.hardware.gpus_per_node, s.hardware.num_gpus);
+    os << "Host memory per node: " << gib(m.host_per_node) << " GiB offloaded (" << per_node << " GPUs x " << gib(w.host) << " GiB)";
+    if (m.host_capacity <= 0) os << "; not checked: set hardware.host_memory\n";
+    else if (m.host_fits) os << " of the node's " << gib(m.host_capacity) << " GiB\n";
+    else os << ", " << gib(m.host_per_node - m.host_capacity) << " GiB more than the node's " << gib(m.host_capacity) << " GiB\n";
+  }
 
   if (s.parallel.pp > 1) {
     os << "\nPer pipeline stage, GiB\n";

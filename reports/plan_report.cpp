@@ -30,8 +30,10 @@ Json step_json(const StepEstimate& s) {
 }
 
 Json training_cost_json(const TrainingCost& c) {
-  return {{"iterations", c.iterations}, {"time_to_train_s", c.time_to_train_s}, {"gpu_hours", c.gpu_hours}, {"cost", c.cost},
-          {"energy_kwh", c.energy_kwh}};
+  // An unknown price is null, never 0.
+  return {{"iterations", c.iterations}, {"time_to_train_s", c.time_to_train_s}, {"gpu_hours", c.gpu_hours},
+          {"cost", c.priced && c.time_to_train_s > 0 ? Json(c.cost) : Json(nullptr)},
+          {"energy_kwh", c.energy_known && c.time_to_train_s > 0 ? Json(c.energy_kwh) : Json(nullptr)}};
 }
 
 Json layout_json(const ParallelLayout& p, const TrainingSpec& t) {
@@ -71,7 +73,10 @@ Json plan_report_json(const PlanReport& r) {
           {"defaults", defaults_to_json(r.scenario)},
           {"gpu_counts", r.result.gpu_counts},
           {"searched", r.result.searched},
+          {"fit_memory", r.result.fit_memory},
           {"feasible", r.result.feasible},
+          {"budget", r.budget_text.empty() ? Json(nullptr) : Json(r.budget_text)},
+          {"notes", r.scenario.notes},
           {"plans", plans},
           {"pareto", pareto}};
 }
@@ -91,12 +96,8 @@ std::string layout_text(const Plan& p) {
 }
 
 std::string days_or_hours(double s) { return s <= 0 ? "-" : format_seconds(s); }
-std::string money(double usd) {
-  if (usd <= 0) return "-";
-  if (usd >= 1e6) return "$" + fixed(usd / 1e6, 2) + "M";
-  if (usd >= 1e3) return "$" + fixed(usd / 1e3, 1) + "K";
-  return "$" + fixed(usd, 0);
-}
+// "-" when the price or the amount of training is unknown.
+std::string money(const TrainingCost& c) { return c.priced && c.time_to_train_s > 0 ? format_usd(c.cost) : "-"; }
 }  // namespace
 
 void print_plan_table(std::ostream& os, const PlanReport& r) {
@@ -108,11 +109,21 @@ void print_plan_table(std::ostream& os, const PlanReport& r) {
   os << "\nHardware   " << s.hardware.gpu.name << " x {";
   for (std::size_t i = 0; i < r.result.gpu_counts.size(); ++i) os << (i ? ", " : "") << r.result.gpu_counts[i];
   os << "} GPUs, " << s.hardware.gpus_per_node << " per node, " << s.hardware.intra_node.name << " + " << s.hardware.inter_node.name
-     << ", $" << fixed(s.hardware.price_per_gpu_hour, 2) << "/GPU-hour\n";
-  os << "Searched   " << r.result.searched << " layouts in " << fixed(r.seconds, 2) << " s on " << r.threads << " threads; "
-     << r.result.feasible << " fit in memory\n\n";
-  if (r.result.plans.empty()) {
-    os << "No layout fits. Try more GPUs, a GPU with more memory, a shorter sequence or a smaller micro-batch.\n";
+     << ", " << (s.hardware.has_price() ? "$" + fixed(s.hardware.price_per_gpu_hour, 2) + "/GPU-hour" : std::string("price unknown")) << "\n";
+  const SearchResult& res = r.result;
+  os << "Searched   " << res.searched << " layouts in " << fixed(r.seconds, 2) << " s on " << r.threads << " threads; " << res.fit_memory
+     << " fit in memory";
+  if (r.budget_text.empty()) os << "\n\n";
+  else os << ", " << res.feasible << " within the budget " << r.budget_text << "\n\n";
+  if (res.plans.empty()) {
+    if (res.fit_memory == 0) {
+      os << "No layout fits in memory. Try more GPUs, a GPU with more memory, a shorter sequence or a smaller micro-batch.\n";
+    } else {
+      os << "No layout is within the budget " << r.budget_text << ": of the " << res.fit_memory << " that fit, the cheapest costs "
+         << (res.cheapest_cost > 0 ? format_usd(res.cheapest_cost) : std::string("an unknown amount")) << " and the fastest takes "
+         << format_seconds(res.fastest_time_s) << " to train. Raise the budget, or try other GPU counts (--gpus A..B).\n";
+    }
+    for (const auto& n : s.notes) os << "Note: " << n << "\n";
     return;
   }
   TextTable t({"#", "GPUs", "layout", "mbs", "recompute", "zero", "step", "tokens/s", "MFU", "mem GiB", "time", "cost", "pareto"});
@@ -120,7 +131,7 @@ void print_plan_table(std::ostream& os, const PlanReport& r) {
   for (const auto& p : r.result.plans)
     t.add_row({std::to_string(i++), std::to_string(p.num_gpus), layout_text(p), std::to_string(p.layout.micro_batch_size), to_string(p.training.recompute),
                std::to_string(p.training.zero_stage), format_seconds(p.step.time_s), format_count(p.step.tokens_per_s), fixed(100 * p.step.mfu, 1) + "%",
-               gib(p.memory.total, 1), days_or_hours(p.cost.time_to_train_s), money(p.cost.cost), p.pareto ? "*" : ""});
+               gib(p.memory.total, 1), days_or_hours(p.cost.time_to_train_s), money(p.cost), p.pareto ? "*" : ""});
   t.print(os);
 
   const Plan& best = r.result.plans.front();
@@ -130,9 +141,10 @@ void print_plan_table(std::ostream& os, const PlanReport& r) {
     os << "\nPareto front (GPUs vs time vs cost)\n";
     TextTable pt({"GPUs", "layout", "time", "cost", "MFU"});
     for (const auto& p : r.result.pareto)
-      pt.add_row({std::to_string(p.num_gpus), layout_text(p), days_or_hours(p.cost.time_to_train_s), money(p.cost.cost), fixed(100 * p.step.mfu, 1) + "%"});
+      pt.add_row({std::to_string(p.num_gpus), layout_text(p), days_or_hours(p.cost.time_to_train_s), money(p.cost), fixed(100 * p.step.mfu, 1) + "%"});
     pt.print(os);
   }
+  for (const auto& n : s.notes) os << "Note: " << n << "\n";
 }
 
 void print_step_table(std::ostream& os, const StepEstimate& st, const TrainingCost& c, const Scenario& s) {
@@ -156,20 +168,26 @@ void print_step_table(std::ostream& os, const StepEstimate& st, const TrainingCo
      << "% of " << format_rate(s.hardware.gpu.peak_flops(s.training.precision)) << " " << to_string(s.training.precision) << " peak\n";
   if (c.time_to_train_s > 0)
     os << "  " << format_count(s.training.train_tokens) << " tokens: " << fixed(c.iterations, 0) << " steps, " << format_seconds(c.time_to_train_s)
-       << ", " << fixed(c.gpu_hours, 0) << " GPU-hours, $" << fixed(c.cost, 0) << ", " << fixed(c.energy_kwh, 0) << " kWh at TDP\n";
+       << ", " << fixed(c.gpu_hours, 0) << " GPU-hours, " << (c.priced ? format_usd(c.cost) : std::string("cost unknown (no price)")) << ", "
+       << (c.energy_known ? fixed(c.energy_kwh, 0) + " kWh at TDP" : std::string("energy unknown (no TDP)")) << "\n";
 }
 
 void print_plan_csv(std::ostream& os, const PlanReport& r) {
-  os << "rank,num_gpus,tp,pp,vpp,dp,cp,ep,etp,micro_batch_size,gradient_accumulation_steps,sequence_parallel,schedule,recompute,zero_stage,"
-        "memory_total_bytes,step_time_s,tokens_per_s,mfu,hfu,time_to_train_s,gpu_hours,cost,pareto\n";
+  // Every layout field of the JSON is a column, so rows that differ only in one of them stay distinguishable; an
+  // unknown cost is an empty field (pandas reads NaN).
+  os << "rank,num_gpus,tp,pp,vpp,dp,cp,ep,etp,micro_batch_size,gradient_accumulation_steps,sequence_parallel,tp_comm_overlap,schedule,recompute,"
+        "zero_stage,offload_optimizer,memory_total_bytes,step_time_s,tokens_per_s,mfu,hfu,time_to_train_s,gpu_hours,cost,pareto\n";
   int i = 1;
   for (const auto& p : r.result.plans) {
     const ParallelLayout& l = p.layout;
     os << i++ << ',' << p.num_gpus << ',' << l.tp << ',' << l.pp << ',' << l.vpp << ',' << l.dp << ',' << l.cp << ',' << l.ep << ',' << l.etp << ','
-       << l.micro_batch_size << ',' << l.gradient_accumulation_steps << ',' << (l.sequence_parallel ? "true" : "false") << ',' << to_string(l.schedule)
-       << ',' << to_string(p.training.recompute) << ',' << p.training.zero_stage << ',' << fixed(p.memory.total, 0) << ',' << p.step.time_s << ','
-       << p.step.tokens_per_s << ',' << p.step.mfu << ',' << p.step.hfu << ',' << p.cost.time_to_train_s << ',' << p.cost.gpu_hours << ','
-       << p.cost.cost << ',' << (p.pareto ? "true" : "false") << '\n';
+       << l.micro_batch_size << ',' << l.gradient_accumulation_steps << ',' << (l.sequence_parallel ? "true" : "false") << ','
+       << (l.tp_comm_overlap ? "true" : "false") << ',' << to_string(l.schedule) << ',' << to_string(p.training.recompute) << ','
+       << p.training.zero_stage << ',' << (p.training.offload_optimizer ? "true" : "false") << ',' << fixed(p.memory.total, 0) << ','
+       << p.step.time_s << ',' << p.step.tokens_per_s << ',' << p.step.mfu << ',' << p.step.hfu << ',' << p.cost.time_to_train_s << ','
+       << p.cost.gpu_hours << ',';
+    if (p.cost.priced && p.cost.time_to_train_s > 0) os << p.cost.cost;
+    os << ',' << (p.pareto ? "true" : "false") << '\n';
   }
 }
 

@@ -19,6 +19,7 @@ struct PlanReport {
   SearchResult result;
   double seconds = 0;  // search wall time
   int threads = 1;
+  std::string budget_text;  // --budget as given ("$250000", "30d"); empty: none
 };
 nlohmann::json plan_report_json(const PlanReport& r);
 void print_plan_table(std::ostream& os, const PlanReport& r);

@@ -7,6 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libeigen3-dev libsimgrid-dev nlohmann-json3-dev libcli11-dev doctest-dev
   libbenchmark-dev libfmt-dev python3 python3-jsonschema python3-yaml
+  clang libclang-rt-14-dev
 )
 
 missing=()

@@ -72,6 +72,11 @@ void FailureInjector::cohort_add(int cohort, int unit, bool log) {
   unit_cohort_[u] = static_cast<std::int16_t>(cohort);
   if (log) undo_.push_back({cohort, h.n, unit, -1, true});
   ++h.n;
+  mark_dirty(cohort);
+}
+
+void FailureInjector::mark_dirty(int cohort) {
+  Cohort& h = cohorts_[static_cast<std::size_t>(cohort)];
   if (!h.dirty) {
     h.dirty = true;
     dirty_.push_back(cohort);
@@ -89,10 +94,7 @@ void FailureInjector::cohort_remove(int unit, bool log) {
   --h.n;
   unit_cohort_[u] = -1;
   if (log) undo_.push_back({cohort, pos, unit, last, false});
-  if (!h.dirty) {
-    h.dirty = true;
-    dirty_.push_back(cohort);
-  }
+  mark_dirty(cohort);
 }
 
 void FailureInjector::reset(std::uint64_t seed, double now) {
@@ -157,7 +159,13 @@ void FailureInjector::add_unit(int unit, double now) {
   const Component& k = comps_[static_cast<std::size_t>(c)];
   const bool lemon = node_lemon_[static_cast<std::size_t>(node_of(unit))] != 0;
   if (k.memoryless) {
-    cohort_add(cohort_index(c, lemon), unit, true);
+    // Memoryless parts never leave their cohort (a renewed part is as good as the old one); one moves only when
+    // its node's hazard changed (a lemon found).
+    const int target = cohort_index(c, lemon);
+    const int now_in = unit_cohort_[static_cast<std::size_t>(unit)];
+    if (now_in == target) return;
+    if (now_in >= 0) cohort_remove(unit, true);
+    cohort_add(target, unit, true);
     return;
   }
   const double factor = lemon ? model_.lemons.rate_factor : 1.0;
@@ -172,25 +180,39 @@ const FailureEvent& FailureInjector::peek() {
     std::pop_heap(heap_.begin(), heap_.end(), later);
     heap_.pop_back();
   }
-  double best = heap_.empty() ? kInf : heap_.front().time;
-  int source = -1;
-  for (std::size_t k = 0; k < cohorts_.size(); ++k)
-    if (cohorts_[k].next < best) {
-      best = cohorts_[k].next;
-      source = static_cast<int>(k);
-    }
-  pending_ = FailureEvent{};
-  pending_.time_s = best;
-  pending_cohort_ = source;
+  double best = kInf;
+  int source = -1, node = -1;
   pending_unit_ = -1;
-  if (best < kInf) {
-    if (source >= 0) {
-      const Cohort& h = cohorts_[static_cast<std::size_t>(source)];
-      pending_unit_ = h.members[rng_.below(static_cast<std::uint32_t>(h.n))];
-    } else {
+  // With every node out of the pool nothing can fail (a memoryless cohort keeps its candidate for later).
+  while (nodes_up_ > 0) {
+    best = heap_.empty() ? kInf : heap_.front().time;
+    source = -1;
+    for (std::size_t k = 0; k < cohorts_.size(); ++k)
+      if (cohorts_[k].next < best) {
+        best = cohorts_[k].next;
+        source = static_cast<int>(k);
+      }
+    if (!(best < kInf)) break;
+    if (source < 0) {
       pending_unit_ = heap_.front().unit;
+      node = node_of(pending_unit_);
+      break;
     }
-    pending_.node = node_of(pending_unit_);
+    Cohort& h = cohorts_[static_cast<std::size_t>(source)];
+    pending_unit_ = h.members[rng_.below(static_cast<std::uint32_t>(h.n))];
+    node = node_of(pending_unit_);
+    if (node_up_[static_cast<std::size_t>(node)]) break;
+    // A memoryless cohort keeps the parts of nodes out of the pool (thinning): a candidate failure of one of
+    // them is no failure. The cohort's next candidate comes after it; the accepted ones arrive at the rate
+    // of the parts in the pool, uniformly among them, exactly.
+    draw_cohort(h, best);
+    pending_unit_ = -1;
+  }
+  pending_ = FailureEvent{};
+  pending_.time_s = pending_unit_ >= 0 ? best : kInf;
+  pending_cohort_ = source;
+  if (pending_unit_ >= 0) {
+    pending_.node = node;
     pending_.component = component_of(pending_unit_);
     pending_.needs_replacement = comps_[static_cast<std::size_t>(pending_.component)].needs_replacement;
     pending_.lemon = node_lemon_[static_cast<std::size_t>(pending_.node)] != 0;
@@ -205,7 +227,8 @@ void FailureInjector::consume(double* now, int* unit) {
   *unit = pending_unit_;
   if (pending_unit_ < 0) return;  // nothing can fail
   if (pending_cohort_ >= 0) {
-    cohort_remove(*unit, true);
+    if (comps_[static_cast<std::size_t>(component_of(*unit))].memoryless) mark_dirty(pending_cohort_);  // the part stays: as good as new
+    else cohort_remove(*unit, true);
   } else {
     std::pop_heap(heap_.begin(), heap_.end(), later);
     heap_.pop_back();
@@ -253,7 +276,7 @@ void FailureInjector::remove_node(int node, double now) {
   const auto n = static_cast<std::size_t>(node);
   if (node < 0 || node >= nodes_ || !node_up_[n]) return;
   for (const Component& k : comps_) {
-    if (!k.dist) continue;
+    if (!k.dist || k.memoryless) continue;  // memoryless parts stay in their cohort, their failures rejected while out
     for (int j = 0; j < k.units_per_node; ++j) {
       const int u = k.offset + node * k.units_per_node + j;
       if (unit_cohort_[static_cast<std::size_t>(u)] >= 0) cohort_remove(u, true);
@@ -273,8 +296,14 @@ void FailureInjector::restore_node(int node, double now) {
   ++nodes_up_;
   for (const Component& k : comps_) {
     if (!k.dist) continue;
+    // A memoryless part is as good as new where it is, unless its node was a lemon (found since: it moves).
+    if (k.memoryless && node >= lemons_) continue;
     for (int j = 0; j < k.units_per_node; ++j) add_unit(k.offset + node * k.units_per_node + j, now);
   }
+  // A memoryless cohort's candidate from before `now` (while every node was out) is drawn again from now.
+  for (auto& h : cohorts_)
+    if (h.next < now && !h.dirty && comps_[static_cast<std::size_t>(h.component)].memoryless && comps_[static_cast<std::size_t>(h.component)].dist)
+      mark_dirty(static_cast<int>(&h - cohorts_.data()));
   redraw_dirty(now);
   pending_valid_ = false;
 }

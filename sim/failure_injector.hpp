@@ -9,8 +9,11 @@
 // of age A with cumulative hazard H comes at A + x where n·(H(A + x) - H(A)) = E, E ~ Exp(1), and the
 // failing part is uniform among them; so one draw per failure suffices, exactly, for exponential and
 // Weibull times alike. A part replaced later gets its own clock (a small heap), unless its time to
-// failure is memoryless (exponential), in which case it simply rejoins the cohort. Lemon nodes form
-// their own cohorts with a multiplied hazard. reset() undoes a run's changes from a log, so a new run
+// failure is memoryless (exponential), in which case it simply stays in the cohort. Lemon nodes form
+// their own cohorts with a multiplied hazard. A node out of the pool takes its parts out of their cohorts,
+// except memoryless ones: they stay, and a failure drawn for one of them is rejected (thinning: the accepted
+// failures come at the rate of the parts in the pool, uniformly among them), so a node leaving and coming
+// back costs O(1) for exponential parts. reset() undoes a run's changes from a log, so a new run
 // costs O(failures), not O(GPUs), and allocates nothing once the buffers have grown.
 #include <cstdint>
 #include <limits>
@@ -87,6 +90,7 @@ class FailureInjector {
   int cohort_index(int component, bool lemon) const { return 2 * component + (lemon ? 1 : 0); }
   void cohort_add(int cohort, int unit, bool log);
   void cohort_remove(int unit, bool log);
+  void mark_dirty(int cohort);  // its next failure to be drawn again
   void draw_cohort(Cohort& h, double now);
   void redraw_dirty(double now);
   void add_unit(int unit, double now);  // a new part: rejoin its cohort (memoryless) or get a clock

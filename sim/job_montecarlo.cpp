@@ -1,11 +1,10 @@
 #include "job_montecarlo.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
-#include <exception>
-#include <mutex>
 #include <thread>
+
+#include "parallel_chunks.hpp"
 
 namespace trainsim::sim {
 
@@ -22,39 +21,13 @@ double JobSimConfig::recovery_s(bool replace_node) const {
 }
 
 JobSimulator::JobSimulator(const JobSimConfig& config, const FailureModel& model)
-    : cfg_(config), injector_(model, config.nodes, config.gpus_per_node) {
+    : cfg_(config), cycle_(config), injector_(model, config.nodes, config.gpus_per_node) {
   if (cfg_.elastic_speed.empty()) cfg_.elastic_speed = {1.0};
   if (!cfg_.elastic) cfg_.elastic_speed.resize(1);
   // The job cannot lose more nodes than it has.
   if (cfg_.elastic_speed.size() > static_cast<std::size_t>(std::max(1, cfg_.nodes))) cfg_.elastic_speed.resize(static_cast<std::size_t>(std::max(1, cfg_.nodes)));
   repairs_.reserve(static_cast<std::size_t>(cfg_.spare_nodes) + 256);
   out_.reserve(cfg_.elastic_speed.size());
-}
-
-JobSimulator::Cycle JobSimulator::advance(double dt) const {
-  Cycle c;
-  const double tau = cfg_.interval_s, delta = cfg_.effective_blocking_s(), period = tau + delta;
-  if (!(dt > 0)) return c;
-  if (!std::isfinite(tau)) {  // no checkpoints: everything since the start of the stretch is at risk
-    c.compute = dt;
-    return c;
-  }
-  const double k = std::floor(dt / period), rem = dt - k * period;
-  c.compute = k * tau + std::min(rem, tau);
-  c.blocked = k * delta + std::max(0.0, rem - tau);
-  // Checkpoint j completes its pause at j·period and survives a failure persist_s later.
-  const double durable = dt >= cfg_.persist_s ? std::min(k, std::floor((dt - cfg_.persist_s) / period)) : 0.0;
-  c.durable_compute = durable * tau;
-  return c;
-}
-
-double JobSimulator::time_to_compute(double compute) const {
-  if (!(compute > 0)) return 0;
-  const double tau = cfg_.interval_s;
-  if (!std::isfinite(tau)) return compute;
-  // Checkpoints after every full interval but the last: ceil(compute / tau) - 1 of them.
-  const double checkpoints = std::max(0.0, std::ceil(compute / tau) - 1);
-  return compute + checkpoints * cfg_.effective_blocking_s();
 }
 
 void JobSimulator::take_returns(double now) {
@@ -85,7 +58,6 @@ double JobSimulator::recover(double fail_time, RunResult* r) {
   double start = fail_time, ready = fail_time;
   bool swapped = false;
   double resume = fail_time;
-  std::uint64_t events = 0;
   for (;;) {
     const FailureEvent& f = injector_.peek();
     const double now = f.time_s;
@@ -119,7 +91,8 @@ double JobSimulator::recover(double fail_time, RunResult* r) {
     }
     const double after = fixed ? cfg_.fixed_recovery_s : (swapped ? cfg_.reschedule_s : 0.0) + cfg_.restart_s + cfg_.reload_s + cfg_.warmup_s;
     resume = std::max(start + before, ready) + after;
-    if (!std::isfinite(resume) || ++events >= cfg_.max_events) break;  // no node will ever come back
+    if (++failures_ >= cfg_.max_events) truncated_ = true;  // the run ends after this recovery
+    if (!std::isfinite(resume) || truncated_) break;         // no node will ever come back
     const double next = injector_.peek().time_s;
     if (next < resume && next < cfg_.window_s) {  // failed again before training resumed: the recovery starts over
       ++r->interruptions;
@@ -150,10 +123,13 @@ RunResult JobSimulator::run(std::uint64_t seed) {
   out_.clear();
   spares_ = cfg_.spare_nodes;
   last_wait_ = last_recovery_ = 0;
+  failures_ = 0;
+  truncated_ = false;
   const double window = cfg_.window_s, work = cfg_.work_s;
   double t = 0, p = 0;  // start of the running stretch (a fresh checkpoint cycle) and its durable progress
-  for (std::uint64_t events = 0;; ++events) {
-    if (events >= cfg_.max_events || !std::isfinite(t) || t >= window) {
+  for (;;) {
+    if (truncated_ || !std::isfinite(t) || t >= window) {
+      r.truncated = truncated_;
       r.wall_s = std::min(t, window);
       r.progress_s = p;
       // A recovery that runs past the end of the window counts only up to it: cut its end (the restart),
@@ -168,10 +144,10 @@ RunResult JobSimulator::run(std::uint64_t seed) {
     const double s = speed();
     const double tf = injector_.peek().time_s;
     const double tx = (!out_.empty() && !repairs_.empty()) ? repairs_.front() : kInf;
-    const double t_done = std::isfinite(work) ? t + time_to_compute((work - p) / s) : kInf;
     const double first_stop = std::min(tf, tx);
+    const double t_done = cycle_.finish_time(t, (work - p) / s, std::min(first_stop, window));
     if (t_done <= first_stop && t_done <= window) {  // the training finishes
-      const Cycle c = advance(t_done - t);
+      const CheckpointCycle::Advance c = cycle_.advance(t_done - t);
       r.checkpoint_s += c.blocked;
       if (!out_.empty()) r.shrunk_s += t_done - t;
       r.wall_s = t_done;
@@ -180,7 +156,7 @@ RunResult JobSimulator::run(std::uint64_t seed) {
       break;
     }
     if (window <= first_stop) {  // the window ends with the job running
-      const Cycle c = advance(window - t);
+      const CheckpointCycle::Advance c = cycle_.advance(window - t);
       r.checkpoint_s += c.blocked;
       if (!out_.empty()) r.shrunk_s += window - t;
       r.wall_s = window;
@@ -188,7 +164,7 @@ RunResult JobSimulator::run(std::uint64_t seed) {
       break;
     }
     const double dt = first_stop - t;
-    const Cycle c = advance(dt);
+    const CheckpointCycle::Advance c = cycle_.advance(dt);
     r.checkpoint_s += c.blocked;
     if (!out_.empty()) r.shrunk_s += dt;
     if (tx < tf) {
@@ -223,50 +199,17 @@ RunResult JobSimulator::run(std::uint64_t seed) {
 std::vector<RunResult> run_job_montecarlo(const JobSimConfig& config, const FailureModel& model, const MonteCarloOptions& options) {
   const int runs = std::max(0, options.runs);
   std::vector<RunResult> results(static_cast<std::size_t>(runs));
-  if (runs == 0) return results;
-  int threads = options.threads > 0 ? options.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  threads = std::min(threads, runs);
-  const int chunk = std::clamp(runs / (threads * 16), 1, 64);
-  std::atomic<int> next{0}, done{0};
-  // Built here first, so a bad model throws on the caller's thread before any worker starts.
-  JobSimulator first(config, model);
-  std::exception_ptr error;
-  std::mutex error_mutex;
-  auto work = [&](JobSimulator& sim, bool reporter) {
-    try {
-      for (;;) {
-        const int begin = next.fetch_add(chunk);
-        if (begin >= runs) break;
-        const int end = std::min(runs, begin + chunk);
-        for (int i = begin; i < end; ++i) results[static_cast<std::size_t>(i)] = sim.run(run_seed(options.seed, static_cast<std::uint64_t>(i)));
-        const int finished = done.fetch_add(end - begin) + (end - begin);
-        if (reporter && options.progress && options.progress->report && options.progress->planned_runs > 0)
-          options.progress->report(std::min(1.0, (options.progress->done_runs + finished) / options.progress->planned_runs));
-      }
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(error_mutex);
-      if (!error) error = std::current_exception();
-      next.store(runs);
-    }
-  };
-  std::vector<std::thread> pool;
-  for (int i = 1; i < threads; ++i)
-    pool.emplace_back([&] {
-      JobSimulator sim(config, model);
-      work(sim, false);
-    });
-  work(first, true);
-  for (auto& th : pool) th.join();
-  if (error) std::rethrow_exception(error);
-  if (options.progress) {
-    options.progress->done_runs += runs;
-    if (options.progress->report && options.progress->planned_runs > 0)
-      options.progress->report(std::min(1.0, options.progress->done_runs / options.progress->planned_runs));
-  }
+  const int threads = options.threads > 0 ? options.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  for_each_chunk(runs, std::clamp(runs / (std::min(threads, std::max(1, runs)) * 16), 1, 64), threads, options.progress,
+                 [&] { return JobSimulator(config, model); },
+                 [&](JobSimulator& sim, int, int begin, int end) {
+                   for (int i = begin; i < end; ++i)
+                     results[static_cast<std::size_t>(i)] = sim.run(run_seed(options.seed, static_cast<std::uint64_t>(i)));
+                 });
   return results;
 }
 
-Statistic summarize(std::vector<double> v) {
+Statistic summarize(std::vector<double> v, double lowest, double highest) {
   Statistic s;
   s.n = static_cast<int>(v.size());
   if (v.empty()) return s;
@@ -288,8 +231,8 @@ Statistic summarize(std::vector<double> v) {
   s.p50 = pct(0.50);
   s.p95 = pct(0.95);
   const double half = 1.959964 * s.stddev / std::sqrt(static_cast<double>(s.n));
-  s.ci95_low = s.mean - half;
-  s.ci95_high = s.mean + half;
+  s.ci95_low = std::clamp(s.mean - half, lowest, highest);
+  s.ci95_high = std::clamp(s.mean + half, lowest, highest);
   return s;
 }
 
@@ -313,6 +256,7 @@ JobStatistics summarize_runs(const std::vector<RunResult>& runs, int gpus) {
     rework += r.rework_s;
     crashes += r.crashes;
     finished += r.finished ? 1 : 0;
+    j.truncated_runs += r.truncated ? 1 : 0;
     j.checkpoint_s += r.checkpoint_s;
     j.recovery_s += r.recovery_s;
     j.wait_s += r.wait_s;
@@ -320,11 +264,11 @@ JobStatistics summarize_runs(const std::vector<RunResult>& runs, int gpus) {
     j.reconfigure_s += r.reconfigure_s;
   }
   const double n = static_cast<double>(runs.size());
-  j.ettr = summarize(std::move(ettr));
-  j.interruptions = summarize(std::move(inter));
-  j.wall_s = summarize(std::move(wall));
-  j.progress_s = summarize(std::move(progress));
-  j.lost_gpu_hours = summarize(std::move(lost));
+  j.ettr = summarize(std::move(ettr), 0.0, 1.0);
+  j.interruptions = summarize(std::move(inter), 0.0);
+  j.wall_s = summarize(std::move(wall), 0.0);
+  j.progress_s = summarize(std::move(progress), 0.0);
+  j.lost_gpu_hours = summarize(std::move(lost), 0.0);
   j.lost_work_per_crash_s = crashes > 0 ? rework / crashes : 0;
   j.crashes_mean = crashes / n;
   j.rework_s = rework / n;

@@ -2,15 +2,19 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "models/errors.hpp"
 #include "models/json_reader.hpp"
 #include "models/reliability.hpp"
+#include "models/reliability_limits.hpp"
+#include "models/units.hpp"
 
 namespace trainsim::sim {
 
 namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
+namespace lim = reliability_limits;
 }  // namespace
 
 const char* to_string(IntervalChoice c) {
@@ -36,8 +40,7 @@ void parse_interval(const Json& value, const std::string& path, ReliabilitySetti
   else if (value.is_string()) {
     if (auto q = parse_quantity(value.get<std::string>(), Quantity::Time, &why)) seconds = *q;
   }
-  if (!(seconds > 0) || !std::isfinite(seconds))
-    throw InputError(path, json_value_text(value), "\"young\", \"daly\", \"best\" or a positive duration such as \"30min\"", why);
+  if (!lim::kCheckpointInterval.contains(seconds)) throw InputError(path, json_value_text(value), lim::kCheckpointInterval.expected, why);
   s->interval = IntervalChoice::Given;
   s->interval_s = seconds;
 }
@@ -53,7 +56,14 @@ ReliabilitySettings parse_reliability_settings(const Json& doc, int gpus_per_nod
   const std::string base = "/reliability";
   auto field = [&](const char* key) -> const Json& { return present && section.contains(key) ? section[key] : none; };
 
-  s.failures = parse_failure_model(field("failures"), base + "/failures", gpus_per_node, d);
+  const Json& failures = field("failures");
+  s.failures = parse_failure_model(failures, base + "/failures", gpus_per_node, d);
+  if (failures.is_object() && failures.contains("failures_per_1000_node_days") && !failures["failures_per_1000_node_days"].is_null()) {
+    s.rate_source = base + "/failures/failures_per_1000_node_days";
+    s.rate_text = json_value_text(failures["failures_per_1000_node_days"]);
+  } else if (!failures.is_null()) {
+    s.rate_text = json_value_text(failures);
+  }
   const Json& checkpoint = field("checkpoint");
   s.checkpoint = parse_checkpoint_settings(checkpoint, base + "/checkpoint", d);
   if (checkpoint.is_object() && checkpoint.contains("interval") && !checkpoint["interval"].is_null())
@@ -68,18 +78,19 @@ ReliabilitySettings parse_reliability_settings(const Json& doc, int gpus_per_nod
   JsonReader r(section, base, d);
   r.mark_read({"failures", "checkpoint", "recovery", "window", "job_mtbf", "spare_nodes", "elastic", "elastic_min_fraction"});
   if (r.has("window")) {
-    s.window_s = r.get_quantity("window", Quantity::Time, 0, "");
-    if (!(s.window_s > 0)) throw InputError(r.child_path("window"), json_value_text(section["window"]), "a positive duration such as \"54d\"");
+    s.window_s = lim::read_quantity(r, "window", Quantity::Time, 0, "", lim::kWindow);
+    s.window_text = json_value_text(section["window"]);
   }
   if (r.has("job_mtbf")) {
-    s.job_mtbf_s = r.get_quantity("job_mtbf", Quantity::Time, 0, "");
-    if (!(s.job_mtbf_s > 0)) throw InputError(r.child_path("job_mtbf"), json_value_text(section["job_mtbf"]), "a positive duration such as \"3h\"");
+    s.job_mtbf_s = lim::read_quantity(r, "job_mtbf", Quantity::Time, 0, "", lim::kJobMtbf);
+    s.rate_source = r.child_path("job_mtbf");
+    s.rate_text = json_value_text(section["job_mtbf"]);
   }
-  if (r.has("spare_nodes")) s.recovery.spare_nodes = r.get_int("spare_nodes", 0, "", 0);
+  if (r.has("spare_nodes")) s.recovery.spare_nodes = lim::read_int(r, "spare_nodes", 0, "", lim::kSpareNodes);
   s.recovery.elastic = r.get_bool("elastic", false, "every failure restarts the job at full size");
-  s.recovery.elastic_min_fraction = r.get_number("elastic_min_fraction", s.recovery.elastic_min_fraction,
-                                                 s.recovery.elastic ? "the job waits for nodes rather than run on fewer than half its replicas" : "",
-                                                 0.0, 1.0);
+  s.recovery.elastic_min_fraction =
+      lim::read_number(r, "elastic_min_fraction", s.recovery.elastic_min_fraction,
+                       s.recovery.elastic ? "the job waits for nodes rather than run on fewer than half its replicas" : "", lim::kElasticMinFraction);
   r.reject_unknown();
   return s;
 }
@@ -127,6 +138,80 @@ std::vector<double> elastic_speeds(const Scenario& s, const StepEstimate& full, 
   return table;
 }
 
+std::string years(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g years", s / lim::kYear);
+  return buf;
+}
+
+// Daly's complete model at its best interval (never shorter than a step): how much of the wall clock a job
+// with this MTBF, recovery and checkpoint cost trains, with exponential failures.
+double best_model_ettr(const ReliabilityJob& job, double mtbf_s) {
+  const double delta = job.sim.effective_blocking_s(), floor = std::max(job.step.time_s, 1.0);
+  const double tau = std::max(optimal_interval_s(delta, mtbf_s), floor);
+  return expected_ettr(delta, tau, job.recovery_mean_s, mtbf_s);
+}
+
+// What only the whole job can say (reliability_limits.hpp); then the cap on a run's failures.
+void check_whole_job(ReliabilityJob* job_ptr) {
+  ReliabilityJob& job = *job_ptr;
+  const ReliabilitySettings& s = job.settings;
+  JobSimConfig& c = job.sim;
+  if (job.failures.lemons.count > job.nodes)
+    throw InputError(s.lemon_source, std::to_string(job.failures.lemons.count),
+                     "at most the job's " + std::to_string(job.nodes) + (job.nodes == 1 ? " node" : " nodes"), "a lemon is one of the job's nodes");
+  if (std::isfinite(job.work_s) && job.work_s > lim::kMaxWork)
+    throw InputError("/training/train_tokens", format_count(job.scenario.training.train_tokens),
+                     "a training that takes at most 100 years failure-free at the modelled speed",
+                     "it would take " + years(job.work_s) + "; beyond that the horizon is not a training job's");
+  const std::string rate_value = s.rate_text.empty() ? "a job MTBF of " + format_seconds(job.mtbf_s) : s.rate_text;
+  if (std::isfinite(job.mtbf_s)) {
+    // Too many failures to train between: a recovery of R completes before the next failure with probability
+    // e^-(R/M), and the complete model's ETTR collapses. Said without simulating (it would loop per failure).
+    const double best = best_model_ettr(job, job.mtbf_s);
+    if (!(best >= lim::kMinMeaningfulEttr)) {
+      double lo = job.mtbf_s, hi = lim::kJobMtbf.max;  // the shortest MTBF at which the job trains 1% of the time
+      for (int i = 0; i < 200 && hi / lo > 1.001; ++i) {
+        const double mid = std::sqrt(lo * hi);
+        (best_model_ettr(job, mid) >= lim::kMinMeaningfulEttr ? hi : lo) = mid;
+      }
+      char ettr[32];
+      std::snprintf(ettr, sizeof ettr, "%.2g%%", 100 * std::max(0.0, best));
+      throw InputError(s.rate_source, rate_value,
+                       "failures far enough apart for the job to train: a job MTBF of at least " + format_seconds(hi) +
+                           " with this recovery (ETTR >= 1% by Daly's complete model)",
+                       "a failure every " + format_seconds(job.mtbf_s) + " against a recovery of " + format_seconds(job.recovery_mean_s) +
+                           ": the job all but never makes progress (ETTR ~ " + ettr + " at the best checkpoint interval); nothing to simulate");
+    }
+  }
+  // The failures one run should see: over the window, or over the time the work takes at the complete
+  // model's ETTR (the run's horizon caps it).
+  double horizon = c.window_s;
+  if (std::isfinite(c.work_s)) {
+    const double ettr = expected_ettr(c.effective_blocking_s(), c.interval_s, job.recovery_mean_s, job.mtbf_s);
+    if (ettr > 0 && std::isfinite(ettr)) horizon = std::min(horizon, c.work_s / std::min(1.0, ettr));
+  }
+  const double expected = job.failures.expected_failures(job.nodes, job.gpus_per_node, horizon);
+  if (expected > lim::kMaxExpectedFailuresPerRun) {
+    // Name what the user most likely set: a flag before a JSON path, the window before the failure rate.
+    const auto is_flag = [](const std::string& where) { return where.rfind("--", 0) == 0; };
+    const bool window_given = !s.window_text.empty(), rate_given = s.rate_source != "/reliability/failures";
+    const bool by_window = window_given && (is_flag(s.window_source) || !(rate_given && is_flag(s.rate_source)));
+    const std::string hint = format_count(expected) + " failures expected in a run of " + format_seconds(horizon) +
+                             " (one every " + format_seconds(horizon / expected) + "); lower the failure rate or shorten the window";
+    if (by_window)
+      throw InputError(s.window_source, s.window_text,
+                       "a window of at most " + format_seconds(horizon * lim::kMaxExpectedFailuresPerRun / expected) +
+                           " at this failure rate (at most 100,000 expected failures in a run)",
+                       hint);
+    throw InputError(s.rate_source, rate_value,
+                     "a job MTBF of at least " + format_seconds(horizon / lim::kMaxExpectedFailuresPerRun) + " over this " +
+                         format_seconds(horizon) + " run (at most 100,000 expected failures in a run)",
+                     hint);
+  }
+  c.max_events = static_cast<std::uint64_t>(std::ceil(lim::kEventCapFactor * expected + lim::kEventCapMargin));
+}
+
 }  // namespace
 
 double chosen_interval_s(const ReliabilityJob& job, double blocking_s, double persist_s, double mtbf_s) {
@@ -136,7 +221,10 @@ double chosen_interval_s(const ReliabilityJob& job, double blocking_s, double pe
   // Never shorter than a step, nor than the background write of the previous checkpoint (a new snapshot
   // would wait for it: a longer interval computes more for the same pause).
   tau = std::max({tau, persist_s, job.step.time_s, 1.0});
-  return std::isfinite(tau) ? tau : std::max(job.work_s, job.window_s);
+  if (std::isfinite(tau)) return tau;
+  // No failures: no checkpoint is needed before the run ends (the work done, or the window over).
+  const double horizon = std::min(job.work_s, job.window_s);
+  return std::isfinite(horizon) && horizon > 0 ? horizon : lim::kCheckpointInterval.max;
 }
 
 ReliabilityJob build_reliability_job(const Scenario& scenario, const ReliabilitySettings& settings, const CalibrationProfile* calibration) {
@@ -222,6 +310,7 @@ ReliabilityJob build_reliability_job(const Scenario& scenario, const Reliability
       make_distribution(rs.repair_distribution, rs.repair_mean_s, rs.repair_shape, "/reliability/recovery/repair/distribution"));
   c.elastic = rs.elastic;
   c.elastic_speed = job.elastic_speed;
+  check_whole_job(&job);
   return job;
 }
 

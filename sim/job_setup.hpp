@@ -34,12 +34,19 @@ struct ReliabilitySettings {
   RecoverySettings recovery;
   double window_s = 0;                     // > 0: simulate at most this long
   std::vector<AppliedDefault> defaults;
+  // Where the failure rate and the window were set, and as written: a flag or a JSON path, for the errors
+  // about the whole job (too many failures to simulate, too few to train between).
+  std::string rate_source = "/reliability/failures", rate_text;
+  std::string window_source = "/reliability/window", window_text;
+  std::string lemon_source = "/reliability/failures/lemon_nodes/count";
 };
 
 // Reads the document's top-level "reliability" (absent: every default, recorded). `gpus_per_node`
-// resolves per-GPU failure rates. Throws InputError naming /reliability/...
+// resolves per-GPU failure rates. Every number is checked against its range in models/reliability_limits.hpp
+// (the flags check the same ranges). Throws InputError naming /reliability/...
 ReliabilitySettings parse_reliability_settings(const nlohmann::json& document, int gpus_per_node);
-// An interval as the section or a flag writes it: "young", "daly", "best", or a duration.
+// An interval as the section or a flag writes it: "young", "daly", "best", or a duration in
+// reliability_limits::kCheckpointInterval.
 void parse_interval(const nlohmann::json& value, const std::string& path, ReliabilitySettings* s);
 
 struct ReliabilityJob {
@@ -73,7 +80,11 @@ struct ReliabilityJob {
   std::vector<std::string> notes;
 };
 
-// Throws InputError when the job cannot be simulated (no window and no train_tokens, bad names, ...).
+// Throws InputError when the job cannot be simulated (no window and no train_tokens, bad names, ...), and
+// when the whole job is implausible (reliability_limits.hpp): more lemon nodes than nodes, a failure-free
+// time to train beyond 100 years, failures so frequent that it all but never trains (ETTR < 1% at its best
+// interval by Daly's complete model: said without simulating), or more than 100,000 expected failures in a run.
+// The error names the flag or path that set the failure rate (or the window).
 ReliabilityJob build_reliability_job(const Scenario& scenario, const ReliabilitySettings& settings,
                                      const CalibrationProfile* calibration = nullptr);
 
@@ -81,6 +92,7 @@ ReliabilityJob build_reliability_job(const Scenario& scenario, const Reliability
 // (a Given interval stays).
 JobSimConfig config_with_method(const ReliabilityJob& job, const std::string& method, CheckpointCosts* costs = nullptr);
 // The interval rule of `job` applied to another checkpoint cost and MTBF (Given: unchanged; Best: Daly's).
+// Without failures (MTBF infinite) the rule's interval is the run's horizon: no checkpoint is needed.
 double chosen_interval_s(const ReliabilityJob& job, double blocking_s, double persist_s, double mtbf_s);
 
 nlohmann::json to_json(const ReliabilitySettings& s, const ReliabilityJob& job);

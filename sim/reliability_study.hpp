@@ -3,11 +3,17 @@
 // (every variant sees the same seeds): which checkpoint interval is best, what changes with another
 // checkpoint method, spare nodes or elastic shrink, how sensitive goodput is to MTBF, checkpoint cost
 // and restart time, and how ETTR falls as the blocking checkpoint cost grows (the frontier).
+//
+// A study runs its variants together (simulate_variants, shared_failures.hpp): run i's failures are drawn
+// once and replayed by every variant that does not shrink, so a variant costs a fraction of a simulation.
+// Every variant keeps the full number of runs.
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "job_montecarlo.hpp"
 #include "job_setup.hpp"
+#include "shared_failures.hpp"
 
 namespace trainsim::sim {
 
@@ -17,17 +23,23 @@ struct StudyRow {
   double mtbf_s = 0;
   double recovery_s = 0;          // the closed forms' R for this configuration
   JobStatistics stats;
-  double first_order_ettr = 0;    // 1 - first-order waste (Young 1974 / Daly 2006)
-  double model_ettr = 0;          // Daly 2006's complete model for exponential failures
+  // 1 - first-order waste (Young 1974 / Daly 2006); none where the first-order waste exceeds 100%: the
+  // model assumes few failures per interval and is meaningless there (it would give a negative ETTR).
+  std::optional<double> first_order_ettr;
+  std::optional<double> model_ettr;  // Daly 2006's complete model for exponential failures (none when undefined)
   std::string method;
-  double cost = 0;                // USD: the job's GPUs for the mean wall time
-  double lost_cost = 0;           // USD: mean lost GPU-hours x price
-  double spare_cost = 0;          // USD: the spare nodes held for the mean wall time
+  // USD; none when the GPU price is unknown (never $0).
+  std::optional<double> cost;        // the job's GPUs for the mean wall time
+  std::optional<double> lost_cost;   // mean lost GPU-hours x price
+  std::optional<double> spare_cost;  // the spare nodes held for the mean wall time
 };
 
 // The closed forms' R for a configuration: the recovery with a spare free, weighted by the share of
 // failures that need a new node.
 double closed_form_recovery_s(const JobSimConfig& c, double replacement_share);
+
+// A row from a variant's statistics: closed forms at its configuration and MTBF, costs at the job's price.
+StudyRow make_row(const ReliabilityJob& job, const JobSimConfig& config, double mtbf_s, const JobStatistics& stats, const std::string& label);
 
 StudyRow simulate(const ReliabilityJob& job, const JobSimConfig& config, const FailureModel& failures, const std::string& label,
                   const MonteCarloOptions& mc);
@@ -37,8 +49,8 @@ struct IntervalSweep {
   std::size_t best = 0;        // the row with the highest mean ETTR
   double best_interval_s() const { return rows.empty() ? 0 : rows[best].config.interval_s; }
 };
-// Intervals from a quarter to four times `center` on a geometric grid, then two points either side of
-// the best; the best by mean ETTR. Batches: sweep_batches().
+// Intervals from a quarter to four times `center` on a geometric grid of 2^(1/3) (13 points), then the two
+// half-steps (2^(±1/6)) either side of the best; the best by mean ETTR. Batches: sweep_batches().
 IntervalSweep sweep_intervals(const ReliabilityJob& job, const JobSimConfig& base, double center_s, const MonteCarloOptions& mc);
 constexpr int sweep_batches() { return 15; }
 
@@ -66,7 +78,29 @@ struct FrontierPoint {
 // ETTR against the blocking checkpoint cost (persist 0), each cost at its best interval.
 std::vector<FrontierPoint> frontier(const ReliabilityJob& job, const std::vector<double>& costs_s, const MonteCarloOptions& mc);
 constexpr int frontier_batches_per_cost() { return 4; }
-// The cost at which mean ETTR falls through `level` (linear between frontier points); negative when it never does.
+// The cost at which mean ETTR falls through `level` (linear between frontier points); negative when it never
+// does (ETTR stays above `level` at every cost shown), 0 when it is below `level` at every cost shown.
 double frontier_crossing_s(const std::vector<FrontierPoint>& points, double level, bool instant_recovery = false);
+
+// ---- The whole study, as `trainsim reliability` runs it -------------------------------------------------
+
+struct StudyOptions {
+  bool what_if = true;       // the what-if table
+  bool sensitivity = true;   // the sensitivity table
+  std::vector<double> frontier_costs_s;  // empty: no frontier
+};
+struct Study {
+  StudyRow base;                // the job as configured (interval "best": the sweep's best row)
+  IntervalSweep sweep;
+  std::vector<StudyRow> what_if;
+  std::vector<SensitivityRow> sensitivity;
+  std::vector<FrontierPoint> frontier;
+};
+// How many passes over the runs run_study plans (for progress): 1, and 2 for interval "best" (the what-ifs run at
+// the simulated best). One more when the sweep's best lies beyond the neighbours folded with the grid.
+int study_passes(const ReliabilityJob& job, const StudyOptions& options);
+// Every variant of every table on the same seeds, `mc.runs` runs each, in study_passes() passes; mc.progress
+// (if any) is told planned_runs = passes x runs.
+Study run_study(const ReliabilityJob& job, const StudyOptions& options, const MonteCarloOptions& mc);
 
 }  // namespace trainsim::sim

@@ -100,7 +100,7 @@ ProxyPlan plan_proxy(const Scenario& sc, const CalibrationProfile* profile, int 
   if (p.tp > 1) {
     const bool sp = p.sequence_parallel;
     const bool dpo = t.mode == TrainingMode::Dpo;
-    const double tokens = static_cast<double>(t.seq_len) / p.cp * p.micro_batch_size * (dpo ? 2 : 1);
+    const double tokens = static_cast<double>(t.seq_len) / p.cp * p.micro_batch_size * t.sequences_per_sample();
     plan.tp_bytes = tokens * m.hidden_size * 2;
     const int fwd_passes = 1 + (t.recompute == Recompute::Full ? 1 : 0) + (dpo ? 1 : 0);
     const int count = 2 * (fwd_passes + 1) * plan.layers;

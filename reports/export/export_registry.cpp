@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "models/transformer.hpp"
 #include "models/units.hpp"
 
 namespace trainsim {
@@ -30,12 +31,20 @@ RegisterExporter::RegisterExporter(std::unique_ptr<Exporter> e) {
   all.insert(at, std::move(e));
 }
 
+bool Exporter::accepts_job_name(const std::string& name) const {
+  if (name.empty() || name.size() > 200) return false;
+  for (char c : name)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '+' || c == '-'))
+      return false;
+  return true;
+}
+
+std::string Exporter::job_name_rule() const { return "1 to 200 letters, digits, '.', '_', '+' or '-'"; }
+
 long long ExportPlan::train_iterations() const {
   if (iterations > 0) return static_cast<long long>(std::llround(iterations));
   if (training.train_tokens <= 0 || training.global_batch_size <= 0 || training.seq_len <= 0) return 0;
-  // Same count as the step model: a DPO step holds chosen + rejected sequences.
-  const double tokens_per_step = double(training.global_batch_size) * training.seq_len * (training.mode == TrainingMode::Dpo ? 2 : 1);
-  return static_cast<long long>(std::ceil(training.train_tokens / tokens_per_step));
+  return static_cast<long long>(std::ceil(training.train_tokens / training.tokens_per_step()));
 }
 
 namespace export_detail {
@@ -110,6 +119,14 @@ std::vector<Argument> megatron_arguments(const ExportPlan& p) {
   // Parallelism (the data-parallel size is what is left: GPUs / (tp*pp*cp) = dp).
   add("--tensor-model-parallel-size " + s(l.tp));
   add("--pipeline-model-parallel-size " + s(l.pp));
+  // Layers that pp does not divide: the same split as the memory and step models (pipeline_split), which
+  // Megatron takes as explicit first/last stage sizes (it rejects an uneven --num-layers otherwise).
+  if (const PipelineSplit split = pipeline_split(m.num_hidden_layers, l.pp); l.pp > 1 && !split.even) {
+    add("--decoder-first-pipeline-num-layers " + s(split.first), "uneven split: " + s(split.first) + " + " +
+                                                                   (l.pp > 2 ? s(l.pp - 2) + " x " + s(split.middle) + " + " : std::string()) +
+                                                                   s(split.last) + " = " + s(m.num_hidden_layers) + " layers");
+    add("--decoder-last-pipeline-num-layers " + s(split.last));
+  }
   if (l.vpp > 1)
     add("--num-layers-per-virtual-pipeline-stage " + s(m.num_hidden_layers / (l.pp * l.vpp)),
         "layers / (pp x vpp): " + s(l.vpp) + " model chunks per rank, interleaved 1F1B");
@@ -139,7 +156,15 @@ std::vector<Argument> megatron_arguments(const ExportPlan& p) {
   if (m.mlp == MlpKind::Gated && (m.hidden_act == "silu" || m.hidden_act == "swiglu" || m.hidden_act == "swish")) add("--swiglu");
   add(std::string("--normalization ") + (m.norm == NormKind::RmsNorm ? "RMSNorm" : "LayerNorm"));
   switch (m.position_embedding) {
-    case PositionEmbedding::Rope: add("--position-embedding-type rope"); break;
+    case PositionEmbedding::Rope:
+      add("--position-embedding-type rope");
+      // Megatron's --rotary-base is an integer (default 10000).
+      if (m.rope_theta > 0) add("--rotary-base " + s(std::llround(m.rope_theta)), "rope_theta");
+      if (m.rope_scaling_type == "llama3") {
+        add("--use-rope-scaling", "rope_scaling llama3 (Llama 3.1 and later)");
+        if (m.rope_scaling_factor > 0) add("--rope-scaling-factor " + number_text(m.rope_scaling_factor));
+      }
+      break;
     case PositionEmbedding::Learned: add("--position-embedding-type learned_absolute"); break;
     case PositionEmbedding::Alibi: add("--position-embedding-type none", "Megatron-LM has no ALiBi"); break;
   }
@@ -172,7 +197,15 @@ std::vector<Argument> megatron_arguments(const ExportPlan& p) {
   // Optimizer and memory.
   add(std::string("--optimizer ") + (t.optimizer == OptimizerKind::Sgd ? "sgd" : "adam"));
   if (t.zero_stage >= 1 || t.distributed_optimizer)
-    add("--use-distributed-optimizer", "shards optimizer states over data-parallel ranks (ZeRO-1/2)");
+    add("--use-distributed-optimizer", t.zero_stage >= 2 ? "Megatron-FSDP v1 runs on the distributed optimizer"
+                                                          : "shards optimizer states over data-parallel ranks (ZeRO-1)");
+  if (t.zero_stage >= 2) {
+    // ZeRO-2 / ZeRO-3 as Megatron-FSDP (megatron/training/arguments.py: --use-megatron-fsdp needs
+    // --ckpt-format fsdp_dtensor and CUDA_DEVICE_MAX_CONNECTIONS unset or > 1).
+    add("--use-megatron-fsdp", t.zero_stage >= 3 ? "ZeRO-3 / FSDP full shard" : "ZeRO-2: gradients and optimizer states sharded");
+    add(std::string("--data-parallel-sharding-strategy ") + (t.zero_stage >= 3 ? "optim_grads_params" : "optim_grads"));
+    add("--ckpt-format fsdp_dtensor", "the checkpoint format Megatron-FSDP requires");
+  }
   if (t.offload_optimizer) add("--optimizer-cpu-offload", "megatron-core >= 0.11");
   switch (t.recompute) {
     case Recompute::Selective: add("--recompute-activations", "selective: attention core"); break;
@@ -216,9 +249,13 @@ std::vector<std::string> megatron_warnings(const ExportPlan& p) {
   if (p.layout.schedule == Schedule::Gpipe && p.layout.pp > 1)
     w.push_back("Megatron-LM has no GPipe schedule: it runs 1F1B (less activation memory than planned)");
   if (t.optimizer == OptimizerKind::Adam8bit) w.push_back("Megatron-LM has no 8-bit Adam: --optimizer adam keeps fp32 states (more memory than planned)");
-  if (t.zero_stage >= 3)
-    w.push_back("ZeRO-3 / FSDP full shard: --use-distributed-optimizer shards optimizer states and gradients only; add megatron-core's "
-                "--use-torch-fsdp2 (or --use-custom-fsdp) to shard the parameters too");
+  if (t.zero_stage >= 2 && (p.layout.tp > 1 || p.layout.cp > 1))
+    w.push_back("Megatron-FSDP with tp or cp > 1: CUDA_DEVICE_MAX_CONNECTIONS stays unset as FSDP requires, which Megatron warns "
+                "costs tensor-parallel overlap before Blackwell");
+  if (!m.rope_scaling_type.empty() && m.rope_scaling_type != "llama3" && m.rope_scaling_type != "default")
+    w.push_back("rope_scaling " + m.rope_scaling_type + " is not exported: set Megatron's matching flags (e.g. --position-embedding-type yarn) by hand");
+  if (m.rope_theta > 0 && std::fabs(m.rope_theta - std::round(m.rope_theta)) > 1e-9)
+    w.push_back("rope_theta " + number_text(m.rope_theta) + " rounded to an integer: Megatron's --rotary-base is an integer");
   if (m.mlp == MlpKind::Gated && !(m.hidden_act == "silu" || m.hidden_act == "swiglu" || m.hidden_act == "swish"))
     w.push_back("gated MLP with " + m.hidden_act + ": Megatron-LM's flag is --swiglu (SiLU) only");
   if (m.mlp == MlpKind::Plain && m.hidden_act.find("gelu") == std::string::npos)
@@ -282,9 +319,18 @@ std::string pod_template_yaml(const ExportPlan& p, const std::string& container,
 }
 
 std::vector<std::pair<std::string, std::string>> launch_environment(const ExportPlan& p) {
+  // megatron/training/arguments.py: tensor or context parallelism requires CUDA_DEVICE_MAX_CONNECTIONS=1 (before
+  // Blackwell), and Megatron-FSDP (ZeRO-2/3 here) requires it unset or > 1; FSDP wins, with a warning.
   std::vector<std::pair<std::string, std::string>> env;
-  if (p.layout.tp > 1) env.emplace_back("CUDA_DEVICE_MAX_CONNECTIONS", "1");
+  if ((p.layout.tp > 1 || p.layout.cp > 1) && p.training.zero_stage < 2) env.emplace_back("CUDA_DEVICE_MAX_CONNECTIONS", "1");
   return env;
+}
+
+bool is_dns_label(const std::string& s) {
+  if (s.empty() || s.size() > 63 || s.front() == '-' || s.back() == '-') return false;
+  for (char c : s)
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
+  return true;
 }
 
 std::string yaml_quote(const std::string& text) {
@@ -309,7 +355,7 @@ std::string yaml_quote(const std::string& text) {
 }
 
 std::string slurm_time(double seconds) {
-  const long long minutes = std::max(1LL, static_cast<long long>(std::ceil(seconds / 60.0)));
+  const long long minutes = std::max(1LL, static_cast<long long>(std::ceil(std::min(seconds, 1e12) / 60.0)));
   const long long days = minutes / 1440, hours = (minutes % 1440) / 60, mins = minutes % 60;
   char buf[64];
   std::snprintf(buf, sizeof buf, "%lld-%02lld:%02lld:00", days, hours, mins);

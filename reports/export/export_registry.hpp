@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "models/spec.hpp"
+#include "models/walltime.hpp"
 
 namespace trainsim {
 
@@ -27,6 +28,9 @@ struct ExportPlan {
   std::string source;     // where the plan came from (for the header comment)
   // Predictions for this plan; 0 when not known.
   double step_time_s = 0, mfu = 0, time_to_train_s = 0, iterations = 0;
+  // The time limit to ask a scheduler for (time to train with the expected failure overhead and a margin);
+  // limit_s = 0 when the time to train is not known.
+  WalltimeEstimate walltime;
   // Scheduler settings (Volcano, Kubeflow).
   std::string queue = "default";
   std::string image = "nvcr.io/nvidia/pytorch:24.12-py3";
@@ -43,6 +47,10 @@ class Exporter {
   virtual std::string name() const = 0;
   virtual std::string description() const = 0;
   virtual std::vector<ExportFile> render(const ExportPlan& plan) const = 0;
+  // The job names the target accepts (checked before rendering), and that rule in words for the error.
+  // Default: what bash scripts and launchers take safely: 1-200 of A-Z a-z 0-9 . _ + -.
+  virtual bool accepts_job_name(const std::string& name) const;
+  virtual std::string job_name_rule() const;
 };
 
 // Every registered exporter, sorted by name.
@@ -93,8 +101,10 @@ std::vector<std::pair<std::string, std::string>> launch_environment(const Export
 
 // A double-quoted YAML scalar.
 std::string yaml_quote(const std::string& s);
-// "D-HH:MM:SS" for Slurm's --time, rounded up to whole minutes.
+// "D-HH:MM:SS" for Slurm's --time, rounded up to whole minutes; the caller checks the value is finite and sane.
 std::string slurm_time(double seconds);
+// A Kubernetes object name (DNS-1123 label): at most 63 lowercase letters, digits and '-', alphanumeric at both ends.
+bool is_dns_label(const std::string& s);
 // Numbers as the files write them: 0.1 -> "0.1", 1 -> "1".
 std::string number_text(double v);
 

@@ -12,6 +12,12 @@ class KubeflowExporter final : public Exporter {
   std::string name() const override { return "kubeflow"; }
   std::string description() const override { return "Kubeflow PyTorchJob: Master + Workers, nprocPerNode, GPUs per pod (pytorchjob.yaml)"; }
 
+  // Kubernetes object names are DNS-1123 labels.
+  bool accepts_job_name(const std::string& n) const override { return is_dns_label(n); }
+  std::string job_name_rule() const override {
+    return "a Kubernetes name: at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit";
+  }
+
   std::vector<ExportFile> render(const ExportPlan& p) const override {
     const int nodes = p.hardware.num_nodes;
     // The training operator sets MASTER_ADDR/MASTER_PORT and the pod's node rank (PET_NODE_RANK; RANK in older operators).

@@ -12,6 +12,12 @@ class VolcanoExporter final : public Exporter {
   std::string name() const override { return "volcano"; }
   std::string description() const override { return "Volcano Job with gang scheduling (minAvailable = nodes), queue, GPUs per pod (volcano-job.yaml)"; }
 
+  // Kubernetes object names are DNS-1123 labels.
+  bool accepts_job_name(const std::string& n) const override { return is_dns_label(n); }
+  std::string job_name_rule() const override {
+    return "a Kubernetes name: at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit";
+  }
+
   std::vector<ExportFile> render(const ExportPlan& p) const override {
     const std::string nodes = std::to_string(p.hardware.num_nodes);
     std::string out = comment_header(p, name());

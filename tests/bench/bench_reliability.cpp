@@ -1,10 +1,19 @@
-// The speed check: 10,000 Monte-Carlo runs of a 54-day, 16,384-GPU job (the Llama 3 shape:
-// 2,048 nodes x 8 H100, the paper's failure breakdown, ~419 failures a run), on 1 and 2 threads.
+// The speed checks: 10,000 Monte-Carlo runs of a 54-day, 16,384-GPU job (the Llama 3 shape:
+// 2,048 nodes x 8 H100, the paper's failure breakdown, ~419 failures a run), on 1 and 2 threads; and the
+// whole study `trainsim reliability` runs on the example scenario (the run as configured, the
+// checkpoint-interval sweep, the what-ifs and the sensitivities, 10,000 runs each), with its parts.
 #include <benchmark/benchmark.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include "models/failure_model.hpp"
 #include "models/reliability.hpp"
+#include "models/scenario.hpp"
 #include "sim/job_montecarlo.hpp"
+#include "sim/job_setup.hpp"
+#include "sim/reliability_study.hpp"
+#include "sim/shared_failures.hpp"
 
 using namespace trainsim;
 using namespace trainsim::sim;
@@ -56,5 +65,71 @@ void BM_OneRunLlama3(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(sim.run(run_seed(7, seed++)).wall_s);
 }
 BENCHMARK(BM_OneRunLlama3)->Unit(benchmark::kMicrosecond);
+
+// The parts of a study's run: drawing its ~420 failures once (the tape), the spare pool over them, one
+// recovery timeline, and one variant's fold over that timeline.
+void BM_StudyPartsLlama3(benchmark::State& state) {
+  const FailureModel model = failure_preset("llama3-405b");
+  const JobSimConfig config = llama3_job();
+  FailureTape tape(model, config.nodes, config.gpus_per_node, config.repair);
+  PoolReplay pool(&tape, 1.0, config.spare_nodes);
+  Timeline timeline(&pool, TimelineKey::of(config, 1.0));
+  const int part = static_cast<int>(state.range(0));
+  std::uint64_t seed = 1;
+  auto prepare = [&] {
+    tape.reset(run_seed(7, seed++));
+    pool.reset();
+    timeline.reset();
+    return fold(config, timeline);  // draws the tape and builds the timeline as far as the run goes
+  };
+  for (auto _ : state) {
+    if (part == 0) {  // tape + timeline + fold
+      benchmark::DoNotOptimize(prepare().wall_s);
+    } else if (part == 1) {  // pool replay + timeline + fold (tape drawn)
+      state.PauseTiming();
+      prepare();
+      state.ResumeTiming();
+      pool.reset();
+      timeline.reset();
+      benchmark::DoNotOptimize(fold(config, timeline).wall_s);
+    } else {  // fold only
+      state.PauseTiming();
+      prepare();
+      state.ResumeTiming();
+      benchmark::DoNotOptimize(fold(config, timeline).wall_s);
+    }
+  }
+  state.SetLabel(part == 0 ? "tape+pool+timeline+fold" : part == 1 ? "pool+timeline+fold" : "fold");
+}
+BENCHMARK(BM_StudyPartsLlama3)->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);
+
+// The example scenario as `trainsim reliability` builds it.
+ReliabilityJob example_job() {
+  const std::filesystem::path here = std::filesystem::path(__FILE__).parent_path();
+  std::ifstream in(here / "../../scenarios/examples/llama3-405b-reliability-16k-h100.json");
+  const nlohmann::json doc = nlohmann::json::parse(in);
+  const Scenario s = parse_scenario(doc, true);
+  return build_reliability_job(s, parse_reliability_settings(doc, s.hardware.gpus_per_node));
+}
+
+// The whole study of `trainsim reliability scenarios/examples/llama3-405b-reliability-16k-h100.json --runs 10000`:
+// the run as configured, the interval sweep (15 rows), the what-ifs (6 rows) and the sensitivities (12 rows),
+// every variant 10,000 runs on the same seeds. Arg: threads.
+void BM_ReliabilityStudyLlama3Example(benchmark::State& state) {
+  const ReliabilityJob job = example_job();
+  MonteCarloOptions mc;
+  mc.runs = 10000;
+  mc.threads = static_cast<int>(state.range(0));
+  const StudyOptions options;  // what-ifs and sensitivities, no frontier
+  double ettr = 0, best = 0;
+  for (auto _ : state) {
+    const Study study = run_study(job, options, mc);
+    ettr = study.base.stats.ettr.mean;
+    best = study.sweep.best_interval_s();
+  }
+  state.counters["ettr_percent"] = 100 * ettr;
+  state.counters["best_interval_s"] = best;
+}
+BENCHMARK(BM_ReliabilityStudyLlama3Example)->Arg(1)->Arg(2)->Unit(benchmark::kSecond)->UseRealTime()->Iterations(1);
 
 }  // namespace

@@ -11,12 +11,15 @@
 // 34 (a row overwritten by NCCL INFO output from another rank) and 36 (#wrong = 2).
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "calibrate/import_gemm_csv.hpp"
 #include "calibrate/import_nccl_tests.hpp"
 #include "models/errors.hpp"
+#include "models/scenario.hpp"
 
 using namespace trainsim;
 
@@ -178,4 +181,185 @@ TEST_CASE("GEMM CSV with time_s: TFLOP/s = 2·m·n·k / time") {
   CHECK_NOTHROW(parse_gemm_csv(header, "noheader.csv"));  // no "dtype": a data row (malformed), not a header
   std::istringstream wrong_header("dtype,m,n,k,speed\n");
   CHECK_THROWS_AS(parse_gemm_csv(wrong_header, "bad.csv"), InputError);
+}
+
+// ---- Regression tests: untrusted input, impossible values -------------------------------------------------
+
+namespace {
+const std::string kRanks =
+    "# Collective test starting: all_reduce_perf\n"
+    "#  Rank  0 Group  0 Pid 1 on host-a device  0 [0x18] NVIDIA H100 80GB HBM3\n"
+    "#  Rank  1 Group  0 Pid 1 on host-a device  1 [0x2a] NVIDIA H100 80GB HBM3\n"
+    "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n";
+std::string row(const std::string& size, const std::string& time, const std::string& busbw = "1.00") {
+  return "  " + size + "  262144  float  sum  -1  " + time + "  1.00  " + busbw + "  0  10.00  1.00  1.00  0\n";
+}
+std::string reason_at(const MalformedLines& m, long long line) {
+  for (const auto& l : m.listed())
+    if (l.line == line) return l.reason;
+  return "(line " + std::to_string(line) + " not malformed)";
+}
+}  // namespace
+
+TEST_CASE("nccl-tests rows with NaN, infinite, negative, out-of-range or 30,000-digit values are malformed with their reason") {
+  const std::string digits(30000, '9');
+  const std::string text = kRanks + row("1048576", "10.00") +   // line 5: used
+                           row("2097152", "nan") + row("4194304", "inf") + row("8388608", "-5.0") + row("16777216", "1e400") +
+                           row("33554432", digits) + row("-67108864", "30.00") + row(digits, "30.00") + row("134217728", "40.00", "nan") +
+                           row("0", "1.00") + row("268435456", "1e-9") + row("536870912", "60.00");  // line 16: used
+  const NcclTestsLog log = parse_nccl_tests_log(std::string_view(text), "all_reduce_perf.log");
+  CHECK(log.rows == 2);
+  REQUIRE(log.points.size() == 2);
+  for (const auto& p : log.points) CHECK((std::isfinite(p.time_s) && p.time_s > 0 && std::isfinite(p.busbw) && p.busbw > 0));
+  CHECK(log.malformed.size() == 10);
+  CHECK(reason_at(log.malformed, 6) == "out-of-place time \"nan\" is not finite");
+  CHECK(reason_at(log.malformed, 7) == "out-of-place time \"inf\" is not finite");
+  CHECK(reason_at(log.malformed, 8) == "out-of-place time \"-5.0\" is negative");
+  CHECK(reason_at(log.malformed, 9) == "out-of-place time \"1e400\" is out of range");
+  CHECK(reason_at(log.malformed, 10).ends_with("has 30000 characters (a number has at most 64)"));
+  CHECK(reason_at(log.malformed, 11) == "size \"-67108864\" is negative");
+  CHECK(reason_at(log.malformed, 12).ends_with("has 30000 digits (at most 18)"));
+  CHECK(reason_at(log.malformed, 13) == "out-of-place busbw \"nan\" is not finite");
+  CHECK(reason_at(log.malformed, 14) == "size 0: nothing was timed");
+  CHECK(reason_at(log.malformed, 15) == "out-of-place time (us) \"1e-9\" is below 1 ns");
+}
+
+TEST_CASE("nccl-tests: megabyte lines, NUL bytes and invalid UTF-8 are counted, never a stack overflow or a hang") {
+  std::string name;  // "$ a_a_a_..._perf": the old std::regex for the test name recursed per character
+  while (name.size() < 200000) name += "a_";
+  std::string text = "$ " + name + "\n" + kRanks;                                                    // 1, 2-5
+  text += "#  Rank  2 Group  0 Pid 1 on host-a device  2 [0x3a] " + std::string(300000, 'H') + "\n";  // 6: a 300 kB GPU name
+  text += "#  Rank " + std::string(30000, '3') + " Group  0 Pid 1 on host-a device  3 [0x3b] NVIDIA H100 80GB HBM3\n";  // 7
+  text += "     1048576  262144  float  sum  -1  10.00  1.00  1.00  0  10.00  1.00  1.00  0" + std::string(1, '\0') + "\xff\n";  // 8
+  text += std::string(kMaxLineBytes + 1, '7') + "\n";  // 9
+  text += row("2097152", "12.00");                     // 10
+  const NcclTestsLog log = parse_nccl_tests_log(std::string_view(text), "x.log");
+  CHECK(log.test == "all_reduce_perf");
+  CHECK(log.ranks == 3);
+  REQUIRE(log.gpu_names.size() == 2);
+  CHECK(log.gpu_names[1].size() < 100);  // cut for messages
+  CHECK(log.rows == 1);
+  REQUIRE(log.malformed.size() == 3);
+  CHECK(reason_at(log.malformed, 7).ends_with("has 30000 digits (at most 18)"));
+  CHECK(reason_at(log.malformed, 8) == "in-place #wrong \"0\\x00\\xff\" is not a whole number");
+  CHECK(log.malformed[1].text.ends_with("\\x00\\xff"));
+  CHECK(reason_at(log.malformed, 9) == "line of 1048577 bytes: longer than the 1 MiB limit, not read");
+  CHECK(log.ignored_lines == 1);
+  std::istringstream in(text);
+  CHECK(parse_nccl_tests_log(in, "x.log").malformed.size() == 3);  // the stream reads the same
+  // Found by fuzzing: a line of vertical tabs and form feeds (blank, but not to the old trim) read field 0 of none.
+  CHECK(parse_nccl_tests_log(std::string_view(kRanks + "\v\f\v\n" + row("1048576", "10.00")), "x.log").rows == 1);
+}
+
+TEST_CASE("nccl-tests: a curve whose time falls as the message grows is flagged, measurement noise is not") {
+  // 5% faster at a larger size: noise (the tolerance is 10%).
+  CHECK(falling_times({{1048576, 0, 20e-6}, {2097152, 0, 19e-6}, {4194304, 0, 21e-6}}).empty());
+  // 4 MiB took 35.29 us, 8 MiB 20.10 us: 43% less.
+  const std::vector<std::string> f = falling_times({{4194304, 0, 35.29e-6}, {1048576, 0, 23.82e-6}, {8388608, 0, 20.10e-6}, {16777216, 0, 81.17e-6}});
+  REQUIRE(f.size() == 1);
+  CHECK(f[0] == "4194304 B took 35.29 us, 8388608 B 20.10 us (43% less)");
+
+  const std::string text = kRanks + row("1048576", "23.82") + row("2097152", "27.65") + row("4194304", "35.29") + row("8388608", "20.10") +
+                           row("16777216", "81.17") + row("1073741824", "1.00");
+  const NcclTestsLog log = parse_nccl_tests_log(std::string_view(text), "all_reduce_perf.log");
+  REQUIRE(log.warnings.size() == 1);
+  CHECK(log.warnings[0].starts_with("all_reduce_perf, 2 ranks on 1 node: the time falls as the message grows, by more than the 10% measurement noise: "
+                                    "4194304 B took 35.29 us, 8388608 B 20.10 us (43% less); 16777216 B took 81.17 us, 1073741824 B 1.00 us (99% less)"));
+  // The fit cannot make sense of it (1 GiB in 1 us is 1.9 PB/s): the import says so.
+  CalibrationProfile p;
+  std::vector<std::string> warnings;
+  add_nccl_tests(p, {log}, {}, &warnings);
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0].starts_with("all-reduce intra-node, 2 ranks: the alpha-beta fit (latency "));
+  CHECK(warnings[0].find("misses a measured point by") != std::string::npos);
+
+  // The clean sample: no warning.
+  CalibrationProfile q;
+  warnings.clear();
+  const NcclTestsLog clean = read_log("all_reduce_perf_8xh100.log");
+  CHECK(clean.warnings.empty());
+  add_nccl_tests(q, {clean}, {}, &warnings);
+  CHECK(warnings.empty());
+  // Two clean logs of the same placement that disagree: flagged as merged.
+  const std::string slow = kRanks + row("1048576", "50.00") + row("2097152", "60.00");
+  const std::string fast = kRanks + row("4194304", "20.00") + row("8388608", "22.00");
+  CalibrationProfile m;
+  warnings.clear();
+  add_nccl_tests(m, {parse_nccl_tests_log(std::string_view(slow), "a.log"), parse_nccl_tests_log(std::string_view(fast), "b.log")}, {}, &warnings);
+  REQUIRE(!warnings.empty());
+  CHECK(warnings[0] == "all-reduce intra-node, 2 ranks, merged from several logs: the time falls as the message grows: "
+                       "2097152 B took 60.00 us, 4194304 B 20.00 us (67% less); and 1 more");
+}
+
+TEST_CASE("GEMM CSV: NaN, infinite, negative, fractional, huge and 30,000-digit values are malformed with their reason") {
+  const std::string digits(30000, '8');
+  const std::string text = "dtype,m,n,k,tflops\n"
+                           "bf16,8192,8192,8192,798.0\n"       // 2: used
+                           "bf16,8192,8192,8192,inf\n"         // 3
+                           "bf16,8192,8192,8192,nan\n"         // 4
+                           "bf16,8192,8192,8192,-798\n"        // 5
+                           "bf16,8192,8192,8192,1e400\n"       // 6
+                           "bf16,inf,8192,8192,798\n"          // 7
+                           "bf16,8192.5,8192,8192,798\n"       // 8
+                           "bf16,1e15,8192,8192,798\n"         // 9
+                           "bf16,-8192,8192,8192,798\n"        // 10
+                           "bf16,8192,8192,8192," + digits + "\n"  // 11
+                           + "bf" + std::string(1, '\0') + "16,8192,8192,8192,798\n" +  // 12
+                           "bf16,8192,8192,8192,0\n";          // 13
+  const GemmCsv csv = parse_gemm_csv(std::string_view(text), "t.csv");
+  CHECK(csv.rows == 1);
+  CHECK(csv.malformed.size() == 11);  // lines 3 to 13
+  CHECK(reason_at(csv.malformed, 3) == "tflops \"inf\" is not finite");
+  CHECK(reason_at(csv.malformed, 4) == "tflops \"nan\" is not finite");
+  CHECK(reason_at(csv.malformed, 5) == "tflops \"-798\" is negative");
+  CHECK(reason_at(csv.malformed, 6) == "tflops \"1e400\" is out of range");
+  CHECK(reason_at(csv.malformed, 7) == "m \"inf\" is not finite");
+  CHECK(reason_at(csv.malformed, 8) == "m \"8192.5\" is not a whole number");
+  CHECK(reason_at(csv.malformed, 9) == "m \"1e15\" is more than 2^40");
+  CHECK(reason_at(csv.malformed, 10) == "m \"-8192\" is negative");
+  CHECK(reason_at(csv.malformed, 11).ends_with("has 30000 characters (a number has at most 64)"));
+  CHECK(reason_at(csv.malformed, 12) == "dtype \"bf\\x0016\" is not bf16, fp16, fp8 or tf32");
+  CHECK(reason_at(csv.malformed, 13) == "tflops \"0\" is zero");
+
+  // time_s so small that the rate overflows.
+  const GemmCsv t = parse_gemm_csv(std::string_view("dtype,m,n,k,time_s\nbf16,1099511627776,1099511627776,1099511627776,1e-300\n"), "t.csv");
+  REQUIRE(t.malformed.size() == 1);
+  CHECK(t.malformed[0].reason == "time_s \"1e-300\" gives a rate out of range for bf16 1099511627776 x 1099511627776 x 1099511627776");
+  // A header of a megabyte of commas is refused by name, not split into a million fields.
+  CHECK_THROWS_WITH_AS(parse_gemm_csv(std::string_view("dtype" + std::string(500000, ',') + "\n"), "wide.csv"), doctest::Contains("wide.csv:1: got 500001 columns"),
+                       InputError);
+}
+
+TEST_CASE("GEMM above the GPU's dense peak: refused with the file, line and value; within the clock-boost tolerance: a warning") {
+  const GpuSpec h100 = parse_gpu(nlohmann::json("h100-sxm-80gb"), "--gpu");  // bf16 dense peak 989.4 TFLOP/s
+  const GemmCsv ok = read_csv("gemm_h100.csv");
+  CHECK(check_gemm_peaks(ok, h100, "h100-sxm-80gb").empty());
+  CHECK(check_gemm_peaks(ok).empty());
+
+  const GemmCsv impossible = parse_gemm_csv(std::string_view("dtype,m,n,k,tflops\nbf16,4096,4096,4096,700\nbf16,8192,8192,8192,100000\n"), "gemm.csv");
+  REQUIRE(impossible.rows == 2);  // parsed: the value is a number, only the GPU makes it impossible
+  CHECK_THROWS_WITH_AS(check_gemm_peaks(impossible, h100, "h100-sxm-80gb"),
+                       "gemm.csv:3: got bf16 8192 x 8192 x 8192 at 100000.0 TFLOP/s (tflops 100000), 101x the dense bf16 peak of h100-sxm-80gb "
+                       "(989.4 TFLOP/s); expected at most 1.10x the dense peak (clock boost and rounding) (a GEMM cannot run above its GPU's "
+                       "dense peak: was it measured on another GPU (--gpu), or is the column in other units (tflops: 1e12 FLOP/s; time_s: "
+                       "seconds per GEMM)?)",
+                       InputError);
+  // Without a GPU preset: still above the fastest GPU preset's bf16 peak.
+  CHECK_THROWS_WITH_AS(check_gemm_peaks(impossible), doctest::Contains("gemm.csv:3: got bf16 8192 x 8192 x 8192 at 100000.0 TFLOP/s"), InputError);
+  // The H100 table read as an A100's: 798 / 312 = 2.56x.
+  CHECK_THROWS_WITH_AS(check_gemm_peaks(ok, parse_gpu(nlohmann::json("a100-sxm-80gb"), "--gpu"), "a100-sxm-80gb"),
+                       doctest::Contains("gemm_h100.csv:3: got bf16 8192 x 8192 x 8192 at 798.0 TFLOP/s (tflops 798.0), 2.56x the dense bf16 peak"), InputError);
+  // Seconds written as milliseconds: 1.4 "s" is fine (0.79 TFLOP/s is slow, not impossible); 1.4e-6 s is 785,000 TFLOP/s.
+  const GemmCsv times = parse_gemm_csv(std::string_view("dtype,m,n,k,time_s\nbf16,8192,8192,8192,1.4e-6\n"), "times.csv");
+  CHECK_THROWS_WITH_AS(check_gemm_peaks(times, h100, "h100-sxm-80gb"), doctest::Contains("(time_s 1.4e-6), 794x the dense bf16 peak"), InputError);
+
+  // 5% above the datasheet (an H100 SXM may clock 8% above the clock its datasheet peak assumes): a warning.
+  const GemmCsv boost = parse_gemm_csv(std::string_view("dtype,m,n,k,tflops\nbf16,8192,8192,8192,1040\nbf16,8192,8192,8192,1088\n"), "boost.csv");
+  const std::vector<std::string> w = check_gemm_peaks(boost, h100, "h100-sxm-80gb");
+  REQUIRE(w.size() == 2);
+  CHECK(w[0] == "boost.csv line 2: bf16 8192 x 8192 x 8192 at 1040.0 TFLOP/s is 1.05x the dense bf16 peak of h100-sxm-80gb (989.4 TFLOP/s): "
+                "possible only at a clock above the datasheet's boost clock; check --gpu");
+  // 11% above: refused.
+  const GemmCsv over = parse_gemm_csv(std::string_view("dtype,m,n,k,tflops\nbf16,8192,8192,8192,1100\n"), "over.csv");
+  CHECK_THROWS_AS(check_gemm_peaks(over, h100, "h100-sxm-80gb"), InputError);
 }

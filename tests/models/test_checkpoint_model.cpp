@@ -125,3 +125,18 @@ TEST_CASE("the scenario's checkpoint object") {
   CHECK_THROWS_WITH_AS(parse_checkpoint_settings(Json{{"storage", "nfs"}}, "/c", nullptr), doctest::Contains("/c/storage"), InputError);
   CHECK_THROWS_WITH_AS(parse_checkpoint_settings(Json{{"costt", "1s"}}, "/c", nullptr), doctest::Contains("did you mean \"cost\""), InputError);
 }
+
+TEST_CASE("checkpoint inputs outside their plausible range are errors naming the path") {
+  CHECK_THROWS_WITH_AS(parse_checkpoint_settings(Json{{"cost", "2d"}}, "/reliability/checkpoint", nullptr),
+                       doctest::Contains("/reliability/checkpoint/cost: got \"2d\"; expected a blocking checkpoint cost from 0 to 1 day"), InputError);
+  CHECK_THROWS_WITH_AS(parse_checkpoint_settings(Json{{"overhead", "2h"}}, "/c", nullptr), doctest::Contains("/c/overhead: got \"2h\""), InputError);
+  CHECK_THROWS_WITH_AS(parse_checkpoint_settings(Json{{"storage", {{"aggregate_bandwidth", "1KB/s"}}}}, "/c", nullptr),
+                       doctest::Contains("/c/storage/aggregate_bandwidth: got \"1KB/s\"; expected a bandwidth from 100 MB/s to 1 PB/s"), InputError);
+  CHECK_THROWS_WITH_AS(parse_checkpoint_settings(Json{{"storage", {{"concurrent_jobs", 0}}}}, "/c", nullptr),
+                       doctest::Contains("/c/storage/concurrent_jobs: got 0"), InputError);
+  CHECK_THROWS_WITH_AS(parse_checkpoint_settings(Json{{"full_every", 100000}}, "/c", nullptr), doctest::Contains("/c/full_every: got 100000"),
+                       InputError);
+  CHECK_THROWS_WITH_AS(parse_checkpoint_settings(Json{{"incremental_fraction", 0}}, "/c", nullptr),
+                       doctest::Contains("/c/incremental_fraction: got 0"), InputError);
+  CHECK(parse_checkpoint_settings(Json{{"cost", "60s"}, {"host_bandwidth", "50GB/s"}}, "/c", nullptr).blocking_override_s == 60);
+}

@@ -43,9 +43,11 @@ TEST_CASE("gemm_flops counts 2·m·n·k per GEMM") {
 TEST_CASE("GEMM 8192^3 bf16 on H100 SXM matches the PyTorch and MAMF measurements") {
   const GpuSpec h100 = gpu("h100-sxm-80gb");
   const double got = tflops(h100, Precision::Bf16, {8192, 8192, 8192});
-  // Hand: ceiling 792.1/989 (MAMF, stas00/ml-engineering) x quantization: 128x256 tiles -> 64·32 = 2048 tiles,
-  // ceil(2048/132) = 16 waves -> 2048/2112 = 0.970; x the preset's 989.4 TFLOP/s dense peak = 768.4 TFLOP/s.
-  CHECK(got == doctest::Approx(792.1 / 989.0 * 2048.0 / 2112.0 * 989.4));
+  // Hand: the ceiling is the MAMF point (stas00/ml-engineering: 792.1 TFLOP/s at 6144x17920x2816) with its own
+  // quantization divided out: 128x256 tiles -> 48·70 = 3360 tiles, ceil(3360/132) = 26 waves -> 3360/3432; so
+  // ceiling = 792.1/989.4 x 3432/3360 = 0.8177. 8192^3: 64·32 = 2048 tiles, 16 waves -> 2048/2112 = 0.970;
+  // x the 989.4 TFLOP/s dense peak = 792.1 x 3432/3360 x 2048/2112 = 784.6 TFLOP/s.
+  CHECK(got == doctest::Approx(792.1 * 3432.0 / 3360.0 * 2048.0 / 2112.0));
   // ../shared/reference/microbenchmarks.json: 798 TFLOP/s through PyTorch on H100 SXM, MAMF 792.1.
   CHECK(std::fabs(got / 798.0 - 1) < 0.05);
   CHECK(std::fabs(got / 792.1 - 1) < 0.05);
@@ -76,27 +78,39 @@ TEST_CASE("GEMM wave quantization: one tile more than the SMs costs a second wav
   CHECK(gemm_quantization(tr, full) == doctest::Approx(1.0));
   CHECK(gemm_quantization(tr, spill) == doctest::Approx(133.0 / 264.0));
   CHECK(gemm_efficiency(h100, Precision::Bf16, spill) < gemm_efficiency(h100, Precision::Bf16, full));
-  CHECK(gemm_efficiency(h100, Precision::Bf16, full) == doctest::Approx(792.1 / 989.0));
+  CHECK(gemm_efficiency(h100, Precision::Bf16, full) == doctest::Approx(792.1 / 989.4 * 3432.0 / 3360.0));
   // A100: 128x128 tiles over 108 SMs; 12·9 = 108 tiles fill one wave, 1 x 109 tiles need two.
   const GpuComputeTraits a100 = gpu_compute_traits(gpu("a100-sxm-80gb"));
   CHECK(gemm_quantization(a100, {1536, 1152, 4096}) == doctest::Approx(1.0));
   CHECK(gemm_quantization(a100, {128, 128 * 109, 4096}) == doctest::Approx(109.0 / 216.0));
 }
 
-TEST_CASE("GEMM ceilings by GPU name, fp8 and the fallback") {
-  CHECK(gpu_compute_traits(gpu("a100-sxm-80gb")).gemm_ceiling == doctest::Approx(267.9 / 312));
-  CHECK(gpu_compute_traits(gpu("a100-pcie-40gb")).gemm_ceiling == doctest::Approx(256.4 / 312));
-  CHECK(gpu_compute_traits(gpu("a800-sxm-80gb")).gemm_ceiling == doctest::Approx(267.9 / 312));
-  CHECK(gpu_compute_traits(gpu("h800-sxm-80gb")).gemm_ceiling == doctest::Approx(792.1 / 989));
-  CHECK(gpu_compute_traits(gpu("h200-sxm-141gb")).gemm_ceiling == doctest::Approx(821.0 / 989));
-  CHECK(gpu_compute_traits(gpu("b200-sxm-180gb")).gemm_ceiling == doctest::Approx(1745.0 / 2250));
-  CHECK(gpu_compute_traits(gpu("mi300x-192gb")).gemm_ceiling == doctest::Approx(781.9 / 1300));
-  // No row: the mean of the six published ceilings, (0.8587 + 0.8218 + 0.8009 + 0.8301 + 0.7756 + 0.6015)/6.
-  const double mean = (267.9 / 312 + 256.4 / 312 + 792.1 / 989 + 821.0 / 989 + 1745.0 / 2250 + 781.9 / 1300) / 6;
+TEST_CASE("GEMM ceilings from the presets' published points, fp8 and the fallback") {
+  // Each MAMF point (microbenchmarks.json gemm_bf16_mamf) over the preset's dense peak, its own shape's tile/wave
+  // quantization divided out. A100 SXM 6912x16384 in 128x128 tiles = 54·128 = 6912 tiles = 64 full waves of 108.
+  const double a100_c = 267.9 / 312;
+  // A100 PCIe 2304x5120: 18·40 = 720 tiles, 7 waves of 108 -> 720/756.
+  const double a100_pcie_c = 256.4 / 312 * 756.0 / 720.0;
+  // H100 6144x17920 in 128x256 tiles: 48·70 = 3360 tiles, 26 waves of 132 -> 3360/3432.
+  const double h100_c = 792.1 / 989.4 * 3432.0 / 3360.0;
+  // GH200 (the H200's row) 11264x19712: 88·77 = 6776 tiles, 52 waves of 132 -> 6776/6864.
+  const double gh200_c = 821.0 / 989.4 * 6864.0 / 6776.0;
+  const double b200_c = 1745.0 / 2250;  // no shape published: nothing divided out
+  // MI300X 4096x10240 in 128x128 tiles: 32·80 = 2560 tiles, 9 waves of 304 CUs -> 2560/2736.
+  const double mi300x_c = 781.9 / 1307.4 * 2736.0 / 2560.0;
+  CHECK(gpu_compute_traits(gpu("a100-sxm-80gb")).gemm_ceiling == doctest::Approx(a100_c));
+  CHECK(gpu_compute_traits(gpu("a100-pcie-40gb")).gemm_ceiling == doctest::Approx(a100_pcie_c));
+  CHECK(gpu_compute_traits(gpu("a800-sxm-80gb")).gemm_ceiling == doctest::Approx(a100_c));
+  CHECK(gpu_compute_traits(gpu("h800-sxm-80gb")).gemm_ceiling == doctest::Approx(h100_c));
+  CHECK(gpu_compute_traits(gpu("h200-sxm-141gb")).gemm_ceiling == doctest::Approx(gh200_c));
+  CHECK(gpu_compute_traits(gpu("b200-sxm-180gb")).gemm_ceiling == doctest::Approx(b200_c));
+  CHECK(gpu_compute_traits(gpu("mi300x-192gb")).gemm_ceiling == doctest::Approx(mi300x_c));
+  // No published point: the mean of the six published ceilings (the constant in compute.cpp, to 1e-4).
+  const double mean = (a100_c + a100_pcie_c + h100_c + gh200_c + b200_c + mi300x_c) / 6;
   const GpuSpec ascend = gpu("ascend-910b-64gb");
-  CHECK(gpu_compute_traits(ascend).gemm_ceiling == doctest::Approx(mean));
+  CHECK(gpu_compute_traits(ascend).gemm_ceiling == doctest::Approx(mean).epsilon(1e-4));
   CHECK(gpu_compute_traits(ascend).sms == 0);  // unknown: no quantization
-  CHECK(gemm_efficiency(ascend, Precision::Bf16, {8192, 8192, 8192}) == doctest::Approx(mean));
+  CHECK(gemm_efficiency(ascend, Precision::Bf16, {8192, 8192, 8192}) == doctest::Approx(gpu_compute_traits(ascend).gemm_ceiling));
   // fp8 runs against the fp8 peak (2x) with the same ceiling: a compute-bound GEMM takes half the time.
   const GpuSpec h100 = gpu("h100-sxm-80gb");
   CHECK(gemm_time(h100, Precision::Fp8, {8192, 8192, 8192}) ==

@@ -153,3 +153,42 @@ TEST_CASE("the scenario's failures value") {
                        doctest::Contains("/f/components/pump/failures_per_1000_node_days: got nothing"), InputError);
   CHECK_THROWS_WITH_AS(parse_failure_model("nope", "/f", 8, nullptr), doctest::Contains("/f: got \"nope\"; expected a failure preset"), InputError);
 }
+
+TEST_CASE("expected failures over a horizon: nodes x rate x time, more early on for Weibull k < 1") {
+  const FailureModel llama = failure_preset("llama3-405b");
+  // The Llama 3 run: 2,048 nodes x 8 GPUs for 54 days, 419 failures.
+  CHECK(llama.expected_failures(2048, 8, 54 * 86400.0) == doctest::Approx(419).epsilon(0.001));
+  CHECK(llama.expected_failures(2048, 8, 54 * 86400.0) == doctest::Approx(54 * 86400.0 / llama.job_mtbf_s(2048, 8)).epsilon(1e-9));
+  // Lemons count at their factor.
+  FailureModel lemons = llama;
+  lemons.lemons = {8, 10.0, 0};
+  CHECK(lemons.expected_failures(2048, 8, 86400.0) == doctest::Approx(86400.0 / lemons.job_mtbf_s(2048, 8)).epsilon(1e-9));
+  // Weibull k = 0.7: new parts fail early (the cumulative hazard exceeds time / mean over a short horizon).
+  FailureModel w = llama;
+  for (auto& c : w.components) {
+    c.distribution = "weibull";
+    c.shape = 0.7;
+  }
+  CHECK(w.expected_failures(2048, 8, 54 * 86400.0) > 1.5 * 419);
+  CHECK(w.expected_failures(2048, 8, 0) == 0);
+}
+
+TEST_CASE("failure inputs outside their plausible range are errors naming the path") {
+  using Json = nlohmann::json;
+  CHECK_THROWS_WITH_AS(parse_failure_model(Json{{"failures_per_1000_node_days", 5000}}, "/reliability/failures", 8, nullptr),
+                       doctest::Contains("/reliability/failures/failures_per_1000_node_days: got 5000; expected a rate from 0.01 to 1000"),
+                       InputError);
+  CHECK_THROWS_WITH_AS(parse_failure_model(Json{{"failures_per_1000_node_days", 0}}, "/f", 8, nullptr),
+                       doctest::Contains("/f/failures_per_1000_node_days: got 0"), InputError);
+  CHECK_THROWS_WITH_AS(parse_failure_model(Json{{"shape", 0.1}}, "/f", 8, nullptr),
+                       doctest::Contains("/f/shape: got 0.1; expected a Weibull shape k from 0.5 to 10"), InputError);
+  CHECK_THROWS_WITH_AS(parse_failure_model(Json{{"components", {{"gpu", {{"failures_per_1000_gpu_days", -1}}}}}}, "/f", 8, nullptr),
+                       doctest::Contains("/f/components/gpu/failures_per_1000_gpu_days: got -1"), InputError);
+  CHECK_THROWS_WITH_AS(parse_failure_model(Json{{"lemon_nodes", {{"count", 2}, {"rate_factor", 1e5}}}}, "/f", 8, nullptr),
+                       doctest::Contains("/f/lemon_nodes/rate_factor: got 100000.0; expected a rate factor from 1 to 1000"), InputError);
+  CHECK_THROWS_WITH_AS(parse_failure_model(Json{{"lemon_nodes", {{"count", 2.5}}}}, "/f", 8, nullptr),
+                       doctest::Contains("/f/lemon_nodes/count: got 2.5"), InputError);
+  // In range: accepted.
+  CHECK(parse_failure_model(Json{{"failures_per_1000_node_days", 16}, {"shape", 0.5}}, "/f", 8, nullptr).failures_per_1000_node_days(8) ==
+        doctest::Approx(16));
+}

@@ -47,3 +47,14 @@ TEST_CASE("the scenario's recovery object") {
                        doctest::Contains("/r/repair/distribution: got \"gamma\""), InputError);
   CHECK_THROWS_WITH_AS(parse_recovery_settings(Json{{"restrat", "1m"}}, "/r", nullptr), doctest::Contains("did you mean \"restart\""), InputError);
 }
+
+TEST_CASE("recovery inputs outside their plausible range are errors naming the path") {
+  CHECK_THROWS_WITH_AS(parse_recovery_settings(Json{{"total", "30d"}}, "/reliability/recovery", nullptr),
+                       doctest::Contains("/reliability/recovery/total: got \"30d\"; expected a duration from 0 to 7 days"), InputError);
+  CHECK_THROWS_WITH_AS(parse_recovery_settings(Json{{"restart", "1y"}}, "/r", nullptr), doctest::Contains("/r/restart: got \"1y\""), InputError);
+  CHECK_THROWS_WITH_AS(parse_recovery_settings(Json{{"repair", {{"mean", "10y"}}}}, "/r", nullptr),
+                       doctest::Contains("/r/repair/mean: got \"10y\"; expected a mean repair time from 1 min to 1 year"), InputError);
+  CHECK_THROWS_WITH_AS(parse_recovery_settings(Json{{"repair", {{"shape", 50}}}}, "/r", nullptr), doctest::Contains("/r/repair/shape: got 50"),
+                       InputError);
+  CHECK(parse_recovery_settings(Json{{"detection", "20min"}}, "/r", nullptr).detection_s == 1200);
+}

@@ -50,3 +50,25 @@ TEST_CASE("mean work lost per failure tends to half an interval") {
   const double tau = 1000, delta = 100;
   CHECK(expected_lost_work_s(delta, tau, 1e9) == doctest::Approx((tau * tau / 2 + tau * delta) / (tau + delta)).epsilon(1e-4));
 }
+
+TEST_CASE("first-order ETTR: none where the first-order waste exceeds 100% (never a negative ETTR)") {
+  // The audit saw "1 - first-order waste -674.57%" (a waste of 7.75). Here an MTBF of 10 min against a recovery
+  // of 9 min and a 60 s checkpoint every 268 s (Young's interval): a waste of 1.35.
+  const double delta = 60, tau = 268, r = 540, m = 600;
+  CHECK(first_order_waste(delta, tau, r, m) > 1);
+  CHECK_FALSE(first_order_ettr(delta, tau, r, m).has_value());
+  CHECK_FALSE(first_order_ettr(4000, 600, 300, 180).has_value());  // a waste of 10
+  CHECK_FALSE(first_order_ettr(60, INFINITY, 300, 3600).has_value());  // never checkpointing: infinite waste
+  // Where it holds, 1 - waste.
+  REQUIRE(first_order_ettr(30, 3600, 300, 86400).has_value());
+  CHECK(*first_order_ettr(30, 3600, 300, 86400) == doctest::Approx(1 - first_order_waste(30, 3600, 300, 86400)));
+  // The complete model stays a number in [0, 1] however frequent the failures.
+  for (double mtbf : {1.0, 60.0, 600.0}) {
+    const double e = expected_ettr(60, 268, 540, mtbf);
+    CHECK(e >= 0);
+    CHECK(e <= 1);
+  }
+  // Without failures or without checkpoints it has its limits, never NaN.
+  CHECK(expected_ettr(60, INFINITY, 300, INFINITY) == 1.0);
+  CHECK(expected_ettr(60, INFINITY, 300, 3600) == 0.0);
+}

@@ -1,6 +1,8 @@
 // Scenario parsing: presets, overrides, derivation of missing degrees, and errors that name the path.
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "models/errors.hpp"
 #include "models/scenario.hpp"
 
@@ -157,4 +159,123 @@ TEST_CASE("the resolved scenario re-parses to the same scenario") {
   Json again = to_json(s);
   Scenario t = parse_scenario(again);
   CHECK(to_json(t) == again);
+}
+
+TEST_CASE("DPO: a sample is a preference pair, so dataset tokens count both sequences") {
+  Json doc = base();
+  doc["training"] = {{"mode", "dpo"}, {"seq_len", 2048}, {"global_batch_size", 64}, {"dataset_samples", "60K"}, {"epochs", 1}};
+  const Scenario s = parse_scenario(doc);
+  CHECK(s.training.sequences_per_sample() == 2);
+  // 60,000 pairs x 2 sequences x 2048 tokens = 245,760,000 tokens; a step takes 64 pairs = 262,144 tokens.
+  CHECK(s.training.train_tokens == doctest::Approx(245760000.0));
+  CHECK(s.training.tokens_per_step() == doctest::Approx(262144.0));
+  CHECK(std::ceil(s.training.train_tokens / s.training.tokens_per_step()) == 938);
+}
+
+TEST_CASE("a precision the GPU has no peak for is rejected, not priced at zero FLOP/s") {
+  Json doc = base();
+  doc["hardware"]["gpu"] = "a100-sxm-80gb";
+  doc["training"]["precision"] = "fp8";
+  const InputError e = error_of(doc);
+  CHECK(e.path() == "/training/precision");
+  CHECK(e.expected().find("bf16, fp16, fp32") != std::string::npos);
+  doc["hardware"]["gpu"] = "ascend-910b-64gb";  // no fp32/tf32 peak in its preset
+  doc["training"]["precision"] = "fp32";
+  CHECK(error_of(doc).path() == "/training/precision");
+}
+
+TEST_CASE("every integer input has a range that names its limit") {
+  auto with = [](const char* section, const char* key, Json value) {
+    Json doc = base();
+    doc[section][key] = value;
+    return doc;
+  };
+  CHECK(error_of(with("training", "seq_len", 1 << 30)).expected() == "an integer in [1, 16777216]");
+  CHECK(error_of(with("training", "global_batch_size", 2147483647)).expected() == "an integer in [1, 1073741824]");
+  Json p = base();
+  p["parallel"] = {{"micro_batch_size", 1073741824}};
+  CHECK(error_of(p).path() == "/parallel/micro_batch_size");
+  p["parallel"] = {{"vpp", 2147483647}};
+  CHECK(error_of(p).expected() == "an integer in [1, 10000]");
+  Json n = base();
+  n["hardware"]["num_nodes"] = 1073741824;
+  CHECK(error_of(n).expected() == "an integer in [1, 1048576]");
+  // micro x dp x accumulation beyond 2^30 sequences: in 64 bits, never a wrapped (negative or zero) batch.
+  Json acc = base();
+  acc["training"].erase("global_batch_size");
+  acc["parallel"] = {{"gradient_accumulation_steps", 1073741824}};
+  CHECK(error_of(acc).path() == "/parallel");
+}
+
+TEST_CASE("quantities outside their plausible range are rejected where they are parsed") {
+  Json g = base();
+  g["hardware"]["gpu"] = {{"preset", "h100-sxm-80gb"}, {"memory", 0}};
+  CHECK(error_of(g).path() == "/hardware/gpu/memory");
+  g["hardware"]["gpu"] = {{"preset", "h100-sxm-80gb"}, {"peak_flops", {{"bf16", 1e-300}}}};
+  CHECK(error_of(g).path() == "/hardware/gpu/peak_flops/bf16");
+  Json price = base();
+  price["hardware"]["price_per_gpu_hour"] = 1e308;
+  CHECK(error_of(price).path() == "/hardware/price_per_gpu_hour");
+  price["hardware"]["price_per_gpu_hour"] = 0;  // zero is not a price: leave it out when unknown
+  CHECK(error_of(price).path() == "/hardware/price_per_gpu_hour");
+  Json tokens = base();
+  tokens["training"]["train_tokens"] = 0;
+  CHECK(error_of(tokens).path() == "/training/train_tokens");
+  Json lora = base();
+  lora["training"]["mode"] = "lora";
+  lora["training"]["lora"] = {{"rank", 1000000}};
+  CHECK(error_of(lora).expected() == "an integer in [1, 4096]");  // at most hidden_size
+}
+
+TEST_CASE("an unknown price stays unknown, with a note") {
+  Json doc = base();
+  doc["hardware"]["gpu"] = "a800-sxm-80gb";
+  const Scenario s = parse_scenario(doc);
+  CHECK_FALSE(s.hardware.has_price());
+  bool noted = false;
+  for (const auto& n : s.notes) noted |= n.find("no price is known for a800-sxm-80gb") != std::string::npos;
+  CHECK(noted);
+}
+
+TEST_CASE("alias keys override a preset instead of being ignored; both names at once must agree") {
+  Json doc = base();
+  doc["model"] = {{"preset", "mixtral-8x7b"}, {"num_local_experts", 16}};
+  CHECK(parse_scenario(doc).model.num_experts == 16);
+  doc["model"] = {{"preset", "mixtral-8x7b"}, {"num_local_experts", 16}, {"num_experts", 4}};
+  const InputError e = error_of(doc);
+  CHECK(e.path() == "/model/num_local_experts");
+}
+
+TEST_CASE("Hugging Face facts: rope_theta and rope_scaling read, Qwen biases and norms from model_type, the name") {
+  Json doc = base();
+  doc["model"] = {{"model_type", "qwen2"}, {"_name_or_path", "Qwen/Qwen2.5-7B"}, {"num_hidden_layers", 28}, {"hidden_size", 3584},
+                  {"num_attention_heads", 28}, {"num_key_value_heads", 4}, {"intermediate_size", 18944}, {"vocab_size", 152064},
+                  {"rope_theta", 1000000.0}, {"rope_scaling", nullptr}};
+  const Scenario q = parse_scenario(doc);
+  CHECK(q.model.name == "Qwen/Qwen2.5-7B");
+  CHECK(q.model.qkv_bias);
+  CHECK_FALSE(q.model.qk_norm);
+  CHECK(q.model.rope_theta == 1000000.0);
+  CHECK(q.model.rope_scaling_type.empty());
+  doc["model"]["model_type"] = "qwen3";
+  CHECK(parse_scenario(doc).model.qk_norm);
+  CHECK_FALSE(parse_scenario(doc).model.qkv_bias);
+  doc["model"]["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 8.0}, {"original_max_position_embeddings", 8192}};
+  const Scenario l = parse_scenario(doc);
+  CHECK(l.model.rope_scaling_type == "llama3");
+  CHECK(l.model.rope_scaling_factor == 8.0);
+  // Round trip: the resolved JSON keeps them.
+  const Scenario again = parse_scenario(to_json(l));
+  CHECK(again.model.rope_theta == 1000000.0);
+  CHECK(again.model.rope_scaling_type == "llama3");
+}
+
+TEST_CASE("vendor-natural names find the presets") {
+  Json doc = base();
+  doc["model"] = "llama3-405b";
+  CHECK(parse_scenario(doc).model.name == "llama3.1-405b");
+  doc["model"] = "meta-llama/Meta-Llama-3-8B";
+  CHECK(parse_scenario(doc).model.name == "llama3-8b");
+  doc["hardware"]["gpu"] = "H100";
+  CHECK(parse_scenario(doc).hardware.gpu.name == "h100-sxm-80gb");
 }

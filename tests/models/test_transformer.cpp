@@ -1,6 +1,8 @@
 // Parameter counts checked against exact published counts and hand-derived formulas.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include "models/scenario.hpp"
 #include "models/transformer.hpp"
 
@@ -37,15 +39,37 @@ TEST_CASE("Mixtral 8x7B: experts count in total, top-2 in active") {
   CHECK(p.active == doctest::Approx(outside + 32 * (attn + router + norms + 2 * expert)).epsilon(1e-12));
 }
 
-TEST_CASE("pipeline stages split layers evenly, extra layers to the last stages") {
-  CHECK(layers_in_stage(126, 16, 0) == 7);  // 126 = 2 x 7 + 14 x 8
-  CHECK(layers_in_stage(126, 16, 1) == 7);
-  CHECK(layers_in_stage(126, 16, 2) == 8);
-  CHECK(layers_in_stage(126, 16, 15) == 8);
-  CHECK(first_layer_of_stage(126, 16, 3) == 7 + 7 + 8);
-  int sum = 0;
-  for (int s = 0; s < 16; ++s) sum += layers_in_stage(126, 16, s);
-  CHECK(sum == 126);
+TEST_CASE("uneven pipelines split as Megatron-LM runs them: equal middle stages, fewer layers first and last") {
+  // Llama 3 405B (arXiv:2407.21783 §3.3.2): 126 layers on 16 stages, one layer fewer on the first and the last.
+  const PipelineSplit llama = pipeline_split(126, 16);
+  CHECK(!llama.even);
+  CHECK(llama.first == 7);
+  CHECK(llama.middle == 8);
+  CHECK(llama.last == 7);
+  CHECK(layers_in_stage(126, 16, 0) == 7);
+  CHECK(layers_in_stage(126, 16, 1) == 8);
+  CHECK(layers_in_stage(126, 16, 14) == 8);
+  CHECK(layers_in_stage(126, 16, 15) == 7);
+  CHECK(first_layer_of_stage(126, 16, 3) == 7 + 8 + 8);
+  // Megatron's TransformerConfig checks: first, last >= 1 and the middle layers divisible by pp - 2.
+  for (int layers = 2; layers <= 130; ++layers)
+    for (int pp = 2; pp <= std::min(layers, 24); ++pp) {
+      const PipelineSplit s = pipeline_split(layers, pp);
+      int sum = 0;
+      for (int st = 0; st < pp; ++st) {
+        CHECK(layers_in_stage(layers, pp, st) >= 1);
+        CHECK(first_layer_of_stage(layers, pp, st) == sum);
+        sum += layers_in_stage(layers, pp, st);
+      }
+      CHECK(sum == layers);
+      CHECK(s.even == (layers % pp == 0));
+    }
+  // Two stages, odd layers: the extra one goes first (the last stage holds the LM head).
+  CHECK(pipeline_split(5, 2).first == 3);
+  CHECK(pipeline_split(5, 2).last == 2);
+  // Five layers on four stages: 2 + 1 + 1 + 1.
+  CHECK(layers_in_stage(5, 4, 0) == 2);
+  CHECK(layers_in_stage(5, 4, 3) == 1);
 }
 
 TEST_CASE("stage parameters: tensor parallel splits matrices, replicates norms; embedding on first, head on last") {

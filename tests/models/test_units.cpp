@@ -40,3 +40,12 @@ TEST_CASE("a unit of the wrong kind is refused with the reason") {
   CHECK(why == "no number at the start");
   CHECK_FALSE(parse_quantity("80 GiBs", Quantity::Bytes));
 }
+
+TEST_CASE("numbers beyond a double are named as such, not as missing") {
+  std::string why;
+  CHECK_FALSE(parse_quantity("1e400", Quantity::Count, &why));
+  CHECK(why == "the number is beyond the range of a double");
+  CHECK_FALSE(parse_quantity("nan", Quantity::Count, &why));
+  CHECK(why == "not a finite number");
+  CHECK_FALSE(parse_quantity("inf GB", Quantity::Bytes, &why));
+}

@@ -119,3 +119,188 @@ TEST_CASE("studies: the sweep finds the optimum near the exact one, methods and 
   CHECK(sens[2].at_current.stats.ettr.mean > base.stats.ettr.mean);  // checkpoint cost x0.5
   CHECK(sens[5].at_current.stats.ettr.mean < base.stats.ettr.mean);  // restart x2
 }
+
+// ---- Plausible ranges and whole-job checks (reliability_limits.hpp) ----------------------------------------
+
+TEST_CASE("the reliability section's numbers have ranges: errors name the JSON path, the value and the range") {
+  auto error_of = [](const Json& reliability) {
+    Json doc = small_job();
+    doc["reliability"] = reliability;
+    try {
+      parse_reliability_settings(doc, 8);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(error_of({{"window", "1e12d"}}).find("/reliability/window: got \"1e12d\"; expected a window from 1 min to 100 years") != std::string::npos);
+  CHECK(error_of({{"window", "0s"}}).find("/reliability/window: got \"0s\"") != std::string::npos);
+  CHECK(error_of({{"job_mtbf", "1s"}}).find("/reliability/job_mtbf: got \"1s\"; expected a job MTBF from 1 min to 1,000 years") !=
+        std::string::npos);
+  CHECK(error_of({{"spare_nodes", -1}}).find("/reliability/spare_nodes: got -1") != std::string::npos);
+  CHECK(error_of({{"elastic_min_fraction", 2}}).find("/reliability/elastic_min_fraction: got 2") != std::string::npos);
+  CHECK(error_of({{"checkpoint", {{"interval", "2y"}}}}).find("/reliability/checkpoint/interval: got \"2y\"") != std::string::npos);
+  CHECK(error_of({{"checkpoint", {{"interval", "0.5s"}}}}).find("/reliability/checkpoint/interval: got \"0.5s\"") != std::string::npos);
+  CHECK(error_of({{"recovery", {{"warmup", "8d"}}}}).find("/reliability/recovery/warmup: got \"8d\"") != std::string::npos);
+  CHECK(error_of({{"failures", {{"failures_per_1000_node_days", 1e4}}}}).find("/reliability/failures/failures_per_1000_node_days") !=
+        std::string::npos);
+  CHECK(error_of({{"window", "54d"}, {"job_mtbf", "3h"}, {"spare_nodes", 4}}) == "no error");
+  // The same ranges for the flags (parse_interval is shared).
+  ReliabilitySettings s;
+  CHECK_THROWS_WITH_AS(parse_interval(Json("400d"), "--checkpoint-interval", &s), doctest::Contains("--checkpoint-interval: got \"400d\""), InputError);
+}
+
+TEST_CASE("a job whose failures leave no time to train is not simulated: the error says so") {
+  // MTBF 1 min against a recovery of about 7 min: a recovery almost never completes (e^(R/M) ~ e^7 attempts).
+  Json doc = small_job();
+  doc["reliability"]["job_mtbf"] = "1min";
+  const Scenario s = parse_scenario(doc, true);
+  CHECK_THROWS_WITH_AS(build_reliability_job(s, parse_reliability_settings(doc, 8)),
+                       doctest::Contains("/reliability/job_mtbf: got \"1min\"; expected failures far enough apart for the job to train"),
+                       InputError);
+  try {
+    build_reliability_job(s, parse_reliability_settings(doc, 8));
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("never makes progress") != std::string::npos);
+  }
+  // With a restart of 30 s the same MTBF trains (ETTR well above 1%): simulated.
+  doc["reliability"]["recovery"] = {{"total", "30s"}};
+  const ReliabilityJob job = build_reliability_job(s, parse_reliability_settings(doc, 8));
+  CHECK(job.mtbf_s == doctest::Approx(60));
+}
+
+TEST_CASE("the failures of a run are bounded before simulating: at most 100,000 expected") {
+  // The example's fleet over a fixed window of 100 years: ~280,000 failures a run at 3.1 h; the window is what to
+  // shorten. (With train_tokens the run ends when the work is done, ~62 days: a long window alone is fine.)
+  Json doc = example();
+  doc["reliability"]["window"] = "100y";
+  CHECK_NOTHROW(build_reliability_job(parse_scenario(doc, true), parse_reliability_settings(doc, 8)));
+  doc["training"].erase("train_tokens");
+  const Scenario s = parse_scenario(doc, true);
+  CHECK_THROWS_WITH_AS(build_reliability_job(s, parse_reliability_settings(doc, 8)),
+                       doctest::Contains("/reliability/window: got \"100y\"; expected a window of at most"), InputError);
+  // A given MTBF is named when it is what was set.
+  Json fast = small_job();
+  fast["reliability"]["window"] = "1d";
+  fast["reliability"]["job_mtbf"] = "1min";
+  fast["reliability"]["recovery"] = {{"total", "0s"}};
+  fast["reliability"]["checkpoint"] = {{"cost", "0s"}};
+  const Scenario sf = parse_scenario(fast, true);
+  CHECK_NOTHROW(build_reliability_job(sf, parse_reliability_settings(fast, 8)));  // 1,440 failures a day
+  // The example as it is: the run's cap is 10x its expected failures plus a margin, not 20 million.
+  const Scenario se = parse_scenario(example(), true);
+  const ReliabilityJob job = build_reliability_job(se, parse_reliability_settings(example(), 8));
+  CHECK(job.sim.max_events > 4000);
+  CHECK(job.sim.max_events < 20000);
+  // More lemon nodes than nodes.
+  Json lemons = small_job();
+  lemons["reliability"]["failures"] = {{"lemon_nodes", {{"count", 17}}}};
+  const Scenario sl = parse_scenario(lemons, true);
+  CHECK_THROWS_WITH_AS(build_reliability_job(sl, parse_reliability_settings(lemons, 8)),
+                       doctest::Contains("/reliability/failures/lemon_nodes/count: got 17; expected at most the job's 16 nodes"), InputError);
+}
+
+TEST_CASE("no failures: finite intervals, no NaN in the closed forms or the study") {
+  Json doc = small_job();
+  doc["reliability"]["failures"] = {
+      {"components",
+       {{"gpu", {{"failures_per_1000_gpu_days", 0}}}, {"hbm", {{"failures_per_1000_gpu_days", 0}}}, {"software", {{"failures_per_1000_node_days", 0}}},
+        {"host", {{"failures_per_1000_node_days", 0}}}, {"switch_cable", {{"failures_per_1000_node_days", 0}}}, {"nic", {{"failures_per_1000_node_days", 0}}}}}};
+  const Scenario s = parse_scenario(doc, true);
+  const ReliabilityJob job = build_reliability_job(s, parse_reliability_settings(doc, 8));
+  CHECK_FALSE(std::isfinite(job.mtbf_s));
+  CHECK(std::isfinite(job.sim.interval_s));
+  CHECK(job.sim.interval_s == doctest::Approx(job.work_s));  // no checkpoint needed before the end
+  MonteCarloOptions mc;
+  mc.runs = 5;
+  mc.threads = 1;
+  StudyOptions so;
+  so.frontier_costs_s = {10, 60};
+  const Study study = run_study(job, so, mc);
+  CHECK(study.base.stats.ettr.mean == doctest::Approx(1.0));
+  REQUIRE(study.base.model_ettr.has_value());
+  CHECK(std::isfinite(*study.base.model_ettr));
+  for (const auto& r : study.sweep.rows) CHECK(std::isfinite(r.config.interval_s));
+  for (const auto& f : study.frontier) {
+    CHECK(std::isfinite(f.model_ettr));
+    CHECK(std::isfinite(f.best.config.interval_s));
+  }
+}
+
+TEST_CASE("an unknown GPU price gives no costs, never $0") {
+  const Scenario s = parse_scenario(small_job(), true);
+  ReliabilityJob job = build_reliability_job(s, parse_reliability_settings(small_job(), 8));
+  JobStatistics stats;
+  stats.wall_s.mean = 86400;
+  stats.lost_gpu_hours.mean = 100;
+  REQUIRE(job.price_per_gpu_hour > 0);
+  CHECK(make_row(job, job.sim, job.mtbf_s, stats, "x").cost.has_value());
+  job.price_per_gpu_hour = 0;
+  const StudyRow row = make_row(job, job.sim, job.mtbf_s, stats, "x");
+  CHECK_FALSE(row.cost.has_value());
+  CHECK_FALSE(row.lost_cost.has_value());
+  CHECK_FALSE(row.spare_cost.has_value());
+}
+
+TEST_CASE("the whole study: the same answers as each table simulated apart, for any number of threads") {
+  Json doc = small_job();
+  doc["reliability"]["recovery"] = {{"total", "5min"}};
+  doc["reliability"]["checkpoint"] = {{"cost", "60s"}};
+  const Scenario s = parse_scenario(doc, true);
+  const ReliabilityJob job = build_reliability_job(s, parse_reliability_settings(doc, 8));
+  MonteCarloOptions mc;
+  mc.runs = 130;
+  mc.threads = 1;
+  const Study study = run_study(job, StudyOptions{}, mc);
+  // The headline: every one of the runs, as a plain Monte-Carlo of the job gives them.
+  const JobStatistics direct = summarize_runs(run_job_montecarlo(job.sim, job.failures, mc), job.gpus);
+  CHECK(study.base.stats.runs == 130);
+  CHECK(study.base.stats.ettr.mean == doctest::Approx(direct.ettr.mean).epsilon(1e-12));
+  CHECK(study.base.stats.ettr.p05 == direct.ettr.p05);
+  CHECK(study.base.stats.interruptions.mean == direct.interruptions.mean);
+  CHECK(study.base.label == "as configured");
+  // The tables as the separate functions give them.
+  const IntervalSweep sweep = sweep_intervals(job, job.sim, std::max(job.optimal_interval_s, job.sim.persist_s), mc);
+  REQUIRE(study.sweep.rows.size() == static_cast<std::size_t>(sweep_batches()));
+  REQUIRE(sweep.rows.size() == study.sweep.rows.size());
+  for (std::size_t i = 0; i < sweep.rows.size(); ++i) {
+    CHECK(study.sweep.rows[i].config.interval_s == sweep.rows[i].config.interval_s);
+    CHECK(study.sweep.rows[i].stats.ettr.mean == sweep.rows[i].stats.ettr.mean);
+  }
+  CHECK(study.sweep.best == sweep.best);
+  const std::vector<StudyRow> w = what_if(job, study.base, mc);
+  REQUIRE(study.what_if.size() == w.size());
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    CHECK(study.what_if[i].label == w[i].label);
+    CHECK(study.what_if[i].stats.ettr.mean == w[i].stats.ettr.mean);
+  }
+  const auto se = sensitivity(job, study.base, mc);
+  REQUIRE(study.sensitivity.size() == se.size());
+  for (std::size_t i = 0; i < se.size(); ++i) {
+    CHECK(study.sensitivity[i].at_current.stats.ettr.mean == se[i].at_current.stats.ettr.mean);
+    CHECK(study.sensitivity[i].at_own.stats.ettr.mean == se[i].at_own.stats.ettr.mean);
+  }
+  // Two threads: identical.
+  mc.threads = 2;
+  const Study two = run_study(job, StudyOptions{}, mc);
+  CHECK(two.base.stats.ettr.mean == study.base.stats.ettr.mean);
+  for (std::size_t i = 0; i < two.sweep.rows.size(); ++i) CHECK(two.sweep.rows[i].stats.ettr.mean == study.sweep.rows[i].stats.ettr.mean);
+  for (std::size_t i = 0; i < two.what_if.size(); ++i) CHECK(two.what_if[i].stats.ettr.mean == study.what_if[i].stats.ettr.mean);
+  // Brief: no what-ifs or sensitivities simulated.
+  StudyOptions brief;
+  brief.what_if = brief.sensitivity = false;
+  const Study b = run_study(job, brief, mc);
+  CHECK(b.what_if.empty());
+  CHECK(b.sensitivity.empty());
+  CHECK(b.base.stats.ettr.mean == study.base.stats.ettr.mean);
+  // "best": the base is the sweep's best row, the what-ifs run at it.
+  Json best_doc = doc;
+  best_doc["reliability"]["checkpoint"]["interval"] = "best";
+  const ReliabilityJob best_job = build_reliability_job(s, parse_reliability_settings(best_doc, 8));
+  ProgressCounter progress;
+  mc.progress = &progress;
+  const Study best = run_study(best_job, StudyOptions{}, mc);
+  CHECK(best.base.config.interval_s == best.sweep.best_interval_s());
+  CHECK(best.what_if.front().config.interval_s == best.sweep.best_interval_s());
+  CHECK(progress.done_runs == progress.planned_runs);
+}

@@ -1,0 +1,42 @@
+// libFuzzer target: any bytes as a scenario file. Bad input must end in an InputError (exit code 2 in the
+// CLI); a scenario that parses must give a memory estimate, step time and cost that pass the result check
+// (no NaN, no infinity, nothing negative). Anything else (a crash, a hang, another exception, a sanitizer
+// report) is a finding.
+#include <cstdint>
+#include <cstdlib>
+#include <string_view>
+
+#include "models/errors.hpp"
+#include "models/json_text.hpp"
+#include "models/memory.hpp"
+#include "models/scenario.hpp"
+#include "models/step.hpp"
+#include "reports/estimate_report.hpp"
+#include "reports/result_check.hpp"
+
+using namespace trainsim;
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  nlohmann::json doc;
+  try {
+    doc = parse_json_text(text, "fuzz.json", "scenario");
+  } catch (const InputError&) {
+    return 0;
+  }
+  for (bool check_layout : {true, false}) {
+    try {
+      EstimateResult r;
+      r.scenario = parse_scenario(doc, check_layout);
+      if (!check_layout) continue;  // the search's starting point: parsed, nothing more to run
+      MemoryModel mm(r.scenario.model, r.scenario.training, r.scenario.hardware);
+      r.memory = mm.estimate(r.scenario.parallel);
+      StepModel sm(r.scenario.model, r.scenario.training, r.scenario.hardware);
+      r.step = sm.estimate(r.scenario.parallel);
+      r.cost = sm.training_cost(r.step, r.scenario.parallel);
+      check_result_numbers(estimate_json(r), "estimate");
+    } catch (const InputError&) {
+    }
+  }
+  return 0;
+}
