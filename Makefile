@@ -1,7 +1,7 @@
 # trainsim: two commands from a fresh Debian 12 machine.
 #   make run   bootstrap, configure, build, then plan the built-in default scenario
 #   make test  bootstrap, build with warnings as errors, run every test; then the same tests under ASan+UBSan;
-#              then every libFuzzer target for FUZZ_SECONDS (60) each
+#              then every libFuzzer target over its seeds and committed corpus (a replay: the same everywhere)
 JOBS ?= $(shell nproc)
 BUILD ?= build
 ASAN_BUILD ?= build-asan
@@ -9,7 +9,7 @@ FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
 CMAKE_GEN := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 
-.PHONY: run test build bootstrap bench asan-test fuzz clean
+.PHONY: run test build bootstrap bench asan-test fuzz fuzz-build fuzz-replay clean
 
 bootstrap:
 	@bash scripts/bootstrap.sh
@@ -26,7 +26,7 @@ run: build
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE bench
 	$(MAKE) asan-test
-	$(MAKE) fuzz
+	$(MAKE) fuzz-replay
 
 $(ASAN_BUILD)/CMakeCache.txt:
 	cmake -S . -B $(ASAN_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Debug -DTRAINSIM_WERROR=ON \
@@ -37,13 +37,20 @@ asan-test: bootstrap $(ASAN_BUILD)/CMakeCache.txt
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	  ctest --output-on-failure -j $(JOBS) -LE bench
 
-# libFuzzer targets for every parser (clang, ASan + UBSan), each run FUZZ_SECONDS over the seed corpora.
+# libFuzzer targets for every parser (clang, ASan + UBSan). `fuzz-replay` (part of `make test`) runs each over its
+# seeds and the committed corpus tests/fuzz/corpus: the same inputs on every machine. `fuzz` searches for new
+# findings for FUZZ_SECONDS per target (FUZZ_MERGE=1 adds what it found to the committed corpus).
 $(FUZZ_BUILD)/CMakeCache.txt:
 	cmake -S . -B $(FUZZ_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
 	  -DTRAINSIM_FUZZ=ON -DTRAINSIM_WERROR=OFF -DTRAINSIM_BENCH=OFF
 
-fuzz: bootstrap $(FUZZ_BUILD)/CMakeCache.txt
+fuzz-build: bootstrap $(FUZZ_BUILD)/CMakeCache.txt
 	cmake --build $(FUZZ_BUILD) -j $(JOBS)
+
+fuzz-replay: fuzz-build
+	bash tests/fuzz/run_fuzzers.sh $(FUZZ_BUILD)
+
+fuzz: fuzz-build
 	FUZZ_SECONDS=$(FUZZ_SECONDS) bash tests/fuzz/run_fuzzers.sh $(FUZZ_BUILD)
 
 bench: build

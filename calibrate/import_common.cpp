@@ -10,6 +10,12 @@
 namespace trainsim {
 
 void MalformedLines::add(long long line, std::string_view text, std::string reason) {
+  // One entry per line: a second problem on the same line joins the first, so counts stay counts of lines.
+  if (count_ > 0 && line == last_line_) {
+    if (!listed_.empty() && listed_.back().line == line) listed_.back().reason += "; " + reason;
+    return;
+  }
+  last_line_ = line;
   ++count_;
   if (listed_.size() < kMaxListedMalformed) listed_.push_back({line, printable(trim_view(text)), std::move(reason)});
 }

@@ -40,6 +40,7 @@ class MalformedLines {
  private:
   std::vector<MalformedLine> listed_;
   long long count_ = 0;
+  long long last_line_ = 0;
 };
 
 // One line at a time from a stream or from text in memory, '\n'-separated, without the '\n' and a trailing

@@ -249,6 +249,13 @@ TEST_CASE("nccl-tests: megabyte lines, NUL bytes and invalid UTF-8 are counted, 
   CHECK(parse_nccl_tests_log(in, "x.log").malformed.size() == 3);  // the stream reads the same
   // Found by fuzzing: a line of vertical tabs and form feeds (blank, but not to the old trim) read field 0 of none.
   CHECK(parse_nccl_tests_log(std::string_view(kRanks + "\v\f\v\n" + row("1048576", "10.00")), "x.log").rows == 1);
+  // Found by fuzzing: two problems on one comment line were listed as two entries with the same line number.
+  const NcclTestsLog two = parse_nccl_tests_log(
+      std::string_view(kRanks + "#  Avg bus bandwidth    : -1 nThread 9999999 nGpus 8\n" + row("1048576", "10.00")), "x.log");
+  REQUIRE(two.malformed.size() == 1);
+  CHECK(two.malformed[0].line == 5);
+  CHECK(two.malformed[0].reason ==
+        "nThread \"9999999\" x nGpus \"8\" is out of range (at most 1000000 ranks); Avg bus bandwidth \"-1\" is negative");
 }
 
 TEST_CASE("nccl-tests: a curve whose time falls as the message grows is flagged, measurement noise is not") {

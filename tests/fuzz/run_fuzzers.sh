@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
-# Runs every libFuzzer target for FUZZ_SECONDS (default 60) on 1 job each, over seed corpora from the repository
-# (examples, test data). New inputs go to the build folder's corpora, never into the repository. Prints each
-# target's executions; exits non-zero on the first finding (the crashing input is kept as crash-*/leak-*/timeout-*
-# in the build folder's fuzz-artifacts).
+# Runs every libFuzzer target (one job each) over its seeds: the repository's examples and test data, and the
+# committed corpus tests/fuzz/corpus/<target> (inputs earlier searches found, minimized by coverage).
+#   FUZZ_SECONDS unset  replay: every seed and corpus input once, nothing new generated. The same inputs on every
+#                       machine, so it passes or fails the same way everywhere (what `make test` and CI run).
+#   FUZZ_SECONDS=S      search: S seconds of mutation per target from a random seed; new inputs go to the build
+#                       folder's corpus (kept between runs), never into the repository (`make fuzz`).
+#   FUZZ_MERGE=1        after a search, merge what it found into tests/fuzz/corpus (minimized by coverage).
+# Exits non-zero if any target finds a problem; the input is kept as crash-*/leak-*/timeout-* in the build
+# folder's fuzz-artifacts. A fixed finding joins the committed corpus, so the replay keeps checking it.
 set -euo pipefail
 build=${1:?build folder}
-seconds=${FUZZ_SECONDS:-60}
+seconds=${FUZZ_SECONDS:-}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 artifacts="$build/fuzz-artifacts"
 mkdir -p "$artifacts"
@@ -24,18 +29,21 @@ status=0
 for target in fuzz_scenario fuzz_calibration_profile fuzz_training_log fuzz_nccl_tests fuzz_gemm_csv; do
   bin="$build/tests/fuzz/$target"
   [[ -x "$bin" ]] || { echo "fuzz: $bin not built" >&2; exit 1; }
-  corpus="$build/fuzz-corpus/$target"
+  committed="$root/tests/fuzz/corpus/$target"
+  corpus="$build/fuzz-corpus/$target"  # the first folder: where libFuzzer writes what it finds
   mkdir -p "$corpus"
-  # Seeds: folders as they are, single files copied into the working corpus.
   inputs=()
+  [[ -d "$committed" ]] && inputs+=("$committed")
   for s in ${seeds[$target]}; do
     if [[ -d "$root/$s" ]]; then inputs+=("$root/$s"); elif [[ -f "$root/$s" ]]; then cp "$root/$s" "$corpus/"; fi
   done
   dict=()
   [[ -n "${dicts[$target]:-}" ]] && dict=(-dict="$root/${dicts[$target]}")
+  if [[ -n "$seconds" ]]; then budget=(-max_total_time="$seconds"); what="search for ${seconds}s"
+  else budget=(-runs=0); what="replay of the seeds and the committed corpus"; fi
   log="$build/fuzz-$target.log"
-  echo "fuzz: $target for ${seconds}s"
-  if ! "$bin" -max_total_time="$seconds" -max_len=65536 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+  echo "fuzz: $target, $what"
+  if ! "$bin" "${budget[@]}" -max_len=65536 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
       -artifact_prefix="$artifacts/$target-" "${dict[@]}" "$corpus" "${inputs[@]}" > "$log" 2>&1; then
     echo "fuzz: $target FOUND A PROBLEM; log: $log" >&2
     tail -n 60 "$log" >&2
@@ -43,6 +51,11 @@ for target in fuzz_scenario fuzz_calibration_profile fuzz_training_log fuzz_nccl
     continue
   fi
   execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
-  echo "fuzz: $target ok, $execs executions, corpus $(ls "$corpus" | wc -l) inputs"
+  echo "fuzz: $target ok, $execs executions"
+  if [[ -n "$seconds" && "${FUZZ_MERGE:-}" == 1 ]]; then
+    mkdir -p "$committed"
+    "$bin" -merge=1 -max_len=65536 -timeout=10 -rss_limit_mb=2048 "$committed" "$corpus" > "$build/fuzz-merge-$target.log" 2>&1
+    echo "fuzz: $target corpus now $(ls "$committed" | wc -l) inputs ($(du -sh "$committed" | cut -f1))"
+  fi
 done
 exit $status
