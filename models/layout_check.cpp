@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "transformer.hpp"
+
 namespace trainsim {
 
 LayoutIssue check_layout(const ModelSpec& m, const TrainingSpec& t, const ParallelLayout& p, int num_gpus) {
@@ -15,7 +17,8 @@ LayoutIssue check_layout(const ModelSpec& m, const TrainingSpec& t, const Parall
   if (p.pp > m.num_hidden_layers) return LayoutIssue::PpLayers;
   if (p.vpp > 1 && p.schedule != Schedule::Interleaved) return LayoutIssue::VppSchedule;
   if (p.schedule == Schedule::Interleaved && (p.pp < 2 || p.vpp < 2)) return LayoutIssue::VppSchedule;
-  if (p.schedule == Schedule::Interleaved && m.num_hidden_layers % (ll(p.pp) * p.vpp)) return LayoutIssue::VppLayers;
+  // Uneven interleaved splits are fine (Megatron's --pipeline-model-parallel-layout); an empty virtual stage is not.
+  if (ll(p.pp) * p.vpp > pipeline_slots(m.num_hidden_layers, p)) return LayoutIssue::VppLayers;
   if (p.cp > 1 && t.seq_len % (2 * ll(p.cp))) return LayoutIssue::CpSeq;
   if (p.sequence_parallel && p.tp > 1 && (t.seq_len / p.cp) % p.tp) return LayoutIssue::SpSeq;
   if (!m.is_moe() && (p.ep > 1 || p.etp > 1)) return LayoutIssue::EpDense;
@@ -53,7 +56,8 @@ InputError layout_error(LayoutIssue issue, const ModelSpec& m, const TrainingSpe
       return InputError("/parallel/schedule", "\"interleaved\"", "pp >= 2 and vpp >= 2 (pp = " + s(p.pp) + ", vpp = " + s(p.vpp) + ")",
                         "use \"1f1b\" or set vpp");
     case LayoutIssue::VppLayers:
-      return InputError("/parallel/vpp", s(p.vpp), "pp*vpp to divide num_hidden_layers (" + s(m.num_hidden_layers) + "); pp = " + s(p.pp));
+      return InputError("/parallel/vpp", s(p.vpp), "pp*vpp virtual stages at most the " + s(pipeline_slots(m.num_hidden_layers, p)) +
+                        " pipeline slots (num_hidden_layers, plus the embedding and the loss where they count); pp = " + s(p.pp));
     case LayoutIssue::CpSeq:
       return InputError("/parallel/cp", s(p.cp), "seq_len (" + s(t.seq_len) + ") divisible by 2*cp",
                         "context parallelism splits the sequence in 2*cp chunks for load balance");

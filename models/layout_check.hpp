@@ -16,7 +16,7 @@ enum class LayoutIssue {
   TpKvHeads,           // tp does not divide num_key_value_heads
   TpFfn,               // tp does not divide intermediate_size
   PpLayers,            // pp > num_hidden_layers
-  VppLayers,           // interleaved: pp·vpp does not divide num_hidden_layers
+  VppLayers,           // more virtual stages (pp·vpp) than pipeline slots (layers, embedding, loss)
   VppSchedule,         // vpp > 1 needs the interleaved schedule, and interleaved needs pp > 1
   CpSeq,               // cp > 1: seq_len not divisible by 2·cp
   SpSeq,               // sequence parallel: seq_len·... not divisible by tp

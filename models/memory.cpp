@@ -98,7 +98,7 @@ LayerActivations layer_activations(const ModelSpec& m, const TrainingSpec& t, co
 }
 
 double layers_in_flight(const ParallelLayout& p, int num_layers, int stage) {
-  const double layers = layers_in_stage(num_layers, p.pp, stage);
+  const double layers = layers_in_stage(num_layers, p, stage);
   const int m = p.gradient_accumulation_steps;
   if (p.pp == 1) return layers;
   switch (p.schedule) {
@@ -174,8 +174,7 @@ StageMemory MemoryModel::stage(const ParallelLayout& p, int stage, const LayoutA
   else out.optimizer = optimizer;
 
   // Activations: stored layer activations times the layer-micro-batches in flight.
-  const int first = first_layer_of_stage(m.num_hidden_layers, p.pp, stage);
-  const int dense_layers = std::clamp(m.num_dense_layers() - first, 0, sp.layers);
+  const int dense_layers = dense_layers_in_stage(m.num_hidden_layers, m.num_dense_layers(), p, stage);
   const LayerActivations& dense = acts.dense;
   LayerActivations per_layer = dense;
   if (m.is_moe() && dense_layers < sp.layers) {

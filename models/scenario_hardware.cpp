@@ -1,4 +1,6 @@
 // The `hardware` section: GPU, node, fabrics, prices.
+#include <algorithm>
+
 #include "json_reader.hpp"
 #include "limits.hpp"
 #include "presets.hpp"
@@ -62,8 +64,48 @@ void read_compute_traits(JsonReader& r, GpuSpec* g) {
 
 }  // namespace
 
+namespace {
+// A preset's value as a number (a quantity string or a number), or 0 when absent or unreadable (the reader
+// reports unreadable values on the merged document).
+double preset_quantity(const Json& v, Quantity kind) {
+  if (v.is_number()) return v.get<double>();
+  if (v.is_string()) return parse_quantity(v.get<std::string>(), kind).value_or(0.0);
+  return 0.0;
+}
+
+// A GPU written as a preset with overrides is a variant of the preset's GPU (a 96 GB, 500 W H100, say). Its
+// published measurements were taken on the preset's GPU: what carries over to the variant is the fraction of
+// the peak they reached, not the absolute figure. So when the variant changes the memory bandwidth or a dense
+// peak and keeps the preset's measurements, the copy bandwidth scales with the memory bandwidth and each
+// published GEMM becomes its efficiency (achieved / the preset's peak), applied to the variant's peak.
+void carry_preset_fractions(const Json& value, const std::string& path, Json* merged) {
+  if (!value.is_object() || !value.contains("preset")) return;
+  const Json base = expand_preset(PresetKind::Gpu, value["preset"], path + "/preset");
+  if (value.contains("memory_bandwidth") && !value.contains("hbm_copy_bandwidth") && base.contains("hbm_copy_bandwidth")) {
+    const double old_bw = preset_quantity(base["memory_bandwidth"], Quantity::Bandwidth);
+    const double new_bw = preset_quantity(value["memory_bandwidth"], Quantity::Bandwidth);
+    const double copy = preset_quantity(base["hbm_copy_bandwidth"], Quantity::Bandwidth);
+    if (old_bw > 0 && new_bw > 0 && copy > 0) (*merged)["hbm_copy_bandwidth"] = copy * new_bw / old_bw;
+  }
+  if (value.contains("peak_flops") && !value.contains("gemm_published") && base.contains("gemm_published") &&
+      base["gemm_published"].is_array() && base.contains("peak_flops") && base["peak_flops"].is_object()) {
+    Json points = base["gemm_published"];
+    for (Json& pt : points) {
+      if (!pt.is_object() || !pt.contains("tflops") || !pt["tflops"].is_number()) continue;
+      const std::string dtype = pt.value("dtype", std::string("bf16"));
+      const double peak = preset_quantity(base["peak_flops"].value(dtype, Json()), Quantity::FlopRate);
+      if (peak <= 0) continue;
+      pt["efficiency"] = std::min(1.0, pt["tflops"].get<double>() * 1e12 / peak);
+      pt.erase("tflops");
+    }
+    (*merged)["gemm_published"] = points;
+  }
+}
+}  // namespace
+
 GpuSpec parse_gpu(const Json& value, const std::string& path) {
   Json gpu = expand_preset(PresetKind::Gpu, value, path);
+  carry_preset_fractions(value, path, &gpu);
   JsonReader r(gpu, path, nullptr);
   GpuSpec g;
   g.name = r.get_string("name", "custom-gpu", "");

@@ -23,6 +23,8 @@ ParallelInput parse_parallel(const Json& section, std::vector<AppliedDefault>* d
   p.micro_batch_size = r.get_int("micro_batch_size", 0, "", 1, limits::kMaxMicroBatch);
   p.gradient_accumulation_steps = r.get_int("gradient_accumulation_steps", 0, "", 1, limits::kMaxGlobalBatch);
   p.tp_comm_overlap = r.get_bool("tp_comm_overlap", false, "tensor-parallel communication not overlapped (Megatron default)");
+  p.embedding_in_pipeline_split = r.get_bool("account_for_embedding_in_pipeline_split", false, "");
+  p.loss_in_pipeline_split = r.get_bool("account_for_loss_in_pipeline_split", false, "");
   in.sequence_parallel_given = r.has("sequence_parallel");
   p.sequence_parallel = r.get_bool("sequence_parallel", false, "");
   in.schedule = r.has("schedule") ? r.get_enum("schedule", {"gpipe", "1f1b", "interleaved"}, "1f1b", "") : "";

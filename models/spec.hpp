@@ -98,6 +98,9 @@ struct ParallelLayout {
   int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, etp = 1, vpp = 1;
   bool sequence_parallel = false;
   bool tp_comm_overlap = false;  // overlap TP all-gather/reduce-scatter with the adjacent GEMMs (Megatron --tp-comm-overlap)
+  // The embedding / the loss take a pipeline slot of their own, as a layer does (Megatron
+  // --account-for-embedding-in-pipeline-split, --account-for-loss-in-pipeline-split).
+  bool embedding_in_pipeline_split = false, loss_in_pipeline_split = false;
   int micro_batch_size = 1;
   int gradient_accumulation_steps = 1;
   Schedule schedule = Schedule::OneFOneB;

@@ -137,9 +137,8 @@ StepEstimate StepModel::estimate(const ParallelLayout& p, const LayoutWork& work
   LayerTime worst_parts{};
   double worst_edges = 0, worst_p2p = 0;
   for (int s = 0; s < p.pp; ++s) {
-    const int layers = layers_in_stage(m.num_hidden_layers, p.pp, s);
-    const int first = first_layer_of_stage(m.num_hidden_layers, p.pp, s);
-    const int dense_layers = std::clamp(m.num_dense_layers() - first, 0, layers);
+    const int layers = layers_in_stage(m.num_hidden_layers, p, s);
+    const int dense_layers = dense_layers_in_stage(m.num_hidden_layers, m.num_dense_layers(), p, s);
     const int moe_layers = layers - dense_layers;
     const double edges = (s == 0 ? edge.embedding_s : 0.0) + (s == p.pp - 1 ? edge.head_s : 0.0);
     const double ts = dense_layers * dense_t.total() + moe_layers * moe_t.total() + edges + p2p;

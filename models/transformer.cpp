@@ -57,49 +57,85 @@ ModelParams count_parameters(const ModelSpec& m) {
   return p;
 }
 
-PipelineSplit pipeline_split(int num_layers, int pp) {
+PipelineSplit pipeline_split(int slots, int stages) {
   PipelineSplit s;
-  if (pp <= 1) {
-    s.first = s.middle = s.last = num_layers;
+  if (stages <= 1) {
+    s.first = s.middle = s.last = slots;
     return s;
   }
-  if (num_layers % pp == 0) {
-    s.first = s.middle = s.last = num_layers / pp;
+  if (slots % stages == 0) {
+    s.first = s.middle = s.last = slots / stages;
     return s;
   }
   s.even = false;
-  if (pp == 2) {
-    s.first = (num_layers + 1) / 2;
-    s.last = num_layers - s.first;
+  if (stages == 2) {
+    s.first = (slots + 1) / 2;
+    s.last = slots - s.first;
     s.middle = 0;
     return s;
   }
-  int middle = (num_layers + pp - 1) / pp;
-  int rest = num_layers - (pp - 2) * middle;
-  while (rest < 2 && middle > 1) rest = num_layers - (pp - 2) * --middle;  // leave >= 1 layer each to first and last
+  int middle = (slots + stages - 1) / stages;
+  int rest = slots - (stages - 2) * middle;
+  while (rest < 2 && middle > 1) rest = slots - (stages - 2) * --middle;  // leave >= 1 slot each to first and last
   s.middle = middle;
   s.first = (rest + 1) / 2;
   s.last = rest - s.first;
   return s;
 }
 
-int layers_in_stage(int num_layers, int pp, int stage) {
-  const PipelineSplit s = pipeline_split(num_layers, pp);
-  return stage == 0 ? s.first : stage == pp - 1 ? s.last : s.middle;
+int pipeline_slots(int num_layers, const ParallelLayout& p) {
+  return num_layers + (p.embedding_in_pipeline_split ? 1 : 0) + (p.loss_in_pipeline_split ? 1 : 0);
 }
 
-int first_layer_of_stage(int num_layers, int pp, int stage) {
-  if (stage <= 0) return 0;
-  const PipelineSplit s = pipeline_split(num_layers, pp);
-  return s.first + (stage - 1) * s.middle;
+int virtual_stages(const ParallelLayout& p) { return p.pp * std::max(1, p.vpp); }
+
+namespace {
+// Slots of virtual stage v and the slots before it.
+int slots_of(const PipelineSplit& s, int stages, int v) { return v == 0 ? s.first : v == stages - 1 ? s.last : s.middle; }
+int slots_before(const PipelineSplit& s, int stages, int v) {
+  if (v <= 0) return 0;
+  return s.first + (std::min(v, stages - 1) - 1) * s.middle + (v >= stages ? s.last : 0);
+}
+// Transformer layers among slots [a, b): the embedding slot is slot 0, the loss slot the last one.
+int layers_among(int a, int b, int slots, const ParallelLayout& p) {
+  const int lo = std::max(a, p.embedding_in_pipeline_split ? 1 : 0);
+  const int hi = std::min(b, slots - (p.loss_in_pipeline_split ? 1 : 0));
+  return std::max(0, hi - lo);
+}
+}  // namespace
+
+int layers_in_virtual_stage(int num_layers, const ParallelLayout& p, int v) {
+  const int slots = pipeline_slots(num_layers, p), stages = virtual_stages(p);
+  const PipelineSplit s = pipeline_split(slots, stages);
+  const int a = slots_before(s, stages, v);
+  return layers_among(a, a + slots_of(s, stages, v), slots, p);
+}
+
+int first_layer_of_virtual_stage(int num_layers, const ParallelLayout& p, int v) {
+  const int slots = pipeline_slots(num_layers, p), stages = virtual_stages(p);
+  return layers_among(0, slots_before(pipeline_split(slots, stages), stages, v), slots, p);
+}
+
+int layers_in_stage(int num_layers, const ParallelLayout& p, int stage) {
+  int layers = 0;
+  for (int v = stage; v < virtual_stages(p); v += p.pp) layers += layers_in_virtual_stage(num_layers, p, v);
+  return layers;
+}
+
+int dense_layers_in_stage(int num_layers, int num_dense, const ParallelLayout& p, int stage) {
+  int dense = 0;
+  for (int v = stage; v < virtual_stages(p); v += p.pp) {
+    const int first = first_layer_of_virtual_stage(num_layers, p, v);
+    dense += std::clamp(num_dense - first, 0, layers_in_virtual_stage(num_layers, p, v));
+  }
+  return dense;
 }
 
 StageParams stage_parameters(const ModelSpec& m, const ModelParams& params, const ParallelLayout& p, int stage) {
   StageParams sp;
-  sp.layers = layers_in_stage(m.num_hidden_layers, p.pp, stage);
-  const int first = first_layer_of_stage(m.num_hidden_layers, p.pp, stage);
+  sp.layers = layers_in_stage(m.num_hidden_layers, p, stage);
   // Dense layers are the first `first_k_dense_replace` ones (all of them for a dense model).
-  const int dense_layers = std::clamp(m.num_dense_layers() - first, 0, sp.layers);
+  const int dense_layers = dense_layers_in_stage(m.num_hidden_layers, m.num_dense_layers(), p, stage);
   const int moe_layers = sp.layers - dense_layers;
   const double tp = p.tp;
   auto shard = [&](const LayerParams& lp) {

@@ -37,19 +37,31 @@ ModelParams count_parameters(const ModelSpec& m);
 
 // How layers fall on pipeline stages, as Megatron-LM runs an uneven split (--decoder-first-pipeline-num-layers,
 // --decoder-last-pipeline-num-layers; Llama 3, arXiv:2407.21783 §3.3.2: "we reduce one Transformer layer each
-// from the first and the last stages", 126 = 7 + 14 x 8 + 7): L/pp each when pp divides L; otherwise the middle
-// stages take ceil(L/pp) each (Megatron needs them equal) and the first and last stages share the rest, the
-// first one the larger half (the last also holds the LM head and the loss). Every stage holds >= 1 layer
-// when pp <= L.
+// from the first and the last stages", 126 = 7 + 14 x 8 + 7): n/stages each when stages divides n; otherwise the
+// middle stages take ceil(n/stages) each (Megatron needs them equal) and the first and last stages share the
+// rest, the first one the larger half (the last also holds the LM head and the loss). Every stage holds >= 1
+// slot when stages <= n.
 struct PipelineSplit {
-  int first = 0, middle = 0, last = 0;  // layers on stage 0, on each of stages 1..pp-2, on stage pp-1
-  bool even = true;                     // pp divides L: no first/last flags needed
+  int first = 0, middle = 0, last = 0;  // slots on stage 0, on each of stages 1..stages-2, on the last stage
+  bool even = true;                     // stages divides n: no first/last flags needed
 };
-PipelineSplit pipeline_split(int num_layers, int pp);
-// Transformer layers of pipeline stage `stage` (0-based), by pipeline_split.
-int layers_in_stage(int num_layers, int pp, int stage);
-// Index of the first layer of `stage`.
-int first_layer_of_stage(int num_layers, int pp, int stage);
+PipelineSplit pipeline_split(int slots, int stages);
+
+// With interleaving (vpp model chunks per rank) the split applies to the pp·vpp virtual stages; virtual stage
+// v runs on pipeline rank v mod pp as its chunk v / pp (Megatron-core's interleaved order), so rank 0 holds
+// the first virtual stage and rank pp-1 the last. Megatron's --account-for-embedding/loss-in-pipeline-split
+// count the embedding and the loss as one slot each, at the first and the last slot; otherwise every slot is
+// a transformer layer. An uneven interleaved split is what --pipeline-model-parallel-layout expresses (Megatron
+// MR 2795: 94 layers on pp 8 x vpp 4 for Qwen3-235B).
+int pipeline_slots(int num_layers, const ParallelLayout& p);
+int virtual_stages(const ParallelLayout& p);
+// Transformer layers of virtual stage v (0 <= v < pp·vpp), and the index of its first layer.
+int layers_in_virtual_stage(int num_layers, const ParallelLayout& p, int v);
+int first_layer_of_virtual_stage(int num_layers, const ParallelLayout& p, int v);
+// Transformer layers held by pipeline rank `stage` (all its chunks), and how many of them are among the first
+// `num_dense` layers of the model (the dense layers of an MoE model with first_k_dense_replace).
+int layers_in_stage(int num_layers, const ParallelLayout& p, int stage);
+int dense_layers_in_stage(int num_layers, int num_dense, const ParallelLayout& p, int stage);
 
 // Parameters held by one GPU of pipeline stage `stage`, split into dense parameters (data-parallel
 // group dp·cp) and expert parameters (expert data-parallel group).

@@ -119,17 +119,33 @@ std::vector<Argument> megatron_arguments(const ExportPlan& p) {
   // Parallelism (the data-parallel size is what is left: GPUs / (tp*pp*cp) = dp).
   add("--tensor-model-parallel-size " + s(l.tp));
   add("--pipeline-model-parallel-size " + s(l.pp));
-  // Layers that pp does not divide: the same split as the memory and step models (pipeline_split), which
-  // Megatron takes as explicit first/last stage sizes (it rejects an uneven --num-layers otherwise).
-  if (const PipelineSplit split = pipeline_split(m.num_hidden_layers, l.pp); l.pp > 1 && !split.even) {
+  // Layers that the pipeline does not divide: the same split as the memory and step models (pipeline_split),
+  // which Megatron takes as explicit first/last stage sizes (it rejects an uneven --num-layers otherwise), or,
+  // interleaved or with the embedding and loss as slots, as a layout string with one "|"-separated entry per
+  // virtual stage: E embedding, t*N layers, L loss (--pipeline-model-parallel-layout, Megatron MR 2795).
+  const int stages = virtual_stages(l), slots = pipeline_slots(m.num_hidden_layers, l);
+  const bool uneven = slots % stages != 0;
+  if (l.embedding_in_pipeline_split || l.loss_in_pipeline_split || (l.vpp > 1 && uneven)) {
+    std::string layout;
+    for (int v = 0; v < stages; ++v) {
+      if (v > 0) layout += "|";
+      if (v == 0 && l.embedding_in_pipeline_split) layout += "E";
+      const int n = layers_in_virtual_stage(m.num_hidden_layers, l, v);
+      if (n > 0) layout += n == 1 ? "t" : "t*" + s(n);
+      if (v == stages - 1 && l.loss_in_pipeline_split) layout += "L";
+    }
+    add("--pipeline-model-parallel-layout '" + layout + "'",
+        s(stages) + " virtual stages (pp " + s(l.pp) + " x vpp " + s(l.vpp) + "), " + s(m.num_hidden_layers) + " layers" +
+            (l.embedding_in_pipeline_split || l.loss_in_pipeline_split ? ", embedding/loss as slots" : ""));
+  } else if (const PipelineSplit split = pipeline_split(m.num_hidden_layers, l.pp); l.pp > 1 && !split.even) {
     add("--decoder-first-pipeline-num-layers " + s(split.first), "uneven split: " + s(split.first) + " + " +
                                                                    (l.pp > 2 ? s(l.pp - 2) + " x " + s(split.middle) + " + " : std::string()) +
                                                                    s(split.last) + " = " + s(m.num_hidden_layers) + " layers");
     add("--decoder-last-pipeline-num-layers " + s(split.last));
-  }
-  if (l.vpp > 1)
-    add("--num-layers-per-virtual-pipeline-stage " + s(m.num_hidden_layers / (l.pp * l.vpp)),
+  } else if (l.vpp > 1) {
+    add("--num-layers-per-virtual-pipeline-stage " + s(m.num_hidden_layers / stages),
         "layers / (pp x vpp): " + s(l.vpp) + " model chunks per rank, interleaved 1F1B");
+  }
   add("--context-parallel-size " + s(l.cp));
   if (m.is_moe()) {
     add("--expert-model-parallel-size " + s(l.ep));

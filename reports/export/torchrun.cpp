@@ -12,7 +12,8 @@ using namespace export_detail;
 // The arguments that carry the layout, batch and run length (the rest describe the model: --to megatron).
 bool is_layout_argument(const std::string& text) {
   static const std::set<std::string> keep{"--tensor-model-parallel-size", "--pipeline-model-parallel-size",
-                                          "--num-layers-per-virtual-pipeline-stage", "--context-parallel-size",
+                                          "--num-layers-per-virtual-pipeline-stage", "--decoder-first-pipeline-num-layers",
+                                          "--decoder-last-pipeline-num-layers", "--pipeline-model-parallel-layout", "--context-parallel-size",
                                           "--expert-model-parallel-size", "--expert-tensor-parallel-size", "--sequence-parallel",
                                           "--micro-batch-size", "--global-batch-size", "--seq-length", "--train-iters"};
   return keep.count(text.substr(0, text.find(' '))) > 0;

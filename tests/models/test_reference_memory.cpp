@@ -30,7 +30,7 @@ TEST_CASE("Korthikanti 2022 Fig. 1 memory within 1%") {
     const ParallelLayout& p = s.parallel;
 
     // Model states of the transformer layers on one GPU (the figure leaves embeddings out).
-    const int layers = layers_in_stage(s.model.num_hidden_layers, p.pp, 0);
+    const int layers = layers_in_stage(s.model.num_hidden_layers, p, 0);
     const double layer_params = layers * (mm.params.dense_layer.attention_split + mm.params.dense_layer.mlp_split) / p.tp;
     const ModelStates states = full_model_states(layer_params, 0, p.dp, p.dp, s.training);
     CHECK(states.total() / GiB == doctest::Approx(measured["model_states"].get<double>()).epsilon(0.01));

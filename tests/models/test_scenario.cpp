@@ -65,6 +65,29 @@ TEST_CASE("preset with overrides") {
   CHECK(s.model.name == "llama3-8b (modified)");
 }
 
+// A variant of a preset GPU (torchtitan's 96 GB HBM2e H100 at 2.4 TB/s, modern_runs.json) keeps the fraction
+// of the peak the preset's measurements reached: the preset's copy bandwidth was refused before (3.0 TB/s
+// above the variant's 2.4 TB/s). Expected by hand: 3.0 x 2.4 / 3.35 = 2.1493 TB/s; the MAMF point
+// 792.1 TFLOP/s of the 989.4 TFLOP/s bf16 peak is efficiency 0.80059 on the variant's 700 TFLOP/s peak.
+TEST_CASE("a preset GPU variant keeps the fraction of the peak its published measurements reached") {
+  Json doc = base();
+  doc["hardware"]["gpu"] = {{"preset", "h100-sxm-80gb"}, {"memory_bandwidth", "2.4TB/s"}};
+  Scenario s = parse_scenario(doc);
+  CHECK(s.hardware.gpu.hbm_copy_bandwidth == doctest::Approx(3.0e12 * 2.4 / 3.35).epsilon(1e-9));
+  REQUIRE(s.hardware.gpu.gemm_published.size() == 1);
+  CHECK(s.hardware.gpu.gemm_published[0].tflops == 792.1);  // peak unchanged: the point stays as published
+
+  doc["hardware"]["gpu"]["peak_flops"] = {{"bf16", "700TFLOPS"}, {"fp8", "1400TFLOPS"}};
+  Scenario v = parse_scenario(doc);
+  REQUIRE(v.hardware.gpu.gemm_published.size() == 1);
+  CHECK(v.hardware.gpu.gemm_published[0].tflops == 0);
+  CHECK(v.hardware.gpu.gemm_published[0].efficiency == doctest::Approx(792.1 / 989.4).epsilon(1e-9));
+
+  // Both given by the user: taken as written, and checked.
+  doc["hardware"]["gpu"]["hbm_copy_bandwidth"] = "3.0TB/s";
+  CHECK(std::string(error_of(doc).what()).find("/hardware/gpu/hbm_copy_bandwidth") != std::string::npos);
+}
+
 TEST_CASE("a pasted Hugging Face config: aliases read, extra keys noted") {
   Json doc = base();
   doc["model"] = {{"architectures", {"MixtralForCausalLM"}}, {"hidden_size", 4096}, {"intermediate_size", 14336},
@@ -124,10 +147,12 @@ TEST_CASE("errors name the JSON path, the value and what was expected") {
     CHECK(e.path() == "/parallel/gradient_accumulation_steps");
     CHECK(e.expected().find("2 = ") == 0);  // 64 / (2 · 16) = 2
   }
-  SUBCASE("interleaved schedule needs layers divisible by pp*vpp") {
+  SUBCASE("interleaved schedule needs a pipeline slot for every virtual stage") {
     Json doc = base();
-    doc["parallel"] = {{"pp", 4}, {"vpp", 3}};
-    CHECK(error_of(doc).path() == "/parallel/vpp");  // 32 layers, pp·vpp = 12
+    doc["parallel"] = {{"pp", 8}, {"vpp", 5}};
+    CHECK(error_of(doc).path() == "/parallel/vpp");  // 32 layers, pp·vpp = 40 virtual stages
+    doc["parallel"] = {{"pp", 4}, {"vpp", 3}};       // 12 virtual stages on 32 layers: uneven, as Megatron's layout runs it
+    CHECK(parse_scenario(doc).parallel.vpp == 3);
   }
   SUBCASE("ZeRO-3 with pipeline parallelism") {
     Json doc = base();

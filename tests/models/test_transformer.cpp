@@ -39,6 +39,17 @@ TEST_CASE("Mixtral 8x7B: experts count in total, top-2 in active") {
   CHECK(p.active == doctest::Approx(outside + 32 * (attn + router + norms + 2 * expert)).epsilon(1e-12));
 }
 
+namespace {
+ParallelLayout pipeline(int pp, int vpp = 1, bool embedding = false, bool loss = false) {
+  ParallelLayout p;
+  p.pp = pp;
+  p.vpp = vpp;
+  p.embedding_in_pipeline_split = embedding;
+  p.loss_in_pipeline_split = loss;
+  return p;
+}
+}  // namespace
+
 TEST_CASE("uneven pipelines split as Megatron-LM runs them: equal middle stages, fewer layers first and last") {
   // Llama 3 405B (arXiv:2407.21783 §3.3.2): 126 layers on 16 stages, one layer fewer on the first and the last.
   const PipelineSplit llama = pipeline_split(126, 16);
@@ -46,20 +57,20 @@ TEST_CASE("uneven pipelines split as Megatron-LM runs them: equal middle stages,
   CHECK(llama.first == 7);
   CHECK(llama.middle == 8);
   CHECK(llama.last == 7);
-  CHECK(layers_in_stage(126, 16, 0) == 7);
-  CHECK(layers_in_stage(126, 16, 1) == 8);
-  CHECK(layers_in_stage(126, 16, 14) == 8);
-  CHECK(layers_in_stage(126, 16, 15) == 7);
-  CHECK(first_layer_of_stage(126, 16, 3) == 7 + 8 + 8);
+  CHECK(layers_in_stage(126, pipeline(16), 0) == 7);
+  CHECK(layers_in_stage(126, pipeline(16), 1) == 8);
+  CHECK(layers_in_stage(126, pipeline(16), 14) == 8);
+  CHECK(layers_in_stage(126, pipeline(16), 15) == 7);
+  CHECK(first_layer_of_virtual_stage(126, pipeline(16), 3) == 7 + 8 + 8);
   // Megatron's TransformerConfig checks: first, last >= 1 and the middle layers divisible by pp - 2.
   for (int layers = 2; layers <= 130; ++layers)
     for (int pp = 2; pp <= std::min(layers, 24); ++pp) {
       const PipelineSplit s = pipeline_split(layers, pp);
       int sum = 0;
       for (int st = 0; st < pp; ++st) {
-        CHECK(layers_in_stage(layers, pp, st) >= 1);
-        CHECK(first_layer_of_stage(layers, pp, st) == sum);
-        sum += layers_in_stage(layers, pp, st);
+        CHECK(layers_in_stage(layers, pipeline(pp), st) >= 1);
+        CHECK(first_layer_of_virtual_stage(layers, pipeline(pp), st) == sum);
+        sum += layers_in_stage(layers, pipeline(pp), st);
       }
       CHECK(sum == layers);
       CHECK(s.even == (layers % pp == 0));
@@ -68,8 +79,50 @@ TEST_CASE("uneven pipelines split as Megatron-LM runs them: equal middle stages,
   CHECK(pipeline_split(5, 2).first == 3);
   CHECK(pipeline_split(5, 2).last == 2);
   // Five layers on four stages: 2 + 1 + 1 + 1.
-  CHECK(layers_in_stage(5, 4, 0) == 2);
-  CHECK(layers_in_stage(5, 4, 3) == 1);
+  CHECK(layers_in_stage(5, pipeline(4), 0) == 2);
+  CHECK(layers_in_stage(5, pipeline(4), 3) == 1);
+}
+
+TEST_CASE("interleaved pipelines that the layers do not divide: the split over virtual stages, as a layout string gives it") {
+  // Qwen3-235B-A22B, 94 layers on pp 8 x vpp 4 (Megatron MoE model zoo, modern_runs.json). By hand: 32 virtual
+  // stages; the middle ones take ceil(94/32) = 3, the 94 - 30 x 3 = 4 left go 2 to the first and 2 to the last.
+  // Rank 0 holds virtual stages 0, 8, 16, 24: 2 + 3 + 3 + 3 = 11; ranks 1..6 hold 4 x 3 = 12; rank 7 3 + 3 + 3 + 2.
+  const ParallelLayout q = pipeline(8, 4);
+  CHECK(layers_in_virtual_stage(94, q, 0) == 2);
+  CHECK(layers_in_virtual_stage(94, q, 1) == 3);
+  CHECK(layers_in_virtual_stage(94, q, 31) == 2);
+  CHECK(layers_in_stage(94, q, 0) == 11);
+  CHECK(layers_in_stage(94, q, 3) == 12);
+  CHECK(layers_in_stage(94, q, 7) == 11);
+  CHECK(first_layer_of_virtual_stage(94, q, 8) == 2 + 7 * 3);  // rank 0's second chunk starts after 8 virtual stages
+  // DeepSeek-style first 3 dense layers: 2 in virtual stage 0 (rank 0), 1 in virtual stage 1 (rank 1).
+  CHECK(dense_layers_in_stage(94, 3, q, 0) == 2);
+  CHECK(dense_layers_in_stage(94, 3, q, 1) == 1);
+  CHECK(dense_layers_in_stage(94, 3, q, 2) == 0);
+
+  // The same model on pp 32 x vpp 3 with the embedding and the loss as slots: 96 slots on 96 virtual stages,
+  // one each. Rank 0 holds the embedding (virtual stage 0) and layers in stages 32 and 64: 2 layers; rank 31
+  // layers in 31 and 63 and the loss in 95: 2; every other rank 3. 2 + 30 x 3 + 2 = 94.
+  const ParallelLayout e = pipeline(32, 3, true, true);
+  CHECK(pipeline_slots(94, e) == 96);
+  CHECK(layers_in_virtual_stage(94, e, 0) == 0);
+  CHECK(layers_in_virtual_stage(94, e, 95) == 0);
+  CHECK(layers_in_stage(94, e, 0) == 2);
+  CHECK(layers_in_stage(94, e, 1) == 3);
+  CHECK(layers_in_stage(94, e, 31) == 2);
+  CHECK(first_layer_of_virtual_stage(94, e, 1) == 0);  // the embedding slot holds no layer
+  // Every split covers the layers exactly once.
+  for (int layers : {24, 61, 94, 126})
+    for (int pp : {2, 4, 8})
+      for (int vpp : {1, 2, 3, 4})
+        for (int flags = 0; flags < 4; ++flags) {
+          const ParallelLayout p = pipeline(pp, vpp, flags & 1, flags & 2);
+          if (virtual_stages(p) > pipeline_slots(layers, p)) continue;
+          int sum = 0, dense = 0;
+          for (int st = 0; st < pp; ++st) sum += layers_in_stage(layers, p, st), dense += dense_layers_in_stage(layers, 5, p, st);
+          CHECK(sum == layers);
+          CHECK(dense == 5);
+        }
 }
 
 TEST_CASE("stage parameters: tensor parallel splits matrices, replicates norms; embedding on first, head on last") {
