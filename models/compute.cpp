@@ -465,14 +465,38 @@ LayerCompute layer_walk(const ModelSpec& m, const TrainingSpec& t, const Paralle
   const double ab = ob.ab;
 
   // --- attention block
+  // Per-head widths of Q·K^T and of P·V (head_dim both, except under MLA).
+  const double dqk = m.qk_head_dim(), dv = m.value_head_dim();
   ob.norm({"attention", "norm"}, tokens_outside * h);
-  ob.dense({"attention", "qkv"}, tokens, h, (heads + 2 * kv_heads) * d, 1, trained, ob.linear);   // fused QKV (column parallel)
-  if (l.q) ob.lora("attention", "q_lora", tokens, h, heads * d, 1);
-  if (l.k) ob.lora("attention", "k_lora", tokens, h, kv_heads * d, 1);
-  if (l.v) ob.lora("attention", "v_lora", tokens, h, kv_heads * d, 1);
-  const double qk_elements = tokens * (heads + kv_heads) * d;
-  if (m.qk_norm) ob.norm({"attention", "qk_norm"}, qk_elements);
-  if (m.position_embedding == PositionEmbedding::Rope) ob.memory({"attention", "rope"}, 2 * ab * qk_elements, 2 * ab * qk_elements);  // rotate Q, K
+  double attention_weights = h * heads * d * 2 + 2 * h * kv_heads * d;   // per GPU, for QLoRA dequantization
+  if (m.is_mla()) {
+    // Multi-head latent attention as Megatron-core runs it: the down-projections (and their norms) whole on every
+    // TP rank over all the layer's tokens, the up-projections split by heads; RoPE on the rotary part of each
+    // head's query and on the key's shared rotary part.
+    const double ql = m.q_lora_rank, kvl = m.kv_lora_rank, rope = m.qk_rope_head_dim;
+    if (ql > 0) {
+      ob.dense({"attention", "q_down"}, tokens, h, ql, 1, trained, ob.linear);
+      ob.norm({"attention", "q_norm"}, tokens * ql);
+      ob.dense({"attention", "q_up"}, tokens, ql, heads * dqk, 1, trained, ob.linear);
+    } else {
+      ob.dense({"attention", "q"}, tokens, h, heads * dqk, 1, trained, ob.linear);
+    }
+    ob.dense({"attention", "kv_down"}, tokens, h, kvl + rope, 1, trained, ob.linear);
+    ob.norm({"attention", "kv_norm"}, tokens * kvl);
+    ob.dense({"attention", "kv_up"}, tokens, kvl, heads * (m.qk_nope_head_dim + dv), 1, trained, ob.linear);
+    const double rotated = tokens * (heads + 1) * rope;
+    if (m.position_embedding == PositionEmbedding::Rope) ob.memory({"attention", "rope"}, 2 * ab * rotated, 2 * ab * rotated);
+    attention_weights = (ql > 0 ? h * ql + ql * heads * dqk : h * heads * dqk) + h * (kvl + rope) + kvl * heads * (m.qk_nope_head_dim + dv) +
+                        heads * dv * h;
+  } else {
+    ob.dense({"attention", "qkv"}, tokens, h, (heads + 2 * kv_heads) * d, 1, trained, ob.linear);   // fused QKV (column parallel)
+    if (l.q) ob.lora("attention", "q_lora", tokens, h, heads * d, 1);
+    if (l.k) ob.lora("attention", "k_lora", tokens, h, kv_heads * d, 1);
+    if (l.v) ob.lora("attention", "v_lora", tokens, h, kv_heads * d, 1);
+    const double qk_elements = tokens * (heads + kv_heads) * d;
+    if (m.qk_norm) ob.norm({"attention", "qk_norm"}, qk_elements);
+    if (m.position_embedding == PositionEmbedding::Rope) ob.memory({"attention", "rope"}, 2 * ab * qk_elements, 2 * ab * qk_elements);  // rotate Q, K
+  }
 
   // Attention core. Under context parallelism each rank's s query tokens attend to the whole sequence;
   // Megatron-Core splits the sequence into 2·cp chunks and gives rank i chunks i and 2·cp-1-i, so every
@@ -482,7 +506,7 @@ LayerCompute layer_walk(const ModelSpec& m, const TrainingSpec& t, const Paralle
     Acc f, bk;
     const double batch = b * heads;  // independent (sequence, head) problems on this rank
     if (t.flash_attention) {
-      const double fl = 4 * batch * s * seq * d * kCausalFraction;   // QK^T and AV: 2·2·s_q·s_k·d per head, half masked
+      const double fl = 2 * batch * s * seq * (dqk + dv) * kCausalFraction;   // QK^T and AV: 2·s_q·s_k·(d_qk + d_v) per head, half masked
       const double peak = gemm_peak_flops(gpu, high_p);
       f.attention_s = fl / (peak * flash_attention_efficiency(tr, s, false));
       f.attention_flops = fl;
@@ -491,8 +515,8 @@ LayerCompute layer_walk(const ModelSpec& m, const TrainingSpec& t, const Paralle
       if constexpr (Record) {
         // A fused kernel has no GEMM shape of its own: listed as the batched Q·K^T-shaped GEMM (s x causal
         // fraction of the keys x head dim) with the kernel's FLOPs, the GEMM-equivalent a proxy run can time.
-        const double keys = seq * kCausalFraction, per_gemm = 2 * s * keys * d;
-        const GemmShape fe{s, keys, d, fl / per_gemm}, be{s, keys, d, bk.attention_flops / per_gemm};
+        const double keys = seq * kCausalFraction, per_gemm = 2 * s * keys * dqk;
+        const GemmShape fe{s, keys, dqk, fl / per_gemm}, be{s, keys, dqk, bk.attention_flops / per_gemm};
         ob.record(false, LayerOp::Attention, {"attention", "core"}, "", fe, high_p, 0, fl, f.attention_s, true);
         ob.record(true, LayerOp::Attention, {"attention", "core"}, "", be, high_p, 0, bk.attention_flops, bk.attention_s, true);
       }
@@ -500,14 +524,14 @@ LayerCompute layer_walk(const ModelSpec& m, const TrainingSpec& t, const Paralle
       // Unfused: batched GEMMs over the full s_q x s_k score matrix (masking does not save work) and a
       // softmax (+ dropout) over it, all through HBM.
       Acc g;
-      const GemmShape qk{s, seq, d, batch}, pv{s, d, seq, batch};
+      const GemmShape qk{s, seq, dqk, batch}, pv{s, dv, seq, batch};
       ob.record_gemm(false, LayerOp::Attention, {"attention", "qk"}, "", ob.high, qk, OpBuilder<Record>::gemm(g, ob.high, qk));  // S = Q·K^T
       ob.record_gemm(false, LayerOp::Attention, {"attention", "pv"}, "", ob.high, pv, OpBuilder<Record>::gemm(g, ob.high, pv));  // O = P·V
       f.attention_s = g.gemm_s, f.attention_flops = g.gemm_flops;
       Acc gb;
-      const GemmShape dp{s, seq, d, batch}, dv{seq, d, s, batch}, dq{s, d, seq, batch}, dk{seq, d, s, batch};
+      const GemmShape dp{s, seq, dv, batch}, dvg{seq, dv, s, batch}, dq{s, dqk, seq, batch}, dk{seq, dqk, s, batch};
       ob.record_gemm(true, LayerOp::Attention, {"attention", "dp"}, "", ob.high, dp, OpBuilder<Record>::gemm(gb, ob.high, dp));  // dP = dO·V^T
-      ob.record_gemm(true, LayerOp::Attention, {"attention", "dv"}, "", ob.high, dv, OpBuilder<Record>::gemm(gb, ob.high, dv));  // dV = P^T·dO
+      ob.record_gemm(true, LayerOp::Attention, {"attention", "dv"}, "", ob.high, dvg, OpBuilder<Record>::gemm(gb, ob.high, dvg));  // dV = P^T·dO
       ob.record_gemm(true, LayerOp::Attention, {"attention", "dq"}, "", ob.high, dq, OpBuilder<Record>::gemm(gb, ob.high, dq));  // dQ = dS·K
       ob.record_gemm(true, LayerOp::Attention, {"attention", "dk"}, "", ob.high, dk, OpBuilder<Record>::gemm(gb, ob.high, dk));  // dK = dS^T·Q
       bk.attention_s = gb.gemm_s, bk.attention_flops = gb.gemm_flops;
@@ -524,14 +548,14 @@ LayerCompute layer_walk(const ModelSpec& m, const TrainingSpec& t, const Paralle
     if constexpr (Record) ob.in_core = false;
   }
 
-  ob.dense({"attention", "out"}, tokens, heads * d, h, 1, trained, ob.linear);   // output projection (row parallel)
-  if (l.o) ob.lora("attention", "o_lora", tokens, heads * d, h, 1);
+  ob.dense({"attention", "out"}, tokens, heads * dv, h, 1, trained, ob.linear);   // output projection (row parallel)
+  if (l.o) ob.lora("attention", "o_lora", tokens, heads * dv, h, 1);
   if (m.hidden_dropout > 0) ob.dropout({"attention", "dropout"}, tokens_outside * h);
   ob.residual({"attention", "residual"}, tokens_outside * h);
 
   // --- MLP block
   ob.norm({"mlp", "norm"}, tokens_outside * h);
-  double linear_weights = h * heads * d * 2 + 2 * h * kv_heads * d;   // per GPU, for QLoRA dequantization
+  double linear_weights = attention_weights;
   if (!moe_layer) {
     const double f = m.intermediate_size / tp;
     ob.mlp("mlp", m, l, tokens, f, 1, trained);

@@ -14,8 +14,14 @@ struct ForwardFlops {
 ForwardFlops forward_flops_per_sequence(const ModelSpec& m, double s) {
   const double h = m.hidden_size, q = double(m.num_attention_heads) * m.head_dim, kv = double(m.num_key_value_heads) * m.head_dim;
   const double gate = m.mlp == MlpKind::Gated ? 3.0 : 2.0;
-  const double attn_proj = 2 * s * (h * q + 2 * h * kv + q * h);
-  const double scores = 2 * 2 * s * s * q;
+  double attn_proj = 2 * s * (h * q + 2 * h * kv + q * h);
+  double scores = 2 * 2 * s * s * q;
+  if (m.is_mla()) {  // every projection weight once per token; scores Q·K^T over qk dims, P·V over v dims
+    const double n = m.num_attention_heads, ql = m.q_lora_rank, kvl = m.kv_lora_rank;
+    attn_proj = 2 * s * ((ql > 0 ? h * ql + ql * n * m.qk_head_dim() : h * n * m.qk_head_dim()) + h * (kvl + m.qk_rope_head_dim) +
+                         kvl * n * (m.qk_nope_head_dim + m.v_head_dim) + n * m.v_head_dim * h);
+    scores = 2 * s * s * n * (m.qk_head_dim() + m.v_head_dim);
+  }
   const double dense_mlp = 2 * s * gate * h * m.intermediate_size;
   const double moe_mlp = 2 * s * (gate * h * (double(m.num_experts_per_tok) * m.moe_intermediate_size + m.shared_expert_intermediate_size) +
                                   h * m.num_experts);  // experts a token visits, shared expert, router

@@ -63,6 +63,14 @@ LayerActivations layer_activations(const ModelSpec& m, const TrainingSpec& t, co
 
   double outside = sb * h * (e + g + e) + hidden_mask * sb * h;   // LN1 input, QKV input, LN2 input; attention-out mask
   double inside = e * sb * q + 2 * e * sb * kv + g * sb * q;      // Q, K, V (attention inputs), out-projection input
+  double replicated = 0;                                          // whole on every TP rank (MLA's down-projections)
+  if (m.is_mla()) {
+    // Q and K of n·(nope + rope), V and the out-projection input of n·v; the latents on every rank: q_down output
+    // (q norm input) and q norm output (q_up input), kv_down output (kv norm input, rotary key) and kv norm output.
+    const double n = a, ql = m.q_lora_rank, kvl = m.kv_lora_rank;
+    inside = 2 * e * sb * n * m.qk_head_dim() + e * sb * n * m.v_head_dim + g * sb * n * m.v_head_dim;
+    replicated = sb * ((e + g) * ql + e * (kvl + m.qk_rope_head_dim) + g * kvl);
+  }
   double core = 0;                                                // attention scores, recomputed by `selective`
   if (t.flash_attention) {
     core = 4 * sb * a;                                            // log-sum-exp in fp32 (Dao et al. 2022)
@@ -88,7 +96,7 @@ LayerActivations layer_activations(const ModelSpec& m, const TrainingSpec& t, co
   if (t.uses_adapters()) lora = e * sb * t.lora.rank * dd(static_cast<int>(t.lora.target_modules.size()));
 
   LayerActivations out;
-  out.full = outside / (sp ? tp : 1) + (inside + core) / tp + lora;
+  out.full = outside / (sp ? tp : 1) + (inside + core) / tp + replicated + lora;
   switch (t.recompute) {
     case Recompute::None: out.stored = out.full; break;
     case Recompute::Selective: out.stored = out.full - core / tp; break;

@@ -85,6 +85,13 @@ Json to_json(const ModelSpec& m) {
     j["shared_expert_intermediate_size"] = m.shared_expert_intermediate_size;
     j["first_k_dense_replace"] = m.first_k_dense_replace;
   }
+  if (m.is_mla()) {
+    if (m.q_lora_rank > 0) j["q_lora_rank"] = m.q_lora_rank;
+    j["kv_lora_rank"] = m.kv_lora_rank;
+    j["qk_nope_head_dim"] = m.qk_nope_head_dim;
+    j["qk_rope_head_dim"] = m.qk_rope_head_dim;
+    j["v_head_dim"] = m.v_head_dim;
+  }
   if (!m.source.empty()) j["source"] = m.source;
   return j;
 }

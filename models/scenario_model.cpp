@@ -70,6 +70,28 @@ void canonicalize_model_keys(Json& section, const std::string& path) {
   }
 }
 
+namespace {
+// Multi-head latent attention, with Hugging Face DeepSeek-V2/V3 names (q_lora_rank null: a full q projection).
+// K and V are per head after the up-projection, so the key/value heads are the attention heads.
+void read_mla(JsonReader& r, const std::string& path, ModelSpec* m) {
+  m->kv_lora_rank = r.get_int("kv_lora_rank", 0, "", 1, limits::kMaxIntermediate);
+  if (m->kv_lora_rank == 0) {
+    for (const char* k : {"q_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"})
+      if (r.has(k)) throw InputError(path + "/" + k, json_value_text(r.raw(k)), "kv_lora_rank as well (multi-head latent attention)");
+    return;
+  }
+  m->q_lora_rank = r.get_int("q_lora_rank", 0, "", 1, limits::kMaxIntermediate);
+  m->qk_nope_head_dim = r.required_int("qk_nope_head_dim", 1, limits::kMaxHeadDim);
+  m->qk_rope_head_dim = r.required_int("qk_rope_head_dim", 1, limits::kMaxHeadDim);
+  m->v_head_dim = r.required_int("v_head_dim", 1, limits::kMaxHeadDim);
+  r.mark_read({"q_lora_rank"});
+  if (m->num_key_value_heads != m->num_attention_heads)
+    throw InputError(path + "/num_key_value_heads", std::to_string(m->num_key_value_heads),
+                     "num_attention_heads (" + std::to_string(m->num_attention_heads) + ") with multi-head latent attention",
+                     "MLA up-projects keys and values for every head");
+}
+}  // namespace
+
 ModelSpec parse_model(const Json& section_value, std::vector<AppliedDefault>* defaults, std::vector<std::string>* notes) {
   const std::string path = "/model";
   // Alias keys become their canonical names before a preset's fields are overridden, so an override written
@@ -119,6 +141,7 @@ ModelSpec parse_model(const Json& section_value, std::vector<AppliedDefault>* de
   m.mlp_bias = r.get_bool("mlp_bias", false, "no MLP biases");
   m.qk_norm = r.get_bool("qk_norm", qwen3, qwen3 ? "model_type " + model_type + ": Qwen3 normalises q and k per head" : "no QK normalisation");
   read_rope(r, &m);
+  read_mla(r, path, &m);
   // Dropout: GPT-style models (2-matrix MLP) train with Megatron-LM's and GPT-2's default 0.1; gated-MLP
   // (Llama-family) models have no dropout layers. (GPT-2's attn_pdrop / resid_pdrop are read as these.)
   const bool gpt_style = m.mlp == MlpKind::Plain;

@@ -81,8 +81,16 @@ TrainingSpec parse_training(const Json& section, const ModelSpec& model, std::ve
         if (std::find(known.begin(), known.end(), name) == known.end())
           throw InputError(path + "/lora/target_modules/" + std::to_string(i), json_value_text(tm[i]), "one of " + join(known),
                            "use all-linear names of Llama-style models; fc1/fc2 map to up_proj/down_proj");
+        // Multi-head latent attention has no q/k/v projections of these shapes (q_a/q_b, kv_a/kv_b instead).
+        if (model.is_mla() && (name == "q_proj" || name == "k_proj" || name == "v_proj"))
+          throw InputError(path + "/lora/target_modules/" + std::to_string(i), json_value_text(tm[i]),
+                           "o_proj or an MLP module: the model uses multi-head latent attention, which has no q_proj/k_proj/v_proj");
         t.lora.target_modules.push_back(name);
       }
+    } else if (model.is_mla()) {
+      t.lora.target_modules = {"o_proj", "gate_proj", "up_proj", "down_proj"};
+      lr.record_default("target_modules", join(t.lora.target_modules),
+                        "all linear layers of the names trainsim models (multi-head latent attention's q/kv projections not adapted)");
     } else {
       lr.record_default("target_modules", join(t.lora.target_modules), "all linear layers");
     }

@@ -46,8 +46,17 @@ struct ModelSpec {
   int moe_intermediate_size = 0;            // per expert; defaults to intermediate_size (Mixtral)
   int shared_expert_intermediate_size = 0;  // total size of the always-on shared expert(s)
   int first_k_dense_replace = 0;            // the first k layers are dense
+  // Multi-head latent attention (DeepSeek-V2/V3, arXiv:2405.04434 §2.1; kv_lora_rank > 0): queries through a
+  // rank-q_lora_rank bottleneck (0: a full q projection), keys and values up-projected from a shared
+  // kv_lora_rank latent; each head's query/key has qk_nope_head_dim + qk_rope_head_dim dims (the rotary part
+  // of the key shared by all heads), its value v_head_dim.
+  int q_lora_rank = 0, kv_lora_rank = 0, qk_nope_head_dim = 0, qk_rope_head_dim = 0, v_head_dim = 0;
 
   bool is_moe() const { return num_experts > 0; }
+  bool is_mla() const { return kv_lora_rank > 0; }
+  // Per-head query/key and value widths: MLA's, else head_dim for both.
+  int qk_head_dim() const { return is_mla() ? qk_nope_head_dim + qk_rope_head_dim : head_dim; }
+  int value_head_dim() const { return is_mla() ? v_head_dim : head_dim; }
   int num_moe_layers() const { return is_moe() ? num_hidden_layers - first_k_dense_replace : 0; }
   int num_dense_layers() const { return num_hidden_layers - num_moe_layers(); }
 };

@@ -85,7 +85,8 @@ StepEstimate StepModel::estimate(const ParallelLayout& p, const LayoutWork& work
   // chunk in hand, so only what exceeds the attention time is exposed.
   auto cp_exposed = [&](const LayerCompute& lc) {
     if (p.cp == 1) return 0.0;
-    const double kv_bytes = 2.0 * dd(t.seq_len) / p.cp * p.micro_batch_size * t.sequences_per_sample() * m.num_key_value_heads * m.head_dim * 2 / p.tp;
+    const double kv_bytes = dd(t.seq_len) / p.cp * p.micro_batch_size * t.sequences_per_sample() * m.num_key_value_heads *
+                            (m.qk_head_dim() + m.value_head_dim()) * 2 / p.tp;  // K and V, 16-bit
     const double step = collective_time(Collective::SendRecv, kv_bytes, groups.cp, comm_).time_s;
     return std::max(0.0, (p.cp - 1) * step * (fwd_passes + 2) - lc.attention_s);
   };

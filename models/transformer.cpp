@@ -9,12 +9,23 @@ double dd(int v) { return static_cast<double>(v); }
 
 LayerParams attention_and_norms(const ModelSpec& m) {
   LayerParams lp;
+  lp.norms = 2 * dd(m.hidden_size) * (m.norm == NormKind::LayerNorm ? 2 : 1);
+  if (m.is_mla()) {
+    // DeepSeek-V2/V3 (modeling_deepseek.py): q_a_proj h x q_lora, q_a_layernorm, q_b_proj q_lora x n(nope+rope)
+    // (or q_proj h x n(nope+rope)); kv_a_proj_with_mqa h x (kv_lora + rope), kv_a_layernorm, kv_b_proj
+    // kv_lora x n(nope+v); o_proj n·v x h. Megatron-core splits the up-projections and o_proj over tp and
+    // keeps the down-projections and their norms whole on every rank.
+    const double h = dd(m.hidden_size), n = dd(m.num_attention_heads), ql = m.q_lora_rank, kvl = m.kv_lora_rank;
+    const double qk = m.qk_head_dim(), rope = m.qk_rope_head_dim, v = m.v_head_dim;
+    lp.attention_split = (ql > 0 ? ql : h) * n * qk + kvl * n * (m.qk_nope_head_dim + v) + n * v * h;
+    lp.attention_replicated = (ql > 0 ? h * ql + ql : 0) + h * (kvl + rope) + kvl;
+    return lp;
+  }
   const double h = dd(m.hidden_size), q = dd(m.num_attention_heads) * m.head_dim, kv = dd(m.num_key_value_heads) * m.head_dim;
   lp.attention_split = h * q + 2 * h * kv + q * h;
   if (m.attention_bias || m.qkv_bias) lp.attention_split += q + 2 * kv;
   if (m.attention_bias) lp.attention_replicated += h;
   if (m.qk_norm) lp.attention_replicated += 2.0 * m.head_dim;
-  lp.norms = 2 * h * (m.norm == NormKind::LayerNorm ? 2 : 1);
   return lp;
 }
 
@@ -175,7 +186,7 @@ double lora_parameters(const ModelSpec& m, const LoraSpec& lora) {
   for (const auto& t : lora.target_modules) {
     if (t == "q_proj") per_layer_attn += r * (h + q);
     else if (t == "k_proj" || t == "v_proj") per_layer_attn += r * (h + kv);
-    else if (t == "o_proj") per_layer_attn += r * (q + h);
+    else if (t == "o_proj") per_layer_attn += r * (dd(m.num_attention_heads) * m.value_head_dim() + h);
     else {
       per_dense_mlp += mlp_module(t, m.intermediate_size);
       per_expert += mlp_module(t, m.moe_intermediate_size);

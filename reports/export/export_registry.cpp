@@ -168,7 +168,18 @@ std::vector<Argument> megatron_arguments(const ExportPlan& p) {
     add("--group-query-attention");
     add("--num-query-groups " + s(m.num_key_value_heads), "key/value heads");
   }
-  add("--kv-channels " + s(m.head_dim), "head dimension");
+  if (m.is_mla()) {
+    // DeepSeek-style multi-head latent attention; Megatron's --qk-layernorm then normalises the q and kv latents.
+    add("--multi-latent-attention");
+    if (m.q_lora_rank > 0) add("--q-lora-rank " + s(m.q_lora_rank));
+    add("--kv-lora-rank " + s(m.kv_lora_rank));
+    add("--qk-head-dim " + s(m.qk_nope_head_dim), "qk_nope_head_dim");
+    add("--qk-pos-emb-head-dim " + s(m.qk_rope_head_dim), "qk_rope_head_dim");
+    add("--v-head-dim " + s(m.v_head_dim));
+    add("--qk-layernorm", "q_a_layernorm / kv_a_layernorm");
+  } else {
+    add("--kv-channels " + s(m.head_dim), "head dimension");
+  }
   if (m.mlp == MlpKind::Gated && (m.hidden_act == "silu" || m.hidden_act == "swiglu" || m.hidden_act == "swish")) add("--swiglu");
   add(std::string("--normalization ") + (m.norm == NormKind::RmsNorm ? "RMSNorm" : "LayerNorm"));
   switch (m.position_embedding) {
@@ -187,7 +198,7 @@ std::vector<Argument> megatron_arguments(const ExportPlan& p) {
   if (!m.tie_word_embeddings) add("--untie-embeddings-and-output-weights");
   if (!m.attention_bias && !m.mlp_bias) add("--disable-bias-linear");
   if (m.qkv_bias && !m.attention_bias) add("--add-qkv-bias");
-  if (m.qk_norm) add("--qk-layernorm");
+  if (m.qk_norm && !m.is_mla()) add("--qk-layernorm");
   add("--attention-dropout " + number_text(m.attention_dropout));
   add("--hidden-dropout " + number_text(m.hidden_dropout));
   if (m.is_moe()) {

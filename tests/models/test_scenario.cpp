@@ -304,3 +304,30 @@ TEST_CASE("vendor-natural names find the presets") {
   doc["hardware"]["gpu"] = "H100";
   CHECK(parse_scenario(doc).hardware.gpu.name == "h100-sxm-80gb");
 }
+
+TEST_CASE("multi-head latent attention: a DeepSeek config is read, and what it cannot mean is refused") {
+  // A pasted DeepSeek-V2-Lite config.json (q_lora_rank null: full query projection).
+  Json doc = base();
+  doc["model"] = {{"model_type", "deepseek_v2"}, {"num_hidden_layers", 27}, {"hidden_size", 2048}, {"num_attention_heads", 16},
+                  {"num_key_value_heads", 16}, {"intermediate_size", 10944}, {"vocab_size", 102400}, {"q_lora_rank", nullptr},
+                  {"kv_lora_rank", 512}, {"qk_nope_head_dim", 128}, {"qk_rope_head_dim", 64}, {"v_head_dim", 128}};
+  Scenario s = parse_scenario(doc);
+  CHECK(s.model.is_mla());
+  CHECK(s.model.q_lora_rank == 0);
+  CHECK(s.model.qk_head_dim() == 192);
+  CHECK(s.model.value_head_dim() == 128);
+  // MLA dims without the latent rank, or grouped key/value heads under MLA: errors naming the key.
+  Json partial = base();
+  partial["model"] = {{"preset", "llama3-8b"}, {"v_head_dim", 128}};
+  CHECK(error_of(partial).path() == "/model/v_head_dim");
+  Json gqa = doc;
+  gqa["model"]["num_key_value_heads"] = 4;
+  CHECK(error_of(gqa).path() == "/model/num_key_value_heads");
+  // LoRA: MLA has no q_proj/k_proj/v_proj; the default targets leave them out and say so.
+  Json lora = doc;
+  lora["training"]["mode"] = "lora";
+  Scenario l = parse_scenario(lora);
+  CHECK(l.training.lora.target_modules == std::vector<std::string>{"o_proj", "gate_proj", "up_proj", "down_proj"});
+  lora["training"]["lora"] = {{"target_modules", {"o_proj", "q_proj"}}};
+  CHECK(error_of(lora).path() == "/training/lora/target_modules/1");
+}

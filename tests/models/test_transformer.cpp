@@ -23,6 +23,24 @@ TEST_CASE("Llama-3-8B has exactly 8,030,261,248 parameters") {
   CHECK(p.active == p.total);
 }
 
+TEST_CASE("DeepSeek-V3 multi-head latent attention: tensor sizes of the checkpoint, by hand") {
+  // deepseek-ai/DeepSeek-V3 safetensors, one layer's attention: q_a_proj 7168 x 1536 = 11,010,048,
+  // q_a_layernorm 1536, q_b_proj 1536 x 128·(128+64) = 37,748,736, kv_a_proj_with_mqa 7168 x (512+64) =
+  // 4,128,768, kv_a_layernorm 512, kv_b_proj 512 x 128·(128+128) = 16,777,216, o_proj 128·128 x 7168 =
+  // 117,440,512. Split over tp: the up-projections and o_proj; whole on every rank: the down-projections, norms.
+  const ModelParams p = count_parameters(preset_model("deepseek-v3"));
+  CHECK(p.dense_layer.attention_split == 37748736.0 + 16777216.0 + 117440512.0);
+  CHECK(p.dense_layer.attention_replicated == 11010048.0 + 1536 + 4128768.0 + 512);
+  // Totals (DeepSeek-V3 report: 671B, 37B activated): 61 attention blocks, 3 dense MLPs 3 x 7168 x 18432,
+  // 58 MoE layers of 256 + 1 experts of 3 x 7168 x 2048 and a 7168 x 256 router, two 129280 x 7168 embeddings,
+  // 61 x 2 + 1 RMSNorms of 7168.
+  const double attention = 37748736.0 + 16777216.0 + 117440512.0 + 11010048.0 + 1536 + 4128768.0 + 512;
+  const double expert = 3.0 * 7168 * 2048, norms = (61 * 2 + 1) * 7168.0, embeddings = 2.0 * 129280 * 7168;
+  const double total = 61 * attention + 3 * (3.0 * 7168 * 18432) + 58 * (257 * expert + 7168.0 * 256) + embeddings + norms;
+  CHECK(p.total == doctest::Approx(total).epsilon(1e-12));
+  CHECK(p.active == doctest::Approx(total - 58 * 248 * expert).epsilon(1e-12));  // 8 routed + 1 shared of 257 per token
+}
+
 TEST_CASE("GPT-3 175B matches 12Lh^2 + 13Lh + Vh + ph + 2h") {
   // Narayanan et al. SC'21 §5.1 formula for GPT with learned positions and biases, plus the final layernorm.
   const double L = 96, h = 12288, V = 50257, pos = 2048;
