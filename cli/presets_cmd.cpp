@@ -3,6 +3,7 @@
 
 #include "command.hpp"
 #include "output.hpp"
+#include "models/framework.hpp"
 #include "models/presets.hpp"
 #include "models/scenario.hpp"
 #include "models/transformer.hpp"
@@ -29,6 +30,10 @@ int run_presets(const std::string& format, const std::string& kind) {
     if (kind.empty() || kind == "models") out["models"] = preset_table(PresetKind::Model);
     if (kind.empty() || kind == "gpus") out["gpus"] = preset_table(PresetKind::Gpu);
     if (kind.empty() || kind == "fabrics") out["fabrics"] = preset_table(PresetKind::Fabric);
+    if (kind.empty() || kind == "frameworks") {
+      out["frameworks"] = Json::object();
+      for (const auto& name : framework_names()) out["frameworks"][name] = framework_preset_json(name);
+    }
     std::cout << json_text(out) << "\n";
     return kExitOk;
   }
@@ -67,15 +72,30 @@ int run_presets(const std::string& format, const std::string& kind) {
     }
     t.print(std::cout);
   }
+  if (kind.empty() || kind == "frameworks") {
+    std::cout << "\nFrameworks (training.framework / --framework; traits and their sources: --format json)\n";
+    TextTable t({"name", "grad bucket", "ZeRO-3 gather", "overlap grad/param", "launch gap", "MoE", "fused norm/rope/act", "what"});
+    auto yn = [](bool b) { return std::string(b ? "yes" : "no"); };
+    for (const auto& name : framework_names()) {
+      const FrameworkTraits& f = *find_framework(name);
+      std::string bucket = format_count(f.grad_bucket_elements);
+      if (f.grad_bucket_elements_per_dp_rank > 0) bucket = "max(" + bucket + ", " + format_count(f.grad_bucket_elements_per_dp_rank) + " x dp)";
+      t.add_row({name, bucket, f.param_gather_unit == GatherUnit::Layer ? "per layer" : format_count(f.param_gather_bucket_elements) + " buckets",
+                 yn(f.overlap_grad_reduce) + "/" + yn(f.overlap_param_gather),
+                 f.cuda_graphs ? "graphs" : fixed(f.kernel_launch_gap_us, 0) + " us", f.moe_grouped_gemm ? "grouped" : "loop",
+                 yn(f.fused_norm) + "/" + yn(f.fused_rope) + "/" + yn(f.fused_activation), f.description});
+    }
+    t.print(std::cout);
+  }
   return kExitOk;
 }
 
-const RegisterCommand registered{{"presets", "List built-in models, GPUs and interconnects",
+const RegisterCommand registered{{"presets", "List built-in models, GPUs, interconnects and frameworks",
                                   [](CLI::App& app) -> std::function<int()> {
                                     auto format = std::make_shared<std::string>("table");
                                     auto kind = std::make_shared<std::string>();
-                                    app.add_option("kind", *kind, "models, gpus or fabrics (default: all)")
-                                        ->check(CLI::IsMember({"models", "gpus", "fabrics"}));
+                                    app.add_option("kind", *kind, "models, gpus, fabrics or frameworks (default: all)")
+                                        ->check(CLI::IsMember({"models", "gpus", "fabrics", "frameworks"}));
                                     app.add_option("--format", *format, "table or json")->check(CLI::IsMember({"table", "json"}));
                                     return [format, kind] { return run_presets(*format, *kind); };
                                   }}};

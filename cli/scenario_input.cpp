@@ -52,6 +52,8 @@ const FieldFlag kFieldFlags[] = {
     {"--zero", "/training/zero_stage", FlagType::Integer, "ZeRO stage 0-3 (FSDP full shard = 3)"},
     {"--distributed-optimizer", "/training/distributed_optimizer", FlagType::Boolean, "Megatron distributed optimizer (true/false)"},
     {"--recompute", "/training/recompute", FlagType::Text, "none | selective | full"},
+    {"--framework", "/training/framework", FlagType::Text,
+     "megatron-core | megatron-deepspeed | deepspeed | fsdp | fsdp2 | transformers (default: implied by the layout)"},
     {"--flash-attention", "/training/flash_attention", FlagType::Boolean, "true/false"},
     {"--offload-optimizer", "/training/offload_optimizer", FlagType::Boolean, "true/false"},
     {"--lora-rank", "/training/lora/rank", FlagType::Integer, "LoRA rank"},

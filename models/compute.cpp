@@ -59,6 +59,37 @@ constexpr double kFlashBackwardFlops = 2.5;
 // §3), dequantized to 16 bits before every forward and backward GEMM (bitsandbytes).
 constexpr double kNf4BytesPerParam = 4.127 / 8.0;
 
+// ---- Eager (unfused) op sequences, HBM bytes per element and kernels ---------------------------------
+// Where a framework runs the reference modeling code in eager PyTorch instead of a fused kernel, every torch
+// op reads its inputs and writes its output through HBM and is a kernel of its own; autograd runs one
+// backward kernel per op, reading the op's saved input and its output gradient and writing its input
+// gradient. ab = bytes of a 16-bit (or fp32) activation, 4 = an fp32 intermediate.
+// RMSNorm (transformers/models/llama/modeling_llama.py LlamaRMSNorm): cast to fp32 (ab+4), pow 2 (4+4),
+// mean (4), mul by rsqrt (4+4), cast back (4+ab), mul weight (ab+ab), plus eps add and rsqrt on the per-token
+// vector (no bytes to speak of): 8 kernels. Backward: mul weight (dx 2ab, dweight reduction reads 2ab), cast
+// (ab+4), mul (8, and its rsqrt-factor reduction reads 8), rsqrt/add/mean on the vector then an expand (4),
+// pow (read 8, write 4), the sum of x's two gradient paths (read 8, write 4), cast (4+ab): 11 kernels.
+// fp32 training has no casts (.to(float32) of an fp32 tensor is free): 6 and 9 kernels.
+struct EagerCost {
+  double fwd_bytes, bwd_bytes, fwd_kernels, bwd_kernels;
+};
+EagerCost eager_rmsnorm_cost(double ab) {
+  const bool casts = ab < 4;
+  const double cast = casts ? ab + 4 : 0;
+  return {cast + 8 + 4 + 8 + cast + 2 * ab, 4 * ab + cast + 16 + 4 + 12 + 12 + cast, casts ? 8.0 : 6.0, casts ? 11.0 : 9.0};
+}
+// RoPE (modeling_llama.py apply_rotary_pos_emb: x·cos + rotate_half(x)·sin), per element of q or k:
+// rotate_half = neg of one half (ab) + cat (2ab), ·cos (2ab), ·sin (2ab), add (3ab): 10ab, 5 kernels per
+// tensor (cos/sin are per token, shared by the heads: not counted). Backward: g·cos (2ab), g·sin (2ab), neg
+// of a half (ab), the sum of the two paths (3ab): 8ab, 4 kernels. Fused (Transformer Engine, flash-attn's
+// rotary): read and write once each way, one kernel per tensor.
+EagerCost eager_rope_cost(double ab) { return {10 * ab, 8 * ab, 5, 4}; }
+// Gated MLP activation (modeling_llama.py LlamaMLP act_fn(gate) * up), per element of the inner size:
+// silu (2ab) then the product (3ab): 5ab, 2 kernels. Backward: d_up = g·silu(gate) (3ab), d_silu = g·up
+// (3ab), silu backward (3ab): 9ab, 3 kernels. Fused (Megatron bias-SwiGLU): 3ab and 5ab, one kernel each.
+// A plain GeLU is one kernel in eager PyTorch as well: the same either way.
+EagerCost eager_gated_activation_cost(double ab) { return {5 * ab, 9 * ab, 2, 3}; }
+
 // Smallest tile edge: the 16-row/column granularity of the tensor-core MMA shapes (PTX ISA mma.m16n8k16);
 // cuBLAS picks narrower tiles for skinny operands instead of padding them to 128.
 constexpr double kMinTileEdge = 16;
@@ -242,12 +273,18 @@ namespace {
 struct Acc {
   double gemm_s = 0, attention_s = 0, memory_s = 0;
   double gemm_flops = 0, attention_flops = 0;
+  double kernels = 0;  // kernel launches
   double time() const { return gemm_s + attention_s + memory_s; }
   double flops() const { return gemm_flops + attention_flops; }
   void add(const Acc& o, double times = 1) {
     gemm_s += times * o.gemm_s, attention_s += times * o.attention_s, memory_s += times * o.memory_s;
     gemm_flops += times * o.gemm_flops, attention_flops += times * o.attention_flops;
+    kernels += times * o.kernels;
   }
+  // The GPU waits for the host where launching this pass's kernels takes longer than running them. A
+  // kernel cannot start before it is launched, and the host launches ahead of the GPU, so per pass
+  // time = max(GPU time, kernels x gap); the layers of a stage are alike, so the per-layer max is the stack's.
+  double host_exposed(double gap_s) const { return std::max(0.0, kernels * gap_s - time()); }
 };
 
 // Which LoRA target modules are adapted (PEFT names, as in lora_parameters).
@@ -310,14 +347,21 @@ struct OpBuilder {
   using OpList = std::conditional_t<Record, std::vector<RecordedOp>, NoRecord>;
   [[no_unique_address]] OpList fwd_ops, bwd_ops;  // Record: every op, forward and backward, in layer order
   bool in_adapter = false, in_core = false;       // Record: what the ops being added belong to
+  // Framework traits: GEMMs with count > 1 run as a loop of count separate GEMMs (per-expert MoE loop), and
+  // which memory-bound ops run as eager op sequences.
+  bool serial_count = false;
+  bool eager_rmsnorm = false, eager_rope = false, eager_activation = false;
 
   OpBuilder(const GemmCost& linear_cost, const GemmCost& high_cost, double spb, double activation_bytes, double rank)
       : linear(linear_cost), high(high_cost), seconds_per_byte(spb), ab(activation_bytes), lora_rank(rank) {}
 
-  static double gemm(Acc& acc, const GemmCost& c, const GemmShape& g) {
-    const double t = cost_time(c, g);
+  // `serial`: the count GEMMs run one after another, each its own kernel filling the GPU alone (tile/wave
+  // quantization per GEMM), instead of one grouped kernel sharing waves.
+  static double gemm(Acc& acc, const GemmCost& c, const GemmShape& g, bool serial = false) {
+    const double t = serial ? g.count * cost_time(c, {g.m, g.n, g.k, 1}) : cost_time(c, g);
     acc.gemm_s += t;
     acc.gemm_flops += gemm_flops(g);
+    acc.kernels += serial ? g.count : 1;
     return t;
   }
   double mem(double bytes) const { return bytes * seconds_per_byte; }
@@ -326,7 +370,7 @@ struct OpBuilder {
   void record([[maybe_unused]] bool backward, [[maybe_unused]] LayerOp::Kind kind, [[maybe_unused]] const OpName& name,
               [[maybe_unused]] const char* role, [[maybe_unused]] const GemmShape& g, [[maybe_unused]] Precision precision,
               [[maybe_unused]] double bytes, [[maybe_unused]] double flops, [[maybe_unused]] double seconds,
-              [[maybe_unused]] bool equivalent = false) {
+              [[maybe_unused]] bool equivalent = false, [[maybe_unused]] double kernels = 1) {
     if constexpr (Record) {
       RecordedOp r;
       r.op.name = compose(name, role);
@@ -338,30 +382,39 @@ struct OpBuilder {
       r.op.flops = flops;
       r.op.predicted_s = seconds;
       r.op.gemm_equivalent = equivalent;
+      r.op.kernels = kernels;
       r.adapter = in_adapter && !backward;
       r.core = in_core && !backward;
       (backward ? bwd_ops : fwd_ops).push_back(std::move(r));
     }
   }
   void record_gemm(bool backward, LayerOp::Kind kind, const OpName& name, const char* role, const GemmCost& c, const GemmShape& g,
-                   double seconds) {
+                   double seconds, bool serial = false) {
     if constexpr (Record) {
       const double bytes = g.count * (c.operand_bytes * (g.m * g.k + g.k * g.n) + c.output_bytes * g.m * g.n);
-      record(backward, kind, name, role, g, c.precision, bytes, gemm_flops(g), seconds);
+      record(backward, kind, name, role, g, c.precision, bytes, gemm_flops(g), seconds, false, serial ? g.count : 1);
     }
   }
-  void record_memory(bool backward, LayerOp::Kind kind, const OpName& name, const char* role, double bytes, double seconds) {
+  void record_memory(bool backward, LayerOp::Kind kind, const OpName& name, const char* role, double bytes, double seconds,
+                     double kernels = 1) {
     if constexpr (Record) {
-      if (bytes > 0) record(backward, kind, name, role, {0, 0, 0, 0}, high.precision, bytes, 0, seconds);
+      if (bytes > 0) record(backward, kind, name, role, {0, 0, 0, 0}, high.precision, bytes, 0, seconds, false, kernels);
     }
   }
 
-  void memory(const OpName& name, double fwd_bytes, double bwd_bytes) {
+  // A memory-bound op: `fwd_kernels` / `bwd_kernels` launches move its bytes (one for a fused kernel).
+  void memory(const OpName& name, double fwd_bytes, double bwd_bytes, double fwd_kernels = 1, double bwd_kernels = 1) {
     const double tf = mem(fwd_bytes), tb = mem(bwd_bytes);
     fwd.memory_s += tf;
     bwd.memory_s += tb;
-    record_memory(false, LayerOp::MemoryBound, name, "", fwd_bytes, tf);
-    record_memory(true, LayerOp::MemoryBound, name, "", bwd_bytes, tb);
+    if (fwd_bytes > 0) fwd.kernels += fwd_kernels;
+    if (bwd_bytes > 0) bwd.kernels += bwd_kernels;
+    record_memory(false, LayerOp::MemoryBound, name, "", fwd_bytes, tf, fwd_kernels);
+    record_memory(true, LayerOp::MemoryBound, name, "", bwd_bytes, tb, bwd_kernels);
+  }
+  // An eager op sequence over `elements`, run `launches` times (a per-expert loop runs it once per expert).
+  void memory(const OpName& name, double elements, const EagerCost& e, double launches = 1) {
+    memory(name, e.fwd_bytes * elements, e.bwd_bytes * elements, launches * e.fwd_kernels, launches * e.bwd_kernels);
   }
 
   // A linear layer Y[T x out] = X[T x in] · W[in x out], `count` of them (local experts).
@@ -372,17 +425,20 @@ struct OpBuilder {
              Acc* also_fwd = nullptr, Acc* also_bwd = nullptr) {
     if (tokens <= 0 || in <= 0 || out <= 0 || count <= 0) return;
     Acc f, b;
+    const bool serial = serial_count && count > 1;
     const GemmShape fprop{tokens, out, in, count}, dgrad{tokens, in, out, count}, wgrad{out, in, tokens, count};
-    record_gemm(false, LayerOp::Gemm, name, "fprop", c, fprop, gemm(f, c, fprop));
-    record_gemm(true, LayerOp::Gemm, name, "dgrad", c, dgrad, gemm(b, c, dgrad));
-    if (trained) record_gemm(true, LayerOp::Gemm, name, "wgrad", c, wgrad, gemm(b, c, wgrad));
+    record_gemm(false, LayerOp::Gemm, name, "fprop", c, fprop, gemm(f, c, fprop, serial), serial);
+    record_gemm(true, LayerOp::Gemm, name, "dgrad", c, dgrad, gemm(b, c, dgrad, serial), serial);
+    if (trained) record_gemm(true, LayerOp::Gemm, name, "wgrad", c, wgrad, gemm(b, c, wgrad, serial), serial);
     if (c.operand_bytes < 2) {  // fp8
       const double fb = 3 * tokens * in * count, bb = 3 * tokens * out * count;
-      const double tf = mem(fb), tb = mem(bb);
+      const double tf = mem(fb), tb = mem(bb), casts = serial ? count : 1;
       f.memory_s += tf;
       b.memory_s += tb;
-      record_memory(false, LayerOp::MemoryBound, name, "fp8_cast", fb, tf);
-      record_memory(true, LayerOp::MemoryBound, name, "fp8_cast", bb, tb);
+      f.kernels += casts;
+      b.kernels += casts;
+      record_memory(false, LayerOp::MemoryBound, name, "fp8_cast", fb, tf, casts);
+      record_memory(true, LayerOp::MemoryBound, name, "fp8_cast", bb, tb, casts);
     }
     fwd.add(f), bwd.add(b);
     if (also_fwd) also_fwd->add(f);
@@ -403,13 +459,25 @@ struct OpBuilder {
     const double ft = mem(f), bt = mem(b);
     fwd.memory_s += ft, adapter_fwd.memory_s += ft;
     bwd.memory_s += bt;
+    fwd.kernels += 1, adapter_fwd.kernels += 1;
+    bwd.kernels += 1;
     record_memory(false, LayerOp::MemoryBound, {group, module, "add"}, "", f, ft);
     record_memory(true, LayerOp::MemoryBound, {group, module, "add"}, "", b, bt);
     if constexpr (Record) in_adapter = false;
   }
 
   // Norm: read x, write y (forward); read x and dy, write dx (backward). Per element, 16-bit I/O.
-  void norm(const OpName& name, double elements) { memory(name, 2 * ab * elements, 3 * ab * elements); }
+  // An eager RMSNorm is the op sequence above; LayerNorm is one aten kernel in eager PyTorch as well.
+  void norm(const OpName& name, double elements) {
+    if (eager_rmsnorm) memory(name, elements, eager_rmsnorm_cost(ab));
+    else memory(name, 2 * ab * elements, 3 * ab * elements);
+  }
+  // RoPE on the query and key elements (two tensors): fused, read and write once each way, one kernel per
+  // tensor; eager, the op sequence of eager_rope_cost per tensor.
+  void rope(const OpName& name, double elements) {
+    if (eager_rope) memory(name, elements, eager_rope_cost(ab), 2);
+    else memory(name, 2 * ab * elements, 2 * ab * elements, 2, 2);
+  }
   // Residual add: read two, write one; backward sums the two incoming gradients the same way.
   void residual(const OpName& name, double elements) { memory(name, 3 * ab * elements, 3 * ab * elements); }
   // Dropout: read x, write y and a 1-byte mask; backward reads dy and the mask, writes dx.
@@ -419,16 +487,19 @@ struct OpBuilder {
   void mlp(const char* group, const ModelSpec& m, const LoraTargets& l, double tokens, double f, double count, bool trained) {
     if (tokens <= 0 || f <= 0 || count <= 0) return;
     const double h = m.hidden_size;
+    const double launches = serial_count ? count : 1;  // memory-bound kernels of a per-expert loop: one per expert
     if (m.mlp == MlpKind::Gated) {
       dense({group, "gate_up"}, tokens, h, 2 * f, count, trained, linear);  // gate and up projections as one GEMM
       if (l.gate) lora(group, "gate_lora", tokens, h, f, count);
       if (l.up) lora(group, "up_lora", tokens, h, f, count);
       // SwiGLU/GeGLU: read gate and up, write the product; backward reads gate, up, dy and writes two grads.
-      memory({group, "act"}, 3 * ab * tokens * f * count, 5 * ab * tokens * f * count);
+      // Eager: the activation and the product as separate ops (eager_gated_activation).
+      if (eager_activation) memory({group, "act"}, tokens * f * count, eager_gated_activation_cost(ab), launches);
+      else memory({group, "act"}, 3 * ab * tokens * f * count, 5 * ab * tokens * f * count, launches, launches);
     } else {
       dense({group, "up"}, tokens, h, f, count, trained, linear);
       if (l.up) lora(group, "up_lora", tokens, h, f, count);
-      memory({group, "act"}, 2 * ab * tokens * f * count, 3 * ab * tokens * f * count);  // GeLU: read x, write y; backward x, dy -> dx
+      memory({group, "act"}, 2 * ab * tokens * f * count, 3 * ab * tokens * f * count, launches, launches);  // GeLU: read x, write y; backward x, dy -> dx
     }
     dense({group, "down"}, tokens, f, h, count, trained, linear);
     if (l.down) lora(group, "down_lora", tokens, f, h, count);
@@ -463,6 +534,10 @@ LayerCompute layer_walk(const ModelSpec& m, const TrainingSpec& t, const Paralle
   OpBuilder<Record> ob(gemm_cost(gpu, tr, t.precision), gemm_cost(gpu, tr, high_p), 1 / (gpu.memory_bandwidth * tr.hbm_fraction),
                        activation_bytes(t.precision), t.uses_adapters() ? dd(t.lora.rank) : 0.0);
   const double ab = ob.ab;
+  const FrameworkTraits& fw = framework_for(t, p);
+  ob.eager_rmsnorm = !fw.fused_norm && m.norm == NormKind::RmsNorm;
+  ob.eager_rope = !fw.fused_rope;
+  ob.eager_activation = !fw.fused_activation;
 
   // --- attention block
   // Per-head widths of Q·K^T and of P·V (head_dim both, except under MLA).
@@ -485,7 +560,7 @@ LayerCompute layer_walk(const ModelSpec& m, const TrainingSpec& t, const Paralle
     ob.norm({"attention", "kv_norm"}, tokens * kvl);
     ob.dense({"attention", "kv_up"}, tokens, kvl, heads * (m.qk_nope_head_dim + dv), 1, trained, ob.linear);
     const double rotated = tokens * (heads + 1) * rope;
-    if (m.position_embedding == PositionEmbedding::Rope) ob.memory({"attention", "rope"}, 2 * ab * rotated, 2 * ab * rotated);
+    if (m.position_embedding == PositionEmbedding::Rope) ob.rope({"attention", "rope"}, rotated);
     attention_weights = (ql > 0 ? h * ql + ql * heads * dqk : h * heads * dqk) + h * (kvl + rope) + kvl * heads * (m.qk_nope_head_dim + dv) +
                         heads * dv * h;
   } else {
@@ -495,7 +570,7 @@ LayerCompute layer_walk(const ModelSpec& m, const TrainingSpec& t, const Paralle
     if (l.v) ob.lora("attention", "v_lora", tokens, h, kv_heads * d, 1);
     const double qk_elements = tokens * (heads + kv_heads) * d;
     if (m.qk_norm) ob.norm({"attention", "qk_norm"}, qk_elements);
-    if (m.position_embedding == PositionEmbedding::Rope) ob.memory({"attention", "rope"}, 2 * ab * qk_elements, 2 * ab * qk_elements);  // rotate Q, K
+    if (m.position_embedding == PositionEmbedding::Rope) ob.rope({"attention", "rope"}, qk_elements);  // rotate Q, K
   }
 
   // Attention core. Under context parallelism each rank's s query tokens attend to the whole sequence;
@@ -512,6 +587,7 @@ LayerCompute layer_walk(const ModelSpec& m, const TrainingSpec& t, const Paralle
       f.attention_flops = fl;
       bk.attention_s = kFlashBackwardFlops * fl / (peak * flash_attention_efficiency(tr, s, true));
       bk.attention_flops = kFlashBackwardFlops * fl;
+      f.kernels = bk.kernels = 1;
       if constexpr (Record) {
         // A fused kernel has no GEMM shape of its own: listed as the batched Q·K^T-shaped GEMM (s x causal
         // fraction of the keys x head dim) with the kernel's FLOPs, the GEMM-equivalent a proxy run can time.
@@ -527,14 +603,14 @@ LayerCompute layer_walk(const ModelSpec& m, const TrainingSpec& t, const Paralle
       const GemmShape qk{s, seq, dqk, batch}, pv{s, dv, seq, batch};
       ob.record_gemm(false, LayerOp::Attention, {"attention", "qk"}, "", ob.high, qk, OpBuilder<Record>::gemm(g, ob.high, qk));  // S = Q·K^T
       ob.record_gemm(false, LayerOp::Attention, {"attention", "pv"}, "", ob.high, pv, OpBuilder<Record>::gemm(g, ob.high, pv));  // O = P·V
-      f.attention_s = g.gemm_s, f.attention_flops = g.gemm_flops;
+      f.attention_s = g.gemm_s, f.attention_flops = g.gemm_flops, f.kernels = g.kernels + 1;  // + the softmax
       Acc gb;
       const GemmShape dp{s, seq, dv, batch}, dvg{seq, dv, s, batch}, dq{s, dqk, seq, batch}, dk{seq, dqk, s, batch};
       ob.record_gemm(true, LayerOp::Attention, {"attention", "dp"}, "", ob.high, dp, OpBuilder<Record>::gemm(gb, ob.high, dp));  // dP = dO·V^T
       ob.record_gemm(true, LayerOp::Attention, {"attention", "dv"}, "", ob.high, dvg, OpBuilder<Record>::gemm(gb, ob.high, dvg));  // dV = P^T·dO
       ob.record_gemm(true, LayerOp::Attention, {"attention", "dq"}, "", ob.high, dq, OpBuilder<Record>::gemm(gb, ob.high, dq));  // dQ = dS·K
       ob.record_gemm(true, LayerOp::Attention, {"attention", "dk"}, "", ob.high, dk, OpBuilder<Record>::gemm(gb, ob.high, dk));  // dK = dS^T·Q
-      bk.attention_s = gb.gemm_s, bk.attention_flops = gb.gemm_flops;
+      bk.attention_s = gb.gemm_s, bk.attention_flops = gb.gemm_flops, bk.kernels = gb.kernels + 1;
       const double scores = batch * s * seq;
       double fb = 2 * ab * scores, bb = 3 * ab * scores;   // softmax: read/write; backward: read P, dP, write dS
       if (m.attention_dropout > 0) fb += (2 * ab + 1) * scores, bb += (2 * ab + 1) * scores;
@@ -574,8 +650,15 @@ LayerCompute layer_walk(const ModelSpec& m, const TrainingSpec& t, const Paralle
     ob.memory({"moe", "router_topk"}, (ab + 4) * routing_tokens * E, (4 + 4 + ab) * routing_tokens * E);   // softmax/top-k in fp32
     // Permute and unpermute: read the tokens, write the top-k copies, and back (Megatron-Core token dispatcher).
     const double permute = 2 * ab * h * (routing_tokens + routed);
-    ob.memory({"moe", "permute"}, permute, permute);
+    // A grouped dispatcher permutes and unpermutes in one kernel each; a per-expert loop gathers each expert's
+    // tokens and scatter-adds its output (transformers: index and index_add_ per expert).
+    const double permute_kernels = fw.moe_grouped_gemm ? 2 : 2 * local_experts;
+    ob.memory({"moe", "permute"}, permute, permute, permute_kernels, permute_kernels);
+    // Grouped GEMM: each expert GEMM of the local experts in one kernel sharing waves; a loop: one GEMM per
+    // expert, each with the per-expert token count as M (tile/wave quantization per expert) and its own launch.
+    ob.serial_count = !fw.moe_grouped_gemm;
     ob.mlp("moe.experts", m, l, tokens_per_expert, f_expert, local_experts, trained);
+    ob.serial_count = false;
     linear_weights += local_experts * OpBuilder<Record>::mlp_weights(m, f_expert);
     if (m.shared_expert_intermediate_size > 0) {
       const double fs = m.shared_expert_intermediate_size / tp;
@@ -616,6 +699,12 @@ LayerCompute layer_walk(const ModelSpec& m, const TrainingSpec& t, const Paralle
   out.memory_bound_s = all.memory_s;
   out.gemm_flops = all.gemm_flops;
   out.attention_flops = all.attention_flops;
+  out.kernels_forward = forward.kernels;
+  out.kernels_backward = ob.bwd.kernels;
+  const double gap = fw.launch_gap_s();
+  out.host_s = forward.host_exposed(gap) + ob.bwd.host_exposed(gap);
+  if (t.recompute == Recompute::Selective) out.host_s += ob.core_fwd.host_exposed(gap);
+  if (t.recompute == Recompute::Full) out.host_s += ob.fwd.host_exposed(gap);
 
   if constexpr (Record) {
     // The same ops as the sums above: forward; the DPO reference forward (every forward op but the adapters);

@@ -81,6 +81,11 @@ struct LayerCompute {          // one transformer layer, one micro-batch, one GP
   // Detail (FLOPs, forward + backward, recompute excluded): GEMMs of the projections/MLP/experts/adapters
   // and the attention core (QK^T, AV).
   double gemm_flops = 0, attention_flops = 0;
+  // Kernels launched per pass (layer_ops' ops, each weighted by its `kernels`), and the time the GPU waits
+  // for the host to launch them (eager frameworks): per pass max(0, kernels x launch gap - GPU time),
+  // summed over forward, backward and recompute. Not part of forward_s / backward_s / recompute_s.
+  double kernels_forward = 0, kernels_backward = 0;
+  double host_s = 0;
 };
 LayerCompute layer_compute(const ModelSpec& m, const TrainingSpec& t, const ParallelLayout& p, const GpuSpec& gpu, bool moe_layer);
 LayerCompute layer_compute(const ModelSpec& m, const TrainingSpec& t, const ParallelLayout& p, const GpuSpec& gpu,
@@ -105,6 +110,7 @@ struct LayerOp {
   // GEMM (s x causal share of the keys x head dim, count = FLOPs / (2·m·n·k)), priced by the attention model.
   bool gemm_equivalent = false;
   bool reference = false;        // DPO: the frozen reference model's forward
+  double kernels = 1;            // kernel launches the op stands for (a per-expert loop: one per expert; eager op sequences: each op)
 };
 const char* to_string(LayerOp::Kind k);  // "gemm", "attention", "memory"
 std::vector<LayerOp> layer_ops(const ModelSpec& m, const TrainingSpec& t, const ParallelLayout& p, const GpuSpec& gpu, bool moe_layer);

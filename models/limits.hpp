@@ -38,6 +38,11 @@ constexpr double kMaxTrainTokens = 1e17;
 constexpr double kMaxDatasetSamples = 1e15;
 constexpr double kMaxEpochs = 1e6;
 
+// Framework traits (training.framework). Collective buckets: 1e13 elements is ten times the parameters of
+// the largest published models; a launch gap of 1 ms is about a hundred times the measured eager PyTorch one.
+constexpr double kMaxBucketElements = 1e13;
+constexpr double kMaxLaunchGapUs = 1000;
+
 // Hardware, in SI units.
 inline constexpr QuantityRange kGpuMemory{1073741824.0, 17592186044416.0};   // 1 GiB .. 16 TiB
 inline constexpr QuantityRange kGpuMemoryBandwidth{1e9, 1e15};              // 1 GB/s .. 1 PB/s

@@ -34,6 +34,12 @@ Scenario parse_scenario(const Json& doc, bool check_layout) {
                       ": costs are unknown; set hardware.price_per_gpu_hour (or --price-per-gpu-hour) to get them");
   s.parallel = derive_layout(parallel, s.model, s.training, s.hardware, num_gpus_given, &s.defaults, check_layout);
   if (s.parallel.sequence_parallel && s.parallel.tp == 1) s.notes.push_back("parallel: sequence_parallel has no effect at tp = 1");
+  if (s.training.framework.name.empty())
+    s.defaults.push_back({"/training/framework", implied_framework_name(s.training, s.parallel),
+                          std::string("implied by the layout (") + kImpliedFrameworkRule + "; plan picks it per candidate layout)"});
+  const FrameworkTraits& fw = framework_for(s.training, s.parallel);
+  if (s.parallel.tp_comm_overlap && s.parallel.tp > 1 && !fw.tp_comm_overlap_available)
+    s.notes.push_back("parallel: tp_comm_overlap has no effect in " + fw.name + " (no TP communication overlap): TP communication is exposed");
   return s;
 }
 
@@ -115,6 +121,7 @@ Json to_json(const TrainingSpec& t) {
     j["epochs"] = t.epochs;
   }
   if (t.uses_adapters()) j["lora"] = {{"rank", t.lora.rank}, {"alpha", t.lora.alpha}, {"target_modules", t.lora.target_modules}};
+  if (!t.framework.name.empty()) j["framework"] = framework_to_json(t.framework);  // implied: left out, so a reload implies it again
   return j;
 }
 

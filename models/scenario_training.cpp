@@ -61,6 +61,9 @@ TrainingSpec parse_training(const Json& section, const ModelSpec& model, std::ve
   t.flash_attention = r.get_bool("flash_attention", true, "FlashAttention (no s^2 buffers)");
   t.offload_optimizer = r.get_bool("offload_optimizer", false, "optimizer states on the GPU");
   t.packing = r.get_bool("packing", true, "sequences packed to seq_len");
+  // Named framework (with trait overrides); when absent, parse_scenario records the one the layout implies.
+  if (r.has("framework")) t.framework = parse_framework(r.raw("framework"), path + "/framework");
+  r.mark_read({"framework"});
 
   if (t.uses_adapters()) {
     Json lora_section = r.has("lora") ? r.raw("lora") : Json::object();

@@ -201,9 +201,10 @@ SearchResult search_plans(const Scenario& base, const std::vector<int>& gpu_coun
                 p.micro_batch_size = mbs;
                 p.gradient_accumulation_steps = per_rank / mbs;
                 p.schedule = sched;
-                // Per-layer work once per recompute mode, computed when a variant of that mode first fits.
+                // Per-layer work once per recompute mode and framework (the implied one changes with the ZeRO
+                // stage), computed when a variant of that mode first fits.
                 std::array<StepModel::LayoutWork, 3> layer_work;
-                std::array<bool, 3> have_work{false, false, false};
+                std::array<const FrameworkTraits*, 3> work_framework{nullptr, nullptr, nullptr};
                 for (std::size_t v = 0; v < trainings.size(); ++v) {
                   const TrainingSpec& t = trainings[v];
                   if (check_layout(model, t, p, gpus) != LayoutIssue::None) continue;
@@ -213,9 +214,10 @@ SearchResult search_plans(const Scenario& base, const std::vector<int>& gpu_coun
                   if (mem.total > base.hardware.gpu.memory_bytes || (mem.host > 0 && !mm.host_fits(mem.host))) continue;
                   const StepModel& sm = steps[w.gpu_index][v];
                   const std::size_t mode = v % modes;
-                  if (!have_work[mode]) {
+                  const FrameworkTraits& fw = framework_for(t, p);
+                  if (!work_framework[mode] || work_framework[mode]->name != fw.name) {
                     layer_work[mode] = sm.work(p);
-                    have_work[mode] = true;
+                    work_framework[mode] = &fw;
                   }
                   const StepEstimate st = sm.estimate(p, layer_work[mode]);
                   const TrainingCost cost = sm.training_cost(st, p);

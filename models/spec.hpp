@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "framework.hpp"
+
 namespace trainsim {
 
 enum class MlpKind { Plain, Gated };  // "gelu" = 2 matrices; "silu"/"swiglu"/"geglu" = gated, 3 matrices
@@ -90,6 +92,8 @@ struct TrainingSpec {
   bool offload_optimizer = false;
   bool packing = true;
   LoraSpec lora;
+  // training.framework as named (name empty: not named; framework_for() resolves the one the layout implies).
+  FrameworkTraits framework;
 
   // Sequences one sample holds: a DPO preference pair is a chosen and a rejected sequence, both run through
   // the policy and the reference model. Every count of tokens or activations per sample uses this.

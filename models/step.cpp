@@ -27,6 +27,15 @@ double optimizer_step_bytes(const TrainingSpec& t) {
   return master + 16 + grad + weights;
 }
 
+// A collective over `bytes` issued in buckets of `bucket_bytes`: ceil(bytes / bucket) calls of equal size
+// (the framework fills buckets in order; equal calls keep the total bytes), each paying the collective's
+// latency, which grows with the group (collectives.hpp). bucket_bytes <= 0: one call.
+double bucketed_time(Collective op, double bytes, double bucket_bytes, GroupPlacement group, const CommModel& comm) {
+  if (bytes <= 0) return 0;
+  const double calls = bucket_bytes > 0 ? std::max(1.0, std::ceil(bytes / bucket_bytes)) : 1.0;
+  return calls * collective_time(op, bytes / calls, group, comm).time_s;
+}
+
 // PCIe link between a GPU and its host, one direction, as NCCL-style achievable bandwidth: Hopper and
 // later parts sit on PCIe Gen5 x16, earlier ones on Gen4 x16 (NVIDIA datasheets).
 double host_link_bandwidth(const GpuSpec& g) { return g.flops_fp8 > 0 && g.memory_bandwidth > 3e12 ? 53e9 : 26e9; }
@@ -54,6 +63,7 @@ StepEstimate StepModel::estimate(const ParallelLayout& p, const LayoutWork& work
   const ModelSpec& m = model_;
   const TrainingSpec& t = training_;
   const GpuSpec& gpu = hardware_.gpu;
+  const FrameworkTraits& fw = framework_for(t, p);
   const LayoutGroups groups = group_placements(p, hardware_.gpus_per_node);
   const int micro_batches = p.gradient_accumulation_steps;
   const bool sp = p.sequence_parallel && p.tp > 1;
@@ -97,16 +107,29 @@ StepEstimate StepModel::estimate(const ParallelLayout& p, const LayoutWork& work
     ep_layer = 2 * collective_time(Collective::AllToAll, routed_bytes, groups.ep, comm_).time_s * (fwd_passes + 1);
   }
   // ZeRO-3 / FSDP: every micro-batch gathers each layer's weights in forward and backward and
-  // reduce-scatters its gradients, overlapped with the layer's own compute (prefetching).
+  // reduce-scatters its gradients. Gathers go one layer per call (FSDP units) or in the framework's prefetch
+  // buckets; reduce-scatters one layer per call, or in gradient buckets filled across the stage's layers
+  // (DeepSpeed: a layer's share of the stage's bucketed reduce). Where the framework prefetches and reduces on
+  // side streams they hide behind the layer's own compute; otherwise they all add.
   const double dp_ranks = dd(p.dp) * p.cp;
   const GroupPlacement dp_group = strided_group_placement(p.dp * p.cp, p.tp, static_cast<int>(p.world()), hardware_.gpus_per_node);
   const double grad_bytes_per_param = t.precision == Precision::Fp32 ? 4.0 : bytes_per_element(t.grad_precision);
+  const double stage_layers = dd(m.num_hidden_layers) / p.pp;
   auto zero3_exposed = [&](const LayerCompute& lc, double layer_params) {
     if (t.zero_stage < 3 || dp_ranks == 1) return 0.0;
-    const double gather = collective_time(Collective::AllGather, layer_params * bytes_per_element(t.precision), dp_group, comm_).time_s;
-    const double reduce = t.trains_base_weights()
-                              ? collective_time(Collective::ReduceScatter, layer_params * grad_bytes_per_param, dp_group, comm_).time_s
-                              : 0.0;
+    const bool by_layer = fw.param_gather_unit == GatherUnit::Layer;
+    const double param_bytes = layer_params * bytes_per_element(t.precision);
+    const double gather = by_layer ? collective_time(Collective::AllGather, param_bytes, dp_group, comm_).time_s
+                                   : bucketed_time(Collective::AllGather, param_bytes, fw.param_gather_bucket_elements * bytes_per_element(t.precision),
+                                                   dp_group, comm_);
+    double reduce = 0;
+    if (t.trains_base_weights()) {
+      const double grad_bytes = layer_params * grad_bytes_per_param;
+      reduce = by_layer ? collective_time(Collective::ReduceScatter, grad_bytes, dp_group, comm_).time_s
+                        : bucketed_time(Collective::ReduceScatter, grad_bytes * stage_layers, fw.grad_bucket_elements * grad_bytes_per_param,
+                                        dp_group, comm_) / stage_layers;
+    }
+    if (!fw.overlap_param_gather) return gather * fwd_passes + gather + reduce;
     return std::max(0.0, gather * fwd_passes - lc.forward_s - lc.recompute_s) + std::max(0.0, gather + reduce - lc.backward_s);
   };
   const double dense_layer_params = (params_.dense_layer.attention_split + params_.dense_layer.mlp_split) / p.tp +
@@ -115,16 +138,17 @@ StepEstimate StepModel::estimate(const ParallelLayout& p, const LayoutWork& work
                                   params_.moe_layer.expert * (m.num_experts / p.ep) / p.etp;
 
   struct LayerTime {
-    double compute, recompute, tp, cp, ep, dp;
-    double total() const { return compute + recompute + tp + cp + ep + dp; }
+    double compute, host, recompute, tp, cp, ep, dp;
+    double total() const { return compute + host + recompute + tp + cp + ep + dp; }
   };
   // With tp_comm_overlap (Megatron --tp-comm-overlap, Transformer Engine userbuffers) the all-gather and
   // reduce-scatter are split into chunks pipelined with the GEMMs they feed: only what exceeds the
-  // layer's GEMM time stays exposed.
-  auto tp_exposed = [&](const LayerCompute& lc) { return p.tp_comm_overlap ? std::max(0.0, tp_layer - lc.gemm_s) : tp_layer; };
-  const LayerTime dense_t{dense.forward_s + dense.backward_s, dense.recompute_s, tp_exposed(dense), cp_exposed(dense), 0.0,
+  // layer's GEMM time stays exposed. Only frameworks that have it overlap.
+  const bool tp_overlap = p.tp_comm_overlap && fw.tp_comm_overlap_available;
+  auto tp_exposed = [&](const LayerCompute& lc) { return tp_overlap ? std::max(0.0, tp_layer - lc.gemm_s) : tp_layer; };
+  const LayerTime dense_t{dense.forward_s + dense.backward_s, dense.host_s, dense.recompute_s, tp_exposed(dense), cp_exposed(dense), 0.0,
                           zero3_exposed(dense, dense_layer_params)};
-  const LayerTime moe_t{moe.forward_s + moe.backward_s, moe.recompute_s, tp_exposed(moe), cp_exposed(moe), ep_layer,
+  const LayerTime moe_t{moe.forward_s + moe.backward_s, moe.host_s, moe.recompute_s, tp_exposed(moe), cp_exposed(moe), ep_layer,
                         zero3_exposed(moe, moe_layer_params)};
 
   // Pipeline point-to-point: each stage boundary passes activations forward and their gradients back,
@@ -148,7 +172,8 @@ StepEstimate StepModel::estimate(const ParallelLayout& p, const LayoutWork& work
       worst = ts;
       worst_edges = edges;
       worst_p2p = p2p;
-      worst_parts = {dense_layers * dense_t.compute + moe_layers * moe_t.compute, dense_layers * dense_t.recompute + moe_layers * moe_t.recompute,
+      worst_parts = {dense_layers * dense_t.compute + moe_layers * moe_t.compute, dense_layers * dense_t.host + moe_layers * moe_t.host,
+                     dense_layers * dense_t.recompute + moe_layers * moe_t.recompute,
                      dense_layers * dense_t.tp + moe_layers * moe_t.tp, dense_layers * dense_t.cp + moe_layers * moe_t.cp,
                      moe_layers * moe_t.ep, dense_layers * dense_t.dp + moe_layers * moe_t.dp};
     }
@@ -157,6 +182,7 @@ StepEstimate StepModel::estimate(const ParallelLayout& p, const LayoutWork& work
 
   StepBreakdown b;
   b.compute_s = micro_batches * (worst_parts.compute + worst_edges);
+  b.host_s = micro_batches * worst_parts.host;
   b.recompute_s = micro_batches * worst_parts.recompute;
   b.tp_comm_s = micro_batches * worst_parts.tp;
   b.cp_comm_s = micro_batches * worst_parts.cp;
@@ -165,9 +191,11 @@ StepEstimate StepModel::estimate(const ParallelLayout& p, const LayoutWork& work
   b.dp_comm_s = micro_batches * worst_parts.dp;
   b.bubble_s = pipeline - micro_batches * worst;
 
-  // Data-parallel gradient synchronisation after the last micro-batch (ZeRO-3 did it per layer above).
-  // Megatron and PyTorch DDP/FSDP overlap the gradient reduction with the last backward pass and the
-  // parameter all-gather with the next forward pass, bucket by bucket; what does not fit is exposed.
+  // Data-parallel gradient synchronisation after the last micro-batch (ZeRO-3 did it per layer above), in
+  // the framework's buckets (Megatron's grow with dp). Where the framework overlaps (Megatron
+  // --overlap-grad-reduce / --overlap-param-gather, DDP) the gradient reduction hides behind the last
+  // backward pass and the parameter all-gather behind the next forward pass, and what does not fit is
+  // exposed; elsewhere (DeepSpeed below ZeRO-3, its pipeline engine) both add in full.
   const StageParams sp0 = stage_parameters(m, params_, p, 0);
   const double trainable_dense = t.trains_base_weights() ? sp0.dense : adapter_params_ * sp0.layers / m.num_hidden_layers / p.tp;
   const double trainable_expert = t.trains_base_weights() ? sp0.expert : 0.0;
@@ -176,22 +204,16 @@ StepEstimate StepModel::estimate(const ParallelLayout& p, const LayoutWork& work
   if (t.zero_stage < 3) {
     const bool sharded = t.zero_stage >= 1 || t.distributed_optimizer;
     double reduce = 0, gather = 0;
-    if (dp_ranks > 1) {
-      const double bytes = trainable_dense * grad_bytes_per_param;
-      if (sharded) {
-        reduce = collective_time(Collective::ReduceScatter, bytes, dp_group, comm_).time_s;
-        gather = collective_time(Collective::AllGather, trainable_dense * bytes_per_element(t.precision), dp_group, comm_).time_s;
-      } else {
-        reduce = collective_time(Collective::AllReduce, bytes, dp_group, comm_).time_s;
-      }
-    }
-    if (trainable_expert > 0 && p.expert_dp() > 1) {
-      const double bytes = trainable_expert * grad_bytes_per_param;
-      reduce += sharded ? collective_time(Collective::ReduceScatter, bytes, groups.edp, comm_).time_s
-                        : collective_time(Collective::AllReduce, bytes, groups.edp, comm_).time_s;
-      if (sharded) gather += collective_time(Collective::AllGather, trainable_expert * bytes_per_element(t.precision), groups.edp, comm_).time_s;
-    }
-    b.dp_comm_s += std::max(0.0, reduce - last_backward) + std::max(0.0, gather - first_forward);
+    auto sync = [&](double params, GroupPlacement group, double ranks) {
+      const double bucket = std::max(fw.grad_bucket_elements, fw.grad_bucket_elements_per_dp_rank * ranks);
+      reduce += bucketed_time(sharded ? Collective::ReduceScatter : Collective::AllReduce, params * grad_bytes_per_param,
+                              bucket * grad_bytes_per_param, group, comm_);
+      if (sharded) gather += bucketed_time(Collective::AllGather, params * bytes_per_element(t.precision), bucket * bytes_per_element(t.precision), group, comm_);
+    };
+    if (dp_ranks > 1) sync(trainable_dense, dp_group, dp_ranks);
+    if (trainable_expert > 0 && p.expert_dp() > 1) sync(trainable_expert, groups.edp, p.expert_dp());
+    b.dp_comm_s += (fw.overlap_grad_reduce ? std::max(0.0, reduce - last_backward) : reduce) +
+                   (fw.overlap_grad_reduce && fw.overlap_param_gather ? std::max(0.0, gather - first_forward) : gather);
   }
 
   // Optimizer step over the parameters this GPU updates.

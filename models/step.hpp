@@ -16,6 +16,7 @@ class CalibrationFit;
 
 struct StepBreakdown {  // seconds per iteration on the critical path; only exposed communication counts
   double compute_s = 0;      // forward + backward of every micro-batch on the slowest stage
+  double host_s = 0;         // GPU idle waiting for eager kernel launches (framework kernel_launch_gap_us)
   double recompute_s = 0;    // recomputed forward work (selective / full)
   double tp_comm_s = 0;      // tensor-parallel all-reduce / all-gather + reduce-scatter (sequence parallel)
   double cp_comm_s = 0;      // context-parallel K/V exchange not hidden behind attention

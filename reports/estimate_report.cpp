@@ -56,6 +56,7 @@ Json estimate_json(const EstimateResult& r) {
           {"scenario", to_json(r.scenario)},
           {"defaults", defaults_to_json(r.scenario)},
           {"notes", r.scenario.notes},
+          {"framework", framework_result_json(r.scenario.training, r.scenario.parallel)},
           {"model",
            {{"name", r.scenario.model.name},
             {"parameters", m.params.total},
@@ -65,6 +66,16 @@ Json estimate_json(const EstimateResult& r) {
           {"step", step_json(r.step)},
           {"training", training_cost_json(r.cost)},
           {"suggestions", suggestions}};
+}
+
+std::string describe_framework(const TrainingSpec& t, const ParallelLayout& p) {
+  if (t.framework.name.empty()) return std::string(framework_for(t, p).name) + " (implied by the layout)";
+  std::string out = t.framework.name + " (from the scenario";
+  if (!t.framework.overridden.empty()) {
+    out += "; overrides:";
+    for (const auto& k : t.framework.overridden) out += " " + k;
+  }
+  return out + ")";
 }
 
 namespace {
@@ -99,7 +110,8 @@ void print_estimate_table(std::ostream& os, const EstimateResult& r) {
   os << "Model      " << s.model.name << ": " << format_count(m.params.total) << " parameters";
   if (s.model.is_moe()) os << " (" << format_count(m.params.active) << " active)";
   if (!s.training.trains_base_weights()) os << ", " << format_count(m.trainable_parameters) << " trainable (adapters)";
-  os << "\nTraining   " << describe_training(s) << "\nLayout     " << describe_layout(s) << "\n\n";
+  os << "\nTraining   " << describe_training(s) << "\nLayout     " << describe_layout(s) << "\n";
+  os << "Framework  " << describe_framework(s.training, s.parallel) << "\n\n";
 
   os << "Memory per GPU, most loaded stage (" << w.stage << " of " << s.parallel.pp << ", " << w.layers << " layers), GiB\n";
   TextTable t({"part", "GiB", "what"});

@@ -25,5 +25,7 @@ nlohmann::json memory_json(const MemoryEstimate& m);
 nlohmann::json estimate_json(const EstimateResult& r);
 void print_estimate_table(std::ostream& os, const EstimateResult& r);
 void print_estimate_csv(std::ostream& os, const EstimateResult& r);
+// "deepspeed (from the scenario; kernel_launch_gap_us overridden)" or "megatron-core (implied by the layout)".
+std::string describe_framework(const TrainingSpec& t, const ParallelLayout& p);
 
 }  // namespace trainsim

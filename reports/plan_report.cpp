@@ -19,6 +19,7 @@ Json step_json(const StepEstimate& s) {
           {"hardware_flops", s.hardware_flops},
           {"breakdown",
            {{"compute_s", b.compute_s},
+            {"host_s", b.host_s},
             {"recompute_s", b.recompute_s},
             {"tp_comm_s", b.tp_comm_s},
             {"cp_comm_s", b.cp_comm_s},
@@ -57,6 +58,7 @@ Json layout_json(const ParallelLayout& p, const TrainingSpec& t) {
 Json plan_json(const Plan& p) {
   return {{"num_gpus", p.num_gpus},
           {"layout", layout_json(p.layout, p.training)},
+          {"framework", framework_result_json(p.training, p.layout)},
           {"memory", stage_memory_json(p.memory, p.capacity)},
           {"step", step_json(p.step)},
           {"training", training_cost_json(p.cost)},
@@ -110,6 +112,10 @@ void print_plan_table(std::ostream& os, const PlanReport& r) {
   for (std::size_t i = 0; i < r.result.gpu_counts.size(); ++i) os << (i ? ", " : "") << r.result.gpu_counts[i];
   os << "} GPUs, " << s.hardware.gpus_per_node << " per node, " << s.hardware.intra_node.name << " + " << s.hardware.inter_node.name
      << ", " << (s.hardware.has_price() ? "$" + fixed(s.hardware.price_per_gpu_hour, 2) + "/GPU-hour" : std::string("price unknown")) << "\n";
+  os << "Framework  "
+     << (s.training.framework.name.empty() ? std::string("implied by each layout (") + kImpliedFrameworkRule + ")"
+                                           : describe_framework(s.training, s.parallel))
+     << "\n";
   const SearchResult& res = r.result;
   os << "Searched   " << res.searched << " layouts in " << fixed(r.seconds, 2) << " s on " << r.threads << " threads; " << res.fit_memory
      << " fit in memory";
@@ -126,11 +132,11 @@ void print_plan_table(std::ostream& os, const PlanReport& r) {
     for (const auto& n : s.notes) os << "Note: " << n << "\n";
     return;
   }
-  TextTable t({"#", "GPUs", "layout", "mbs", "recompute", "zero", "step", "tokens/s", "MFU", "mem GiB", "time", "cost", "pareto"});
+  TextTable t({"#", "GPUs", "layout", "mbs", "recompute", "zero", "framework", "step", "tokens/s", "MFU", "mem GiB", "time", "cost", "pareto"});
   int i = 1;
   for (const auto& p : r.result.plans)
     t.add_row({std::to_string(i++), std::to_string(p.num_gpus), layout_text(p), std::to_string(p.layout.micro_batch_size), to_string(p.training.recompute),
-               std::to_string(p.training.zero_stage), format_seconds(p.step.time_s), format_count(p.step.tokens_per_s), fixed(100 * p.step.mfu, 1) + "%",
+               std::to_string(p.training.zero_stage), framework_for(p.training, p.layout).name, format_seconds(p.step.time_s), format_count(p.step.tokens_per_s), fixed(100 * p.step.mfu, 1) + "%",
                gib(p.memory.total, 1), days_or_hours(p.cost.time_to_train_s), money(p.cost), p.pareto ? "*" : ""});
   t.print(os);
 
@@ -154,6 +160,7 @@ void print_step_table(std::ostream& os, const StepEstimate& st, const TrainingCo
     if (v > 0 || std::string(name) == "compute") t.add_row({name, fixed(v, 4), fixed(100 * v / st.time_s, 1) + "%"});
   };
   row("compute", b.compute_s);
+  row("host", b.host_s);
   row("recompute", b.recompute_s);
   row("tp comm", b.tp_comm_s);
   row("cp comm", b.cp_comm_s);
@@ -176,14 +183,15 @@ void print_plan_csv(std::ostream& os, const PlanReport& r) {
   // Every layout field of the JSON is a column, so rows that differ only in one of them stay distinguishable; an
   // unknown cost is an empty field (pandas reads NaN).
   os << "rank,num_gpus,tp,pp,vpp,dp,cp,ep,etp,micro_batch_size,gradient_accumulation_steps,sequence_parallel,tp_comm_overlap,schedule,recompute,"
-        "zero_stage,offload_optimizer,memory_total_bytes,step_time_s,tokens_per_s,mfu,hfu,time_to_train_s,gpu_hours,cost,pareto\n";
+        "zero_stage,offload_optimizer,framework,memory_total_bytes,step_time_s,tokens_per_s,mfu,hfu,time_to_train_s,gpu_hours,cost,pareto\n";
   int i = 1;
   for (const auto& p : r.result.plans) {
     const ParallelLayout& l = p.layout;
     os << i++ << ',' << p.num_gpus << ',' << l.tp << ',' << l.pp << ',' << l.vpp << ',' << l.dp << ',' << l.cp << ',' << l.ep << ',' << l.etp << ','
        << l.micro_batch_size << ',' << l.gradient_accumulation_steps << ',' << (l.sequence_parallel ? "true" : "false") << ','
        << (l.tp_comm_overlap ? "true" : "false") << ',' << to_string(l.schedule) << ',' << to_string(p.training.recompute) << ','
-       << p.training.zero_stage << ',' << (p.training.offload_optimizer ? "true" : "false") << ',' << fixed(p.memory.total, 0) << ','
+       << p.training.zero_stage << ',' << (p.training.offload_optimizer ? "true" : "false") << ',' << framework_for(p.training, p.layout).name << ','
+       << fixed(p.memory.total, 0) << ','
        << p.step.time_s << ',' << p.step.tokens_per_s << ',' << p.step.mfu << ',' << p.step.hfu << ',' << p.cost.time_to_train_s << ','
        << p.cost.gpu_hours << ',';
     if (p.cost.priced && p.cost.time_to_train_s > 0) os << p.cost.cost;

@@ -62,8 +62,16 @@ class DeepSpeedExporter final : public Exporter {
       c["fp16"] = {{"enabled", false}};
     OrderedJson zero;
     zero["stage"] = deepspeed_zero_stage(t);
-    zero["overlap_comm"] = true;
+    // A plan estimated for DeepSpeed (training.framework deepspeed / megatron-deepspeed) exports the traits it was
+    // priced with; otherwise DeepSpeed runs overlapped, as trainsim's other frameworks were priced.
+    const FrameworkTraits& fw = t.framework;
+    const bool deepspeed_priced = fw.name == "deepspeed" || fw.name == "megatron-deepspeed";
+    zero["overlap_comm"] = deepspeed_priced ? (deepspeed_zero_stage(t) >= 3 ? fw.overlap_param_gather : fw.overlap_grad_reduce) : true;
     zero["contiguous_gradients"] = true;
+    if (deepspeed_priced) {
+      zero["reduce_bucket_size"] = static_cast<long long>(fw.grad_bucket_elements);
+      if (fw.param_gather_unit == GatherUnit::Bucket) zero["stage3_prefetch_bucket_size"] = static_cast<long long>(fw.param_gather_bucket_elements);
+    }
     if (t.offload_optimizer) zero["offload_optimizer"] = {{"device", "cpu"}, {"pin_memory", true}};
     c["zero_optimization"] = zero;
     if (t.optimizer != OptimizerKind::Adam8bit)

@@ -175,13 +175,19 @@ def header_ok(text, path, e):
 
 # ---- Per-target checks ------------------------------------------------------------------------------
 
+def needs_one_connection(e):
+    """megatron/training/arguments.py: tensor or context parallelism wants CUDA_DEVICE_MAX_CONNECTIONS=1, which
+    Megatron-FSDP (ZeRO-2/3 exports) refuses."""
+    return (e["tp"] > 1 or e["cp"] > 1) and e["zero"] < 2
+
+
 def check_megatron(files, e):
     text = files["pretrain_gpt.sh"]
     header_ok(text, "pretrain_gpt.sh", e)
     bash_syntax_ok(text, "pretrain_gpt.sh")
     check_megatron_args(parse_args(bash_array(text, "MEGATRON_ARGS")), e)
     check(torchrun_counts(text) == (e["nodes"], e["gpus_per_node"]), "torchrun nodes / processes per node")
-    check(("CUDA_DEVICE_MAX_CONNECTIONS=1" in text) == (e["tp"] > 1), "CUDA_DEVICE_MAX_CONNECTIONS=1 iff tp > 1")
+    check(("CUDA_DEVICE_MAX_CONNECTIONS=1" in text) == needs_one_connection(e), "CUDA_DEVICE_MAX_CONNECTIONS=1 iff tp or cp > 1 without FSDP")
 
 
 def check_deepspeed(files, e):
@@ -236,7 +242,8 @@ def check_slurm(files, e):
     check(all(i < first_command for i, l in enumerate(text.splitlines()) if l.startswith("#SBATCH")), "#SBATCH after a command")
     check(re.search(r"^# export NCCL_IB_HCA=", text, re.M), "NCCL_IB_HCA placeholder")
     check("NCCL_SOCKET_IFNAME" in text, "NCCL_SOCKET_IFNAME comment")
-    check(bool(re.search(r"^export CUDA_DEVICE_MAX_CONNECTIONS=1", text, re.M)) == (e["tp"] > 1), "CUDA_DEVICE_MAX_CONNECTIONS=1 iff tp > 1")
+    check(bool(re.search(r"^export CUDA_DEVICE_MAX_CONNECTIONS=1", text, re.M)) == needs_one_connection(e),
+          "CUDA_DEVICE_MAX_CONNECTIONS=1 iff tp or cp > 1 without FSDP")
     check(re.search(r"^srun .*torchrun", text, re.M), "srun + torchrun")
     check(torchrun_counts(text) == (e["nodes"], e["gpus_per_node"]), "torchrun nodes / processes per node")
     check_megatron_args(parse_args(bash_array(text, "MEGATRON_ARGS")), e)

@@ -1,0 +1,171 @@
+#include "framework.hpp"
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string_view>
+
+#include "errors.hpp"
+#include "json_reader.hpp"
+#include "limits.hpp"
+#include "spec.hpp"
+
+namespace trainsim {
+namespace embedded {
+extern const std::string_view framework_megatron_core_json;
+extern const std::string_view framework_megatron_deepspeed_json;
+extern const std::string_view framework_deepspeed_json;
+extern const std::string_view framework_fsdp_json;
+extern const std::string_view framework_fsdp2_json;
+extern const std::string_view framework_transformers_json;
+}  // namespace embedded
+
+namespace {
+
+// Reads the traits present in `values` (plain JSON values) over `base`; `require_all` for preset files.
+FrameworkTraits read_traits(const Json& values, const std::string& path, FrameworkTraits base, bool require_all) {
+  JsonReader r(values, path, nullptr);
+  auto need = [&](const char* key) {
+    if (require_all && !r.has(key)) throw InputError(path + "/" + key, "nothing", "every framework trait in a preset file");
+    return r.has(key);
+  };
+  auto elements = [&](const char* key, double& out, double min_value) {
+    if (need(key)) out = r.get_quantity(key, Quantity::Count, out, "", {min_value, limits::kMaxBucketElements});
+  };
+  auto flag = [&](const char* key, bool& out) {
+    if (need(key)) out = r.get_bool(key, out, "");
+  };
+  elements("grad_bucket_elements", base.grad_bucket_elements, 1);
+  elements("grad_bucket_elements_per_dp_rank", base.grad_bucket_elements_per_dp_rank, 0);
+  if (need("param_gather_unit"))
+    base.param_gather_unit = r.get_enum("param_gather_unit", {"layer", "bucket"}, "layer", "") == "bucket" ? GatherUnit::Bucket : GatherUnit::Layer;
+  elements("param_gather_bucket_elements", base.param_gather_bucket_elements, 0);
+  if (base.param_gather_unit == GatherUnit::Bucket && !(base.param_gather_bucket_elements >= 1))
+    throw InputError(path + "/param_gather_bucket_elements", Json(base.param_gather_bucket_elements).dump(),
+                     "at least 1 element when param_gather_unit is \"bucket\"");
+  flag("overlap_grad_reduce", base.overlap_grad_reduce);
+  flag("overlap_param_gather", base.overlap_param_gather);
+  flag("tp_comm_overlap_available", base.tp_comm_overlap_available);
+  if (need("kernel_launch_gap_us")) base.kernel_launch_gap_us = r.get_number("kernel_launch_gap_us", 0, "", 0, limits::kMaxLaunchGapUs);
+  flag("cuda_graphs", base.cuda_graphs);
+  flag("moe_grouped_gemm", base.moe_grouped_gemm);
+  flag("fused_norm", base.fused_norm);
+  flag("fused_rope", base.fused_rope);
+  flag("fused_activation", base.fused_activation);
+  // Every trait is a known key (for "did you mean" on a misspelt override), whether given or not.
+  r.mark_read({"preset", "grad_bucket_elements", "grad_bucket_elements_per_dp_rank", "param_gather_unit", "param_gather_bucket_elements",
+               "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap_available", "kernel_launch_gap_us", "cuda_graphs",
+               "moe_grouped_gemm", "fused_norm", "fused_rope", "fused_activation"});
+  r.reject_unknown();
+  return base;
+}
+
+struct Registry {
+  std::map<std::string, Json> files;
+  std::map<std::string, FrameworkTraits> traits;
+};
+
+// Parsed once, on first use; immutable afterwards (safe to read from many threads).
+const Registry& registry() {
+  static const Registry reg = [] {
+    Registry r;
+    for (std::string_view text : {embedded::framework_megatron_core_json, embedded::framework_megatron_deepspeed_json,
+                                  embedded::framework_deepspeed_json, embedded::framework_fsdp_json, embedded::framework_fsdp2_json,
+                                  embedded::framework_transformers_json}) {
+      Json file = Json::parse(text);
+      const std::string name = file.at("name").get<std::string>();
+      Json values = Json::object();
+      for (auto it = file.at("traits").begin(); it != file.at("traits").end(); ++it) values[it.key()] = it->at("value");
+      FrameworkTraits t = read_traits(values, "presets/frameworks/" + name + ".json/traits", FrameworkTraits{}, true);
+      t.name = name;
+      t.description = file.at("description").get<std::string>();
+      r.traits.emplace(name, t);
+      r.files.emplace(name, std::move(file));
+    }
+    return r;
+  }();
+  return reg;
+}
+
+}  // namespace
+
+std::vector<std::string> framework_names() {
+  std::vector<std::string> out;
+  for (const auto& [name, t] : registry().traits) out.push_back(name);
+  return out;
+}
+
+const FrameworkTraits* find_framework(const std::string& name) {
+  auto it = registry().traits.find(name);
+  return it == registry().traits.end() ? nullptr : &it->second;
+}
+
+const Json& framework_preset_json(const std::string& name) { return registry().files.at(name); }
+
+FrameworkTraits parse_framework(const Json& value, const std::string& path) {
+  const Json* name = &value;
+  std::string name_path = path;
+  if (value.is_object()) {
+    auto it = value.find("preset");
+    if (it == value.end()) throw InputError(path + "/preset", "nothing", "a framework preset name", "e.g. {\"preset\": \"deepspeed\", \"kernel_launch_gap_us\": 5}");
+    name = &*it;
+    name_path = path + "/preset";
+  } else if (!value.is_string()) {
+    throw InputError(path, json_value_text(value), "a framework preset name or {\"preset\": NAME, <trait>: value, ...}");
+  }
+  const FrameworkTraits* base = name->is_string() ? find_framework(name->get<std::string>()) : nullptr;
+  if (!base)
+    throw InputError(name_path, json_value_text(*name), "a framework preset: " + join(framework_names()),
+                     name->is_string() ? "closest: " + join(closest_names(name->get<std::string>(), framework_names())) : "");
+  if (!value.is_object()) return *base;
+  FrameworkTraits t = read_traits(value, path, *base, false);
+  for (auto it = value.begin(); it != value.end(); ++it)
+    if (it.key() != "preset") t.overridden.push_back(it.key());
+  return t;
+}
+
+Json framework_to_json(const FrameworkTraits& f) {
+  if (f.overridden.empty()) return f.name;
+  Json j = {{"preset", f.name}};
+  for (const auto& key : f.overridden) {
+    if (key == "grad_bucket_elements") j[key] = f.grad_bucket_elements;
+    else if (key == "grad_bucket_elements_per_dp_rank") j[key] = f.grad_bucket_elements_per_dp_rank;
+    else if (key == "param_gather_unit") j[key] = f.param_gather_unit == GatherUnit::Bucket ? "bucket" : "layer";
+    else if (key == "param_gather_bucket_elements") j[key] = f.param_gather_bucket_elements;
+    else if (key == "overlap_grad_reduce") j[key] = f.overlap_grad_reduce;
+    else if (key == "overlap_param_gather") j[key] = f.overlap_param_gather;
+    else if (key == "tp_comm_overlap_available") j[key] = f.tp_comm_overlap_available;
+    else if (key == "kernel_launch_gap_us") j[key] = f.kernel_launch_gap_us;
+    else if (key == "cuda_graphs") j[key] = f.cuda_graphs;
+    else if (key == "moe_grouped_gemm") j[key] = f.moe_grouped_gemm;
+    else if (key == "fused_norm") j[key] = f.fused_norm;
+    else if (key == "fused_rope") j[key] = f.fused_rope;
+    else if (key == "fused_activation") j[key] = f.fused_activation;
+  }
+  return j;
+}
+
+const char* const kImpliedFrameworkRule = "tp/pp/ep > 1: megatron-core; ZeRO-3 at tp = pp = ep = 1 (any cp): fsdp2; otherwise megatron-core";
+
+namespace {
+bool implies_fsdp2(const TrainingSpec& t, const ParallelLayout& p) {
+  // Context parallelism alone does not imply Megatron (torchtitan runs FSDP2 with CP): a cp change must not
+  // switch the framework under the search's feet.
+  return p.tp == 1 && p.pp == 1 && p.ep == 1 && t.zero_stage >= 3;
+}
+}  // namespace
+
+const char* implied_framework_name(const TrainingSpec& t, const ParallelLayout& p) { return implies_fsdp2(t, p) ? "fsdp2" : "megatron-core"; }
+
+const FrameworkTraits& framework_for(const TrainingSpec& t, const ParallelLayout& p) {
+  if (!t.framework.name.empty()) return t.framework;
+  // Resolved once: the layout search asks for every candidate.
+  static const FrameworkTraits& megatron = *find_framework("megatron-core");
+  static const FrameworkTraits& fsdp2 = *find_framework("fsdp2");
+  return implies_fsdp2(t, p) ? fsdp2 : megatron;
+}
+
+Json framework_result_json(const TrainingSpec& t, const ParallelLayout& p) {
+  return {{"name", framework_for(t, p).name}, {"source", t.framework.name.empty() ? "implied" : "scenario"}};
+}
+
+}  // namespace trainsim

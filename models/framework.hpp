@@ -1,0 +1,70 @@
+#pragma once
+// A training framework as the step model sees it: the traits that make one layout run at different speeds
+// in Megatron-Core, DeepSpeed, FSDP, ... Each preset is one file under presets/frameworks/ (compiled in),
+// every trait with its unit in its name and its upstream source. A scenario names a preset in
+// training.framework, optionally with trait overrides; when it names none, the layout implies one
+// (implied_framework_name).
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <vector>
+
+namespace trainsim {
+
+struct TrainingSpec;    // spec.hpp
+struct ParallelLayout;  // spec.hpp
+
+// How ZeRO-3 all-gathers parameters: one call per transformer layer (FSDP units) or in buckets of
+// param_gather_bucket_elements (DeepSpeed's prefetch bucket).
+enum class GatherUnit { Layer, Bucket };
+
+struct FrameworkTraits {
+  std::string name;  // preset name; empty in TrainingSpec = not named (the layout implies one)
+  std::string description;
+  // Collective granularity. ZeRO 0-2 reduce gradients (and gather a sharded optimizer's parameters) in
+  // buckets of max(grad_bucket_elements, grad_bucket_elements_per_dp_rank x dp) elements; ZeRO-3 reduce-
+  // scatters per layer (GatherUnit::Layer) or in grad_bucket_elements buckets filled across layers.
+  double grad_bucket_elements = 0;
+  double grad_bucket_elements_per_dp_rank = 0;
+  GatherUnit param_gather_unit = GatherUnit::Layer;
+  double param_gather_bucket_elements = 0;  // GatherUnit::Bucket only
+  // What overlaps what. overlap_grad_reduce: the ZeRO 0-2 gradient reduce with the last backward.
+  // overlap_param_gather: ZeRO-3's per-layer gathers and reduce-scatters with the layers' compute (prefetch on
+  // side streams), and, together with overlap_grad_reduce, a sharded optimizer's parameter all-gather with
+  // the next forward (Megatron's --overlap-param-gather needs --overlap-grad-reduce; DeepSpeed's overlap_comm
+  // governs both).
+  bool overlap_grad_reduce = true;
+  bool overlap_param_gather = true;
+  bool tp_comm_overlap_available = false;  // parallel.tp_comm_overlap takes effect only where true
+  // Host: CPU time to launch one kernel from eager PyTorch; CUDA graphs replay the step without it.
+  double kernel_launch_gap_us = 0;
+  bool cuda_graphs = false;
+  // Kernels: MoE experts as one grouped GEMM (vs a loop of per-expert GEMMs); fused norm / RoPE / gated
+  // activation (vs the eager op sequence of the reference modeling code, compute.cpp).
+  bool moe_grouped_gemm = true;
+  bool fused_norm = true, fused_rope = true, fused_activation = true;
+
+  std::vector<std::string> overridden;  // trait keys the scenario set (for the resolved scenario JSON)
+
+  double launch_gap_s() const { return cuda_graphs ? 0.0 : kernel_launch_gap_us * 1e-6; }
+};
+
+std::vector<std::string> framework_names();       // registered presets, in name order
+const FrameworkTraits* find_framework(const std::string& name);  // nullptr when unknown
+const nlohmann::json& framework_preset_json(const std::string& name);  // the preset file (traits with sources)
+
+// training.framework: a preset name or {"preset": NAME, <trait>: value, ...}. Unknown names and traits, wrong
+// types and values out of range are InputErrors naming `path`.
+FrameworkTraits parse_framework(const nlohmann::json& value, const std::string& path);
+// The scenario form of named traits: the name, or {"preset": NAME, overrides...}.
+nlohmann::json framework_to_json(const FrameworkTraits& f);
+
+// The framework a layout implies when the scenario names none: tp/pp/ep > 1 -> megatron-core;
+// ZeRO-3 at tp = pp = ep = 1 (any cp) -> fsdp2; otherwise megatron-core.
+const char* implied_framework_name(const TrainingSpec& t, const ParallelLayout& p);
+extern const char* const kImpliedFrameworkRule;
+// The traits the step model uses for this layout: the scenario's, else the implied preset's.
+const FrameworkTraits& framework_for(const TrainingSpec& t, const ParallelLayout& p);
+// {"name": ..., "source": "scenario" | "implied"} for results.
+nlohmann::json framework_result_json(const TrainingSpec& t, const ParallelLayout& p);
+
+}  // namespace trainsim

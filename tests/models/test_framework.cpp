@@ -1,0 +1,267 @@
+// Framework traits (models/framework.*): the presets, the implied choice, the input checks, and what each trait
+// does to the step model. Expected values are derived by hand in the comments from the cited upstream defaults
+// and the formulas of step.cpp / compute.cpp, using only public building blocks (collective_time, gemm_time).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+
+#include "models/collectives.hpp"
+#include "models/compute.hpp"
+#include "models/errors.hpp"
+#include "models/framework.hpp"
+#include "models/scenario.hpp"
+#include "models/search.hpp"
+#include "models/step.hpp"
+
+using namespace trainsim;
+using Json = nlohmann::json;
+
+namespace {
+// Llama-3-8B on one 8-GPU H100 node, dp 8, one micro-batch of 4096 tokens per GPU.
+Scenario llama8b(Json framework, int zero, int gbs = 8) {
+  Json training = {{"seq_len", 4096}, {"global_batch_size", gbs}, {"zero_stage", zero}, {"recompute", "none"}};
+  if (!framework.is_null()) training["framework"] = framework;
+  return parse_scenario({{"model", "llama3-8b"}, {"training", training}, {"parallel", {{"tp", 1}, {"pp", 1}, {"micro_batch_size", 1}}},
+                         {"hardware", {{"gpu", "h100-sxm-80gb"}, {"num_gpus", 8}}}});
+}
+
+std::string input_error(const Json& framework) {
+  try {
+    llama8b(framework, 0);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+double seconds(Collective op, double bytes, GroupPlacement g, const CommModel& comm) { return collective_time(op, bytes, g, comm).time_s; }
+}  // namespace
+
+TEST_CASE("framework presets: six registered, traits as their upstream defaults") {
+  CHECK(framework_names() == std::vector<std::string>{"deepspeed", "fsdp", "fsdp2", "megatron-core", "megatron-deepspeed", "transformers"});
+  const FrameworkTraits& mc = *find_framework("megatron-core");
+  // megatron/core/distributed/distributed_data_parallel_config.py: bucket_size = max(40000000, 1000000 * dp_size).
+  CHECK(mc.grad_bucket_elements == 40e6);
+  CHECK(mc.grad_bucket_elements_per_dp_rank == 1e6);
+  CHECK(mc.moe_grouped_gemm);
+  const FrameworkTraits& ds = *find_framework("deepspeed");
+  // deepspeed/runtime/zero/config.py: reduce_bucket_size 5e8, stage3_prefetch_bucket_size 5e7, overlap_comm = (stage == 3).
+  CHECK(ds.grad_bucket_elements == 5e8);
+  CHECK(ds.param_gather_unit == GatherUnit::Bucket);
+  CHECK(ds.param_gather_bucket_elements == 5e7);
+  CHECK_FALSE(ds.overlap_grad_reduce);
+  CHECK(ds.overlap_param_gather);
+  // torch DDP bucket_cap_mb = 25: 25 x 2^20 bytes of fp32 gradients = 6,553,600 elements.
+  CHECK(find_framework("fsdp")->grad_bucket_elements == 25.0 * 1048576 / 4);
+  CHECK(find_framework("fsdp2")->param_gather_unit == GatherUnit::Layer);
+  CHECK_FALSE(find_framework("transformers")->moe_grouped_gemm);
+  for (const auto& name : framework_names()) {
+    const Json& file = framework_preset_json(name);
+    for (const auto& [key, trait] : file.at("traits").items()) {
+      const std::string where = name + "/" + key;
+      CHECK_MESSAGE(!trait.at("source").get<std::string>().empty(), where);
+    }
+  }
+}
+
+TEST_CASE("the layout implies a framework when the scenario names none") {
+  TrainingSpec t;
+  ParallelLayout p;
+  CHECK(std::string(implied_framework_name(t, p)) == "megatron-core");  // tp = pp = 1, no ZeRO-3
+  t.zero_stage = 3;
+  CHECK(std::string(implied_framework_name(t, p)) == "fsdp2");          // ZeRO-3 at tp = pp = 1
+  p.cp = 2;
+  CHECK(std::string(implied_framework_name(t, p)) == "fsdp2");          // context parallelism alone: FSDP2 runs it too
+  p.ep = 2;
+  CHECK(std::string(implied_framework_name(t, p)) == "megatron-core");  // any of tp/pp/ep > 1
+  p.ep = 1, p.tp = 2;
+  CHECK(std::string(implied_framework_name(t, p)) == "megatron-core");
+  // Recorded as a default and reported as implied.
+  Scenario s = llama8b(nullptr, 3);
+  bool recorded = false;
+  for (const auto& d : s.defaults) recorded |= d.path == "/training/framework" && d.value == "fsdp2";
+  CHECK(recorded);
+  CHECK(framework_result_json(s.training, s.parallel) == Json{{"name", "fsdp2"}, {"source", "implied"}});
+  Scenario named = llama8b("deepspeed", 3);
+  CHECK(framework_result_json(named.training, named.parallel) == Json{{"name", "deepspeed"}, {"source", "scenario"}});
+  CHECK(to_json(named.training)["framework"] == "deepspeed");
+  CHECK_FALSE(to_json(s.training).contains("framework"));  // implied: a reload implies it again
+}
+
+TEST_CASE("bad framework input names the path, the value and what was expected") {
+  CHECK(input_error("deepspeeed").find("/training/framework: got \"deepspeeed\"; expected a framework preset") != std::string::npos);
+  CHECK(input_error(Json{{"preset", "fsdp"}, {"kernel_launch_gap_usec", 5}}).find("did you mean \"kernel_launch_gap_us\"") != std::string::npos);
+  CHECK(input_error(Json{{"preset", "fsdp"}, {"kernel_launch_gap_us", -1}}).find("/training/framework/kernel_launch_gap_us: got -1") != std::string::npos);
+  CHECK(input_error(Json{{"preset", "fsdp"}, {"cuda_graphs", "yes"}}).find("/training/framework/cuda_graphs") != std::string::npos);
+  CHECK(input_error(Json{{"preset", "fsdp"}, {"grad_bucket_elements", 1e14}}).find("/training/framework/grad_bucket_elements") != std::string::npos);
+  CHECK(input_error(Json{{"preset", "fsdp"}, {"param_gather_unit", "bucket"}}).find("param_gather_bucket_elements") != std::string::npos);
+  CHECK(input_error(7).find("/training/framework: got 7") != std::string::npos);
+  // Overrides win and are kept for the resolved scenario.
+  Scenario s = llama8b(Json{{"preset", "deepspeed"}, {"kernel_launch_gap_us", 5}, {"grad_bucket_elements", "1G"}}, 1);
+  CHECK(s.training.framework.kernel_launch_gap_us == 5);
+  CHECK(s.training.framework.grad_bucket_elements == 1e9);
+  CHECK(to_json(s.training)["framework"] == Json{{"preset", "deepspeed"}, {"kernel_launch_gap_us", 5.0}, {"grad_bucket_elements", 1e9}});
+}
+
+TEST_CASE("DP gradient reduce and parameter gather go in buckets: ceil(B/b) calls, each paying the latency") {
+  // Llama-3-8B has 8,030,261,248 parameters (all on the one stage); ZeRO-1 reduce-scatters the fp32 gradients
+  // (4 B) and all-gathers the bf16 weights (2 B) over dp 8 on one node. DeepSpeed below ZeRO-3 does not
+  // overlap (overlap_comm false): dp comm = reduce + gather in full.
+  const double P = 8030261248.0;
+  Scenario one = llama8b(Json{{"preset", "deepspeed"}, {"grad_bucket_elements", 1e12}}, 1);  // one call each
+  Scenario nine = llama8b(Json{{"preset", "deepspeed"}, {"grad_bucket_elements", 1e9}}, 1);  // ceil(8.03e9 / 1e9) = 9 calls
+  const CommModel comm = make_comm_model(one.hardware);
+  const GroupPlacement dp{8, 8};
+  const double one_call = seconds(Collective::ReduceScatter, 4 * P, dp, comm) + seconds(Collective::AllGather, 2 * P, dp, comm);
+  const double nine_calls = 9 * seconds(Collective::ReduceScatter, 4 * P / 9, dp, comm) + 9 * seconds(Collective::AllGather, 2 * P / 9, dp, comm);
+  const StepEstimate e1 = StepModel(one.model, one.training, one.hardware).estimate(one.parallel);
+  const StepEstimate e9 = StepModel(nine.model, nine.training, nine.hardware).estimate(nine.parallel);
+  CHECK(e1.breakdown.dp_comm_s == doctest::Approx(one_call).epsilon(1e-9));
+  CHECK(e9.breakdown.dp_comm_s == doctest::Approx(nine_calls).epsilon(1e-9));
+  CHECK(e9.breakdown.dp_comm_s > e1.breakdown.dp_comm_s);  // same bytes, 8 more latencies per collective
+
+  // Megatron-Core overlaps; switched off, the same buckets (max(40M, 1M x 8) = 40M: ceil(8.03e9 / 4e7) = 201 calls) add in full.
+  Scenario serial = llama8b(Json{{"preset", "megatron-core"}, {"overlap_grad_reduce", false}}, 1);
+  Scenario overlapped = llama8b("megatron-core", 1);
+  const double calls = 201;
+  const double total = calls * seconds(Collective::ReduceScatter, 4 * P / calls, dp, comm) + calls * seconds(Collective::AllGather, 2 * P / calls, dp, comm);
+  const StepEstimate es = StepModel(serial.model, serial.training, serial.hardware).estimate(serial.parallel);
+  const StepEstimate eo = StepModel(overlapped.model, overlapped.training, overlapped.hardware).estimate(overlapped.parallel);
+  CHECK(es.breakdown.dp_comm_s == doctest::Approx(total).epsilon(1e-9));
+  CHECK(eo.breakdown.dp_comm_s < es.breakdown.dp_comm_s);
+  CHECK(es.time_s - eo.time_s == doctest::Approx(es.breakdown.dp_comm_s - eo.breakdown.dp_comm_s).epsilon(1e-9));
+}
+
+TEST_CASE("ZeRO-3 in DeepSpeed: prefetch buckets for gathers, reduce buckets across layers; all exposed without overlap") {
+  // A Llama-3-8B layer at tp 1: attention 4096·4096·2 + 2·4096·1024 = 41,943,040, MLP 3·4096·14336 = 176,160,768,
+  // two norms 8,192: 218,112,000 parameters. Gather (bf16): ceil(218,112,000 / 5e7) = 5 calls. Reduce-scatter (fp32)
+  // in 5e8-element buckets filled across the 32 layers: ceil(32 · 218,112,000 / 5e8) = ceil(13.96) = 14 calls per
+  // step's backward, a 32nd of them per layer. Without overlap, per layer and micro-batch: gather (forward) +
+  // gather (backward) + reduce; one micro-batch, 32 layers.
+  const double layer = 218112000.0;
+  Scenario s = llama8b(Json{{"preset", "deepspeed"}, {"overlap_param_gather", false}}, 3);
+  const CommModel comm = make_comm_model(s.hardware);
+  const GroupPlacement dp{8, 8};
+  const double gather = 5 * seconds(Collective::AllGather, 2 * layer / 5, dp, comm);
+  const double reduce = 14 * seconds(Collective::ReduceScatter, 4 * layer * 32 / 14, dp, comm) / 32;
+  const StepEstimate e = StepModel(s.model, s.training, s.hardware).estimate(s.parallel);
+  CHECK(e.breakdown.dp_comm_s == doctest::Approx(32 * (2 * gather + reduce)).epsilon(1e-9));
+  // With DeepSpeed's default overlap at ZeRO-3 the same gathers hide behind the layers' compute.
+  Scenario o = llama8b("deepspeed", 3);
+  CHECK(StepModel(o.model, o.training, o.hardware).estimate(o.parallel).breakdown.dp_comm_s < e.breakdown.dp_comm_s);
+}
+
+TEST_CASE("eager host overhead: kernels per layer x launch gap, exposed where the GPU work is shorter") {
+  // A tiny Llama-style layer (h 256, 4 heads, gated MLP 512, RMSNorm, RoPE, no dropout), 128 tokens: microseconds of GPU work.
+  auto tiny = [](Json framework) {
+    return parse_scenario({{"model",
+                            {{"num_hidden_layers", 2}, {"hidden_size", 256}, {"num_attention_heads", 4}, {"num_key_value_heads", 4},
+                             {"intermediate_size", 512}, {"vocab_size", 1000}, {"hidden_act", "silu"}, {"hidden_dropout", 0}, {"attention_dropout", 0}}},
+                           {"training", {{"seq_len", 128}, {"global_batch_size", 1}, {"framework", framework}}},
+                           {"hardware", {{"gpu", "h100-sxm-80gb"}, {"num_gpus", 1}}}});
+  };
+  // Kernels, transformers (eager RMSNorm 8 / 11, RoPE 5 / 4 per tensor on q and k, SwiGLU 2 / 3; compute.cpp):
+  // forward  norm 8 + qkv 1 + rope 10 + attention 1 + out 1 + residual 1 + norm 8 + gate_up 1 + act 2 + down 1 + residual 1 = 35;
+  // backward norm 11 + qkv 2 + rope 8 + attention 1 + out 2 + residual 1 + norm 11 + gate_up 2 + act 3 + down 2 + residual 1 = 44.
+  // Megatron-Core (fused): forward 1+1+2+1+1+1+1+1+1+1+1 = 12, backward 1+2+2+1+2+1+1+2+1+2+1 = 16.
+  Scenario eager = tiny("transformers"), fused = tiny("megatron-core");
+  const LayerCompute le = layer_compute(eager.model, eager.training, eager.parallel, eager.hardware.gpu, false);
+  const LayerCompute lf = layer_compute(fused.model, fused.training, fused.parallel, fused.hardware.gpu, false);
+  CHECK(le.kernels_forward == 35);
+  CHECK(le.kernels_backward == 44);
+  CHECK(lf.kernels_forward == 12);
+  CHECK(lf.kernels_backward == 16);
+  // The kernels are layer_ops' ops, each weighted by the launches it stands for.
+  double listed = 0;
+  for (const auto& op : layer_ops(eager.model, eager.training, eager.parallel, eager.hardware.gpu, false)) listed += op.kernels;
+  CHECK(listed == 35 + 44);
+  // 9.4 us per launch (the presets' kernel_launch_gap_us, measured on an H100 host): per pass max(GPU time, kernels x gap).
+  REQUIRE(le.forward_s < 35 * 9.4e-6);
+  REQUIRE(le.backward_s < 44 * 9.4e-6);
+  CHECK(le.host_s == doctest::Approx(35 * 9.4e-6 - le.forward_s + 44 * 9.4e-6 - le.backward_s));
+  // CUDA graphs replay without launches.
+  Scenario graphs = tiny(Json{{"preset", "transformers"}, {"cuda_graphs", true}});
+  CHECK(layer_compute(graphs.model, graphs.training, graphs.parallel, graphs.hardware.gpu, false).host_s == 0);
+  // The step adds it per layer and micro-batch: 2 layers.
+  CHECK(StepModel(eager.model, eager.training, eager.hardware).estimate(eager.parallel).breakdown.host_s == doctest::Approx(2 * le.host_s));
+}
+
+TEST_CASE("eager RMSNorm moves the bytes of its op sequence") {
+  // bf16: forward (2+4) + 8 + 4 + 8 + (4+2) + 2·2 = 36 bytes per element, backward 6·2 + 52 = 64 (compute.cpp derivation);
+  // fused: 2·2 = 4 and 3·2 = 6.
+  Scenario eager = llama8b("transformers", 0), fused = llama8b("megatron-core", 0);
+  const double elements = 4096.0 * 4096;  // tokens x hidden
+  auto norm_bytes = [&](const Scenario& s, const char* pass) {
+    for (const auto& op : layer_ops(s.model, s.training, s.parallel, s.hardware.gpu, false))
+      if (op.name == "attention.norm" && std::string(op.pass) == pass) return op.bytes;
+    return -1.0;
+  };
+  CHECK(norm_bytes(eager, "forward") == doctest::Approx(36 * elements));
+  CHECK(norm_bytes(eager, "backward") == doctest::Approx(64 * elements));
+  CHECK(norm_bytes(fused, "forward") == doctest::Approx(4 * elements));
+  CHECK(norm_bytes(fused, "backward") == doctest::Approx(6 * elements));
+}
+
+TEST_CASE("MoE as a per-expert loop: one GEMM per expert with its own waves and launch, vs one grouped GEMM") {
+  // Mixtral 8x7B, ep 1: 4096 tokens x top-2 / 8 experts = 1024 tokens per expert; gate_up is 1024 x 2·14336 x 4096.
+  auto mixtral = [](const char* framework) {
+    return parse_scenario({{"model", "mixtral-8x7b"},
+                           {"training", {{"seq_len", 4096}, {"global_batch_size", 8}, {"zero_stage", 3}, {"framework", framework}}},
+                           {"parallel", {{"tp", 1}, {"pp", 1}, {"ep", 1}, {"micro_batch_size", 1}}},
+                           {"hardware", {{"gpu", "h100-sxm-80gb"}, {"num_gpus", 8}}}});
+  };
+  auto gate_up = [](const Scenario& s) {
+    for (const auto& op : layer_ops(s.model, s.training, s.parallel, s.hardware.gpu, true))
+      if (op.name == "moe.experts.gate_up.fprop") return op;
+    return LayerOp{};
+  };
+  Scenario loop = mixtral("transformers"), grouped = mixtral("megatron-core");
+  const GpuSpec& gpu = loop.hardware.gpu;
+  const LayerOp l = gate_up(loop), g = gate_up(grouped);
+  CHECK(l.kernels == 8);
+  CHECK(g.kernels == 1);
+  CHECK(l.predicted_s == doctest::Approx(8 * gemm_time(gpu, Precision::Bf16, {1024, 28672, 4096, 1})));
+  CHECK(g.predicted_s == doctest::Approx(gemm_time(gpu, Precision::Bf16, {1024, 28672, 4096, 8})));
+  CHECK(l.predicted_s >= g.predicted_s);  // separate kernels cannot share a partly filled last wave
+}
+
+TEST_CASE("TP communication overlap only where the framework has it") {
+  auto tp2 = [](const char* framework) {
+    return parse_scenario({{"model", "llama3-8b"},
+                           {"training", {{"seq_len", 4096}, {"global_batch_size", 8}, {"framework", framework}}},
+                           {"parallel", {{"tp", 2}, {"pp", 1}, {"micro_batch_size", 1}, {"tp_comm_overlap", true}}},
+                           {"hardware", {{"gpu", "h100-sxm-80gb"}, {"num_gpus", 8}}}});
+  };
+  Scenario mc = tp2("megatron-core"), md = tp2("megatron-deepspeed");
+  const double with = StepModel(mc.model, mc.training, mc.hardware).estimate(mc.parallel).breakdown.tp_comm_s;
+  const double without = StepModel(md.model, md.training, md.hardware).estimate(md.parallel).breakdown.tp_comm_s;
+  CHECK(with < without);
+  bool noted = false;
+  for (const auto& n : md.notes) noted |= n.find("tp_comm_overlap has no effect in megatron-deepspeed") != std::string::npos;
+  CHECK(noted);
+}
+
+TEST_CASE("plan gives each candidate layout its implied framework, priced with that framework's traits") {
+  Scenario s = parse_scenario({{"model", "llama3-8b"},
+                               {"training", {{"mode", "sft"}, {"seq_len", 4096}, {"global_batch_size", 64}}},
+                               {"hardware", {{"gpu", "h100-sxm-80gb"}, {"num_gpus", 8}}}},
+                              false);
+  SearchOptions so;
+  so.top = 1000;  // every layout that fits (448 of 588)
+  so.threads = 1;
+  const SearchResult r = search_plans(s, {8}, search_space_from(s), so);
+  REQUIRE(r.plans.size() > 100);
+  int fsdp2 = 0, megatron = 0;
+  for (const Plan& p : r.plans) {
+    const std::string name = framework_for(p.training, p.layout).name;
+    const bool zero3_flat = p.training.zero_stage == 3 && p.layout.tp == 1 && p.layout.pp == 1 && p.layout.ep == 1;
+    CHECK(name == (zero3_flat ? "fsdp2" : "megatron-core"));
+    (zero3_flat ? fsdp2 : megatron)++;
+    // The search shares per-layer work between ZeRO variants only within one framework: same time as a fresh estimate.
+    HardwareSpec h = s.hardware;
+    CHECK(p.step.time_s == doctest::Approx(StepModel(s.model, p.training, h).estimate(p.layout).time_s).epsilon(1e-12));
+  }
+  CHECK(fsdp2 > 0);
+  CHECK(megatron > 0);
+}
