@@ -82,7 +82,7 @@ int run_presets(const std::string& format, const std::string& kind) {
       if (f.grad_bucket_elements_per_dp_rank > 0) bucket = "max(" + bucket + ", " + format_count(f.grad_bucket_elements_per_dp_rank) + " x dp)";
       t.add_row({name, bucket, f.param_gather_unit == GatherUnit::Layer ? "per layer" : format_count(f.param_gather_bucket_elements) + " buckets",
                  yn(f.overlap_grad_reduce) + "/" + yn(f.overlap_param_gather),
-                 f.cuda_graphs ? "graphs" : fixed(f.kernel_launch_gap_us, 0) + " us", f.moe_grouped_gemm ? "grouped" : "loop",
+                 f.cuda_graphs ? "graphs" : fixed(f.kernel_launch_gap_us, 1) + " us", f.moe_grouped_gemm ? "grouped" : "loop",
                  yn(f.fused_norm) + "/" + yn(f.fused_rope) + "/" + yn(f.fused_activation), f.description});
     }
     t.print(std::cout);
