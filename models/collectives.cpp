@@ -5,10 +5,19 @@
 //         (p-1)a + (p-1)/p nb; binomial/binary trees with ceil(log2 p) latency terms.
 //  [PERF] NVIDIA/nccl-tests doc/PERFORMANCE.md: busbw = algbw * 2(n-1)/n (all-reduce), (n-1)/n (all-gather,
 //         reduce-scatter, all-to-all), 1 (send/recv); algbw = S / t with S as nccl-tests counts it.
-//  [TUNE] NVIDIA/nccl src/graph/tuning.cc (2.19+), ncclTopoTuneModel: baseLat Ring/LL 6.6 us, Tree/LL 6.8 us;
-//         ring latency = base + (nsteps - nInterSteps) intraLat + nInterSteps interLat, nInterSteps = 2 nNodes
-//         (all-reduce) or nNodes - 1 (all-gather, reduce-scatter); tree latency = base + 2((ppn-1) intraLat
-//         + log2i(nNodes) interLat); NVLS latency = hwLat[NVLINK][NVLS][Simple] = 23 us on one node.
+//  [TUNE] NVIDIA/nccl src/graph/tuning.cc (2.19+), ncclTopoTuneModel: ring latency = base + (nsteps -
+//         nInterSteps) intraLat + nInterSteps interLat, nInterSteps = 2 nNodes (all-reduce) or nNodes - 1
+//         (all-gather, reduce-scatter); tree latency = base + 2((ppn-1) intraLat + log2i(nNodes) interLat);
+//         NVLS latency = hwLat[NVLINK][NVLS][Simple] = 23 us on one node. Per protocol (LL / LL128 / Simple):
+//         baseLat Ring 6.6 / 14.0 / 8.4 us, Tree 6.8 / 14.0 / 8.4 us; hwLat Ring NVLink 0.6 / 1.9 / 3.4, PCI
+//         1.0 / 2.5 / 5.7, NET 2.7 / 4.0 / 14.0 us; Tree NVLink 0.6 / 1.25 / 4.0, PCI 1.0 / 1.9 / 4.0, NET
+//         5.0 / 8.5 / 14.0 us; LL intra-node hops x1.8 on several nodes; bandwidth LL = busBw/4 (several
+//         nodes or all-reduce) or /3, capped at llMaxBws (Ampere 87.7 / 22.5 / 19.0, Hopper 141 / 45 / 35,
+//         Blackwell twice Hopper, GB/s for 1 / 2 / more nodes), LL128 = 0.92 busBw (0.7 with one rank per
+//         node), tree LL busBw/3.8, tree LL128 0.915 busBw (7/9 on one node); LL128 only on NVLink nodes;
+//         ring Simple all-reduce over several nodes: latency x1.9 from nRanks/16 x 64 KiB up (plateau).
+//         The tuner takes the fastest (algorithm, protocol): small messages go LL at a quarter of the
+//         bandwidth, large ones Simple with its higher per-hop latency, which long rings pay in full.
 //  [MB]   ../shared/reference/microbenchmarks.json: published nccl-tests bus bandwidths (the efficiency table).
 #include "collectives.hpp"
 
@@ -28,11 +37,34 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // [TUNE] per-collective base latencies (seconds).
 constexpr double kRingBaseLatency = 6.6e-6;  // baseLat[Ring][LL]; also used for all-to-all and send/recv
-constexpr double kTreeBaseLatency = 6.8e-6;  // baseLat[Tree][LL]
 constexpr double kNvlsLatency = 23e-6;       // hwLat[NVLINK][NVLS][Simple], the whole NVLS latency on one node
 // [TUNE] "if (a == NCCL_ALGO_TREE) busBw = std::min(busBw*.92, ...)": NCCL's tree reaches 92% of the ring's
 // per-channel bandwidth (tree channels forward chunks through a parent and two children).
 constexpr double kTreeBandwidthFactor = 0.92;
+
+// NCCL's protocols [TUNE]. A fabric preset's `latency` is NCCL's LL hop latency for its kind (hwLat[..][Ring]
+// [LL]: NVLink 0.6, PCI 1.0, NET 2.7 us); the other protocols' hops are NCCL's ratios to it, so a custom
+// fabric's latency scales all three.
+enum Protocol { kLL, kLL128, kSimple, kProtocols };
+struct ProtocolCosts {
+  double base_s;                        // baseLat[algorithm][protocol]
+  double nvlink_hop, pci_hop, net_hop;  // hwLat[kind][algorithm][protocol] / hwLat[kind][Ring][LL]
+  double bandwidth;                     // fraction of the Simple bus bandwidth (LL: several nodes / all-reduce)
+  double bandwidth_one_node;            // the same for a one-node all-gather / reduce-scatter
+};
+constexpr ProtocolCosts kRingProtocols[kProtocols] = {
+    {6.6e-6, 1.0, 1.0, 1.0, 1.0 / 4.0, 1.0 / 3.0},
+    {14.0e-6, 1.9 / 0.6, 2.5 / 1.0, 4.0 / 2.7, 0.92, 0.92},
+    {8.4e-6, 3.4 / 0.6, 5.7 / 1.0, 14.0 / 2.7, 1.0, 1.0},
+};
+constexpr ProtocolCosts kTreeProtocols[kProtocols] = {
+    {6.8e-6, 1.0, 1.0, 5.0 / 2.7, 1.0 / 3.8, 1.0 / 3.8},
+    {14.0e-6, 1.25 / 0.6, 1.9 / 1.0, 8.5 / 2.7, 0.915, 7.0 / 9.0},
+    {8.4e-6, 4.0 / 0.6, 4.0 / 1.0, 14.0 / 2.7, 1.0, 1.0},
+};
+constexpr double kLLIntraHopOnSeveralNodes = 1.8;  // "if (nNodes > 1 && p == LL) intraLat *= 1.8"
+constexpr double kRingPlateauLatency = 1.9;        // ring Simple all-reduce over nodes, large messages
+constexpr double kLL128OneRankPerNode = 0.7;       // "ppn < 2 ? 0.7 : 0.92": sending and receiving through one NIC
 
 // Large-message efficiency per fabric kind / NVLink generation: published nccl-tests bus bandwidth over
 // the preset's one-direction link bandwidth (presets/fabrics.json). Grouped by generation, never by GPU:
@@ -105,13 +137,39 @@ double spanning_bw(const CommModel& m, Shape s) {
   return s.g > 1 ? std::min(intra_bw(m, s.g), net) : net;
 }
 
-// [T05] ring, latency per [TUNE].
+// [TUNE] one protocol's hop latencies and bandwidth for this shape.
+struct ProtocolTerms {
+  double intra_hop_s, inter_hop_s, bandwidth;
+};
+ProtocolTerms protocol_terms(const ProtocolCosts& c, Protocol p, bool all_reduce, Shape s, const CommModel& m, double simple_bw) {
+  ProtocolTerms t;
+  t.intra_hop_s = m.intra_latency_s * (m.intra_nvlink ? c.nvlink_hop : c.pci_hop);
+  if (p == kLL && s.nodes > 1) t.intra_hop_s *= kLLIntraHopOnSeveralNodes;
+  t.inter_hop_s = m.inter_latency_s * c.net_hop;
+  t.bandwidth = simple_bw * (s.nodes > 1 || all_reduce ? c.bandwidth : c.bandwidth_one_node);
+  if (p == kLL128 && s.g < 2 && s.nodes > 1) t.bandwidth = simple_bw * kLL128OneRankPerNode;
+  if (p == kLL) t.bandwidth = std::min(t.bandwidth, m.ll_max_bus_bandwidth[std::min(s.nodes, 3) - 1]);
+  return t;
+}
+
+bool protocol_enabled(Protocol p, const CommModel& m) { return p != kLL128 || m.intra_nvlink; }
+
+// [T05] ring, latency and protocol per [TUNE]: the fastest protocol.
 double ring_time(Collective op, double bytes, Shape s, const CommModel& m) {
   const bool ar = op == Collective::AllReduce;
   const int steps = ar ? 2 * (s.n - 1) : s.n - 1;
   const int inter = s.nodes > 1 ? std::min(steps, ar ? 2 * s.nodes : s.nodes - 1) : 0;
-  const double latency = kRingBaseLatency + (steps - inter) * m.intra_latency_s + inter * m.inter_latency_s;
-  return latency + bus_bandwidth_factor(op, s.n) * bytes / spanning_bw(m, s);
+  const double volume = bus_bandwidth_factor(op, s.n) * bytes, simple_bw = spanning_bw(m, s);
+  double best = kInf;
+  for (int p = 0; p < kProtocols; ++p) {
+    const Protocol proto = static_cast<Protocol>(p);
+    if (!protocol_enabled(proto, m)) continue;
+    const ProtocolTerms t = protocol_terms(kRingProtocols[p], proto, ar, s, m, simple_bw);
+    double latency = kRingProtocols[p].base_s + (steps - inter) * t.intra_hop_s + inter * t.inter_hop_s;
+    if (proto == kSimple && ar && s.nodes > 1 && bytes >= s.n / 16.0 * 65536.0) latency *= kRingPlateauLatency;
+    best = std::min(best, latency + volume / t.bandwidth);
+  }
+  return best;
 }
 
 // All-reduce on NCCL's tree: a chain inside each node and a double binary tree across nodes (NCCL 2.4,
@@ -119,9 +177,17 @@ double ring_time(Collective op, double bytes, Shape s, const CommModel& m) {
 // bandwidth term is 2S / (0.92 B) against the ring's 2(n-1)/n S / B; the latency is logarithmic in nodes
 // [TUNE], so the tree wins small messages over many nodes and the ring large ones.
 double tree_time(double bytes, Shape s, const CommModel& m) {
-  const double latency =
-      kTreeBaseLatency + 2.0 * ((s.g - 1) * m.intra_latency_s + floor_log2(s.nodes) * m.inter_latency_s);
-  return latency + 2.0 * bytes / (kTreeBandwidthFactor * spanning_bw(m, s));
+  const double simple_bw = kTreeBandwidthFactor * spanning_bw(m, s);
+  double best = kInf;
+  for (int p = 0; p < kProtocols; ++p) {
+    const Protocol proto = static_cast<Protocol>(p);
+    if (!protocol_enabled(proto, m)) continue;
+    const ProtocolTerms t = protocol_terms(kTreeProtocols[p], proto, true, s, m, simple_bw);
+    const double latency =
+        kTreeProtocols[p].base_s + 2.0 * ((s.g - 1) * t.intra_hop_s + floor_log2(s.nodes) * t.inter_hop_s);
+    best = std::min(best, latency + 2.0 * bytes / t.bandwidth);
+  }
+  return best;
 }
 
 bool nvls_applies(Collective op, Shape s, const CommModel& m) {
@@ -302,6 +368,13 @@ CommModel make_comm_model(const HardwareSpec& h) {
   // NVLS needs the switch feature (has_nvls) and a measured NVLS ratio for the generation.
   m.intra_nvls_bandwidth = h.intra_node.has_nvls ? h.intra_node.bandwidth * m.intra_efficiency->nvls : 0.0;
   m.intra_latency_s = h.intra_node.latency_s;
+  m.intra_nvlink = h.intra_node.kind == "nvlink";
+  // [TUNE] llMaxBws by GPU generation, read off the NVLink generation that ships with it (GB/s, 1 / 2 / more nodes).
+  const FabricEfficiency* gen = m.intra_efficiency;
+  const double scale = gen == &kEfficiency[kNvlink5] ? 2.0 : 1.0;
+  const bool hopper = gen == &kEfficiency[kNvlink4] || gen == &kEfficiency[kNvlink5];
+  const double ll_caps[3] = {hopper ? 141.0 : 87.7, hopper ? 45.0 : 22.5, hopper ? 35.0 : 19.0};
+  for (int i = 0; i < 3; ++i) m.ll_max_bus_bandwidth[i] = ll_caps[i] * scale * 1e9;
   m.intra_mesh = h.intra_node.kind == "infinity-fabric" || h.intra_node.kind == "hccs";
   m.nic_bandwidth = h.inter_node.bandwidth * m.inter_efficiency->ring;
   m.inter_latency_s = h.inter_node.latency_s;

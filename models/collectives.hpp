@@ -69,7 +69,9 @@ struct CommModel {
   int nics_per_node = 8;
   double intra_bandwidth = 0;       // achievable ring bandwidth per GPU, one direction: link * ring efficiency
   double intra_nvls_bandwidth = 0;  // achievable NVLS all-reduce algorithm bandwidth; 0 = no NVLS
-  double intra_latency_s = 0;       // per ring step (preset `latency`)
+  double intra_latency_s = 0;       // per ring step (preset `latency`: NCCL's LL hop; other protocols scale it)
+  bool intra_nvlink = true;         // NVLink node fabric: NCCL's NVLink hop latencies and LL128 apply
+  double ll_max_bus_bandwidth[3] = {141e9, 45e9, 35e9};  // NCCL's LL cap (bytes/s) on 1 / 2 / more nodes
   bool intra_mesh = false;          // full mesh (Infinity Fabric, HCCS): g ranks use (g-1)/(gpus_per_node-1) of it
   double nic_bandwidth = 0;         // achievable per NIC, one direction: link * efficiency
   double inter_latency_s = 0;       // per network hop (preset `latency`)

@@ -29,11 +29,17 @@ double optimizer_step_bytes(const TrainingSpec& t) {
 
 // A collective over `bytes` issued in buckets of `bucket_bytes`: ceil(bytes / bucket) calls of equal size
 // (the framework fills buckets in order; equal calls keep the total bytes), each paying the collective's
-// latency, which grows with the group (collectives.hpp). bucket_bytes <= 0: one call.
-double bucketed_time(Collective op, double bytes, double bucket_bytes, GroupPlacement group, const CommModel& comm) {
-  if (bytes <= 0) return 0;
+// latency, which grows with the group (collectives.hpp). bucket_bytes <= 0: one call. `one` is a single
+// call: the part no overlap can hide (the last gradient bucket is ready only when the backward ends, the
+// first parameter bucket is needed before the forward starts).
+struct BucketedTime {
+  double total = 0, one = 0;
+};
+BucketedTime bucketed_time(Collective op, double bytes, double bucket_bytes, GroupPlacement group, const CommModel& comm) {
+  if (bytes <= 0) return {};
   const double calls = bucket_bytes > 0 ? std::max(1.0, std::ceil(bytes / bucket_bytes)) : 1.0;
-  return calls * collective_time(op, bytes / calls, group, comm).time_s;
+  const double one = collective_time(op, bytes / calls, group, comm).time_s;
+  return {calls * one, one};
 }
 
 // PCIe link between a GPU and its host, one direction, as NCCL-style achievable bandwidth: Hopper and
@@ -115,22 +121,39 @@ StepEstimate StepModel::estimate(const ParallelLayout& p, const LayoutWork& work
   const GroupPlacement dp_group = strided_group_placement(p.dp * p.cp, p.tp, static_cast<int>(p.world()), hardware_.gpus_per_node);
   const double grad_bytes_per_param = t.precision == Precision::Fp32 ? 4.0 : bytes_per_element(t.grad_precision);
   const double stage_layers = dd(m.num_hidden_layers) / p.pp;
-  auto zero3_exposed = [&](const LayerCompute& lc, double layer_params) {
-    if (t.zero_stage < 3 || dp_ranks == 1) return 0.0;
+  // One layer's (or one prefetch bucket's) gather and reduce: with overlap, the first gather of a micro-batch's
+  // forward has no earlier layer to hide behind and the last reduce-scatter comes after the last backward,
+  // so each micro-batch exposes one of each (zero3_edge below).
+  struct Zero3Layer {
+    double exposed = 0, first_gather = 0, last_reduce = 0;
+  };
+  auto zero3_layer = [&](const LayerCompute& lc, double layer_params) {
+    Zero3Layer z;
+    if (t.zero_stage < 3 || dp_ranks == 1) return z;
     const bool by_layer = fw.param_gather_unit == GatherUnit::Layer;
     const double param_bytes = layer_params * bytes_per_element(t.precision);
-    const double gather = by_layer ? collective_time(Collective::AllGather, param_bytes, dp_group, comm_).time_s
-                                   : bucketed_time(Collective::AllGather, param_bytes, fw.param_gather_bucket_elements * bytes_per_element(t.precision),
-                                                   dp_group, comm_);
-    double reduce = 0;
+    BucketedTime gather{collective_time(Collective::AllGather, param_bytes, dp_group, comm_).time_s, 0};
+    gather.one = gather.total;
+    if (!by_layer)
+      gather = bucketed_time(Collective::AllGather, param_bytes, fw.param_gather_bucket_elements * bytes_per_element(t.precision), dp_group, comm_);
+    BucketedTime reduce;
     if (t.trains_base_weights()) {
       const double grad_bytes = layer_params * grad_bytes_per_param;
-      reduce = by_layer ? collective_time(Collective::ReduceScatter, grad_bytes, dp_group, comm_).time_s
-                        : bucketed_time(Collective::ReduceScatter, grad_bytes * stage_layers, fw.grad_bucket_elements * grad_bytes_per_param,
-                                        dp_group, comm_) / stage_layers;
+      if (by_layer) {
+        reduce.total = reduce.one = collective_time(Collective::ReduceScatter, grad_bytes, dp_group, comm_).time_s;
+      } else {
+        reduce = bucketed_time(Collective::ReduceScatter, grad_bytes * stage_layers, fw.grad_bucket_elements * grad_bytes_per_param, dp_group, comm_);
+        reduce.total /= stage_layers;
+      }
     }
-    if (!fw.overlap_param_gather) return gather * fwd_passes + gather + reduce;
-    return std::max(0.0, gather * fwd_passes - lc.forward_s - lc.recompute_s) + std::max(0.0, gather + reduce - lc.backward_s);
+    if (!fw.overlap_param_gather) {
+      z.exposed = gather.total * fwd_passes + gather.total + reduce.total;
+      return z;
+    }
+    z.exposed = std::max(0.0, gather.total * fwd_passes - lc.forward_s - lc.recompute_s) + std::max(0.0, gather.total + reduce.total - lc.backward_s);
+    z.first_gather = gather.one;
+    z.last_reduce = reduce.one;
+    return z;
   };
   const double dense_layer_params = (params_.dense_layer.attention_split + params_.dense_layer.mlp_split) / p.tp +
                                     params_.dense_layer.attention_replicated + params_.dense_layer.norms + params_.dense_layer.mlp_replicated;
@@ -146,10 +169,15 @@ StepEstimate StepModel::estimate(const ParallelLayout& p, const LayoutWork& work
   // layer's GEMM time stays exposed. Only frameworks that have it overlap.
   const bool tp_overlap = p.tp_comm_overlap && fw.tp_comm_overlap_available;
   auto tp_exposed = [&](const LayerCompute& lc) { return tp_overlap ? std::max(0.0, tp_layer - lc.gemm_s) : tp_layer; };
+  const Zero3Layer dense_z3 = zero3_layer(dense, dense_layer_params), moe_z3 = zero3_layer(moe, moe_layer_params);
   const LayerTime dense_t{dense.forward_s + dense.backward_s, dense.host_s, dense.recompute_s, tp_exposed(dense), cp_exposed(dense), 0.0,
-                          zero3_exposed(dense, dense_layer_params)};
+                          dense_z3.exposed};
   const LayerTime moe_t{moe.forward_s + moe.backward_s, moe.host_s, moe.recompute_s, tp_exposed(moe), cp_exposed(moe), ep_layer,
-                        zero3_exposed(moe, moe_layer_params)};
+                        moe_z3.exposed};
+  // Per micro-batch and stage: the first layer's gather (a dense layer where the model starts with one) and
+  // the last layer's reduce-scatter, which nothing overlaps.
+  const Zero3Layer& first_z3 = m.num_dense_layers() > 0 ? dense_z3 : moe_z3;
+  const double zero3_edge = first_z3.first_gather * fwd_passes + first_z3.last_reduce;
 
   // Pipeline point-to-point: each stage boundary passes activations forward and their gradients back,
   // once per model chunk (vpp) per micro-batch; with sequence parallelism each TP rank sends its 1/tp.
@@ -166,7 +194,7 @@ StepEstimate StepModel::estimate(const ParallelLayout& p, const LayoutWork& work
     const int dense_layers = dense_layers_in_stage(m.num_hidden_layers, m.num_dense_layers(), p, s);
     const int moe_layers = layers - dense_layers;
     const double edges = (s == 0 ? edge.embedding_s : 0.0) + (s == p.pp - 1 ? edge.head_s : 0.0);
-    const double ts = dense_layers * dense_t.total() + moe_layers * moe_t.total() + edges + p2p;
+    const double ts = dense_layers * dense_t.total() + moe_layers * moe_t.total() + zero3_edge + edges + p2p;
     sum += ts;
     if (ts > worst) {
       worst = ts;
@@ -175,7 +203,7 @@ StepEstimate StepModel::estimate(const ParallelLayout& p, const LayoutWork& work
       worst_parts = {dense_layers * dense_t.compute + moe_layers * moe_t.compute, dense_layers * dense_t.host + moe_layers * moe_t.host,
                      dense_layers * dense_t.recompute + moe_layers * moe_t.recompute,
                      dense_layers * dense_t.tp + moe_layers * moe_t.tp, dense_layers * dense_t.cp + moe_layers * moe_t.cp,
-                     moe_layers * moe_t.ep, dense_layers * dense_t.dp + moe_layers * moe_t.dp};
+                     moe_layers * moe_t.ep, dense_layers * dense_t.dp + moe_layers * moe_t.dp + zero3_edge};
     }
   }
   const double pipeline = p.pp == 1 ? micro_batches * worst : micro_batches * worst + (sum - worst) / p.vpp;
@@ -203,17 +231,25 @@ StepEstimate StepModel::estimate(const ParallelLayout& p, const LayoutWork& work
   const double first_forward = worst_parts.compute / 3.0;
   if (t.zero_stage < 3) {
     const bool sharded = t.zero_stage >= 1 || t.distributed_optimizer;
-    double reduce = 0, gather = 0;
+    // With overlap, the last gradient bucket (filled by the first layers, last in backward) and the first
+    // parameter bucket (needed by the first forward) stay exposed: one call each at least.
+    BucketedTime reduce, gather;
     auto sync = [&](double params, GroupPlacement group, double ranks) {
       const double bucket = std::max(fw.grad_bucket_elements, fw.grad_bucket_elements_per_dp_rank * ranks);
-      reduce += bucketed_time(sharded ? Collective::ReduceScatter : Collective::AllReduce, params * grad_bytes_per_param,
-                              bucket * grad_bytes_per_param, group, comm_);
-      if (sharded) gather += bucketed_time(Collective::AllGather, params * bytes_per_element(t.precision), bucket * bytes_per_element(t.precision), group, comm_);
+      const BucketedTime r = bucketed_time(sharded ? Collective::ReduceScatter : Collective::AllReduce, params * grad_bytes_per_param,
+                                           bucket * grad_bytes_per_param, group, comm_);
+      reduce.total += r.total;
+      reduce.one = std::max(reduce.one, r.one);
+      if (sharded) {
+        const BucketedTime g = bucketed_time(Collective::AllGather, params * bytes_per_element(t.precision), bucket * bytes_per_element(t.precision), group, comm_);
+        gather.total += g.total;
+        gather.one = std::max(gather.one, g.one);
+      }
     };
     if (dp_ranks > 1) sync(trainable_dense, dp_group, dp_ranks);
     if (trainable_expert > 0 && p.expert_dp() > 1) sync(trainable_expert, groups.edp, p.expert_dp());
-    b.dp_comm_s += (fw.overlap_grad_reduce ? std::max(0.0, reduce - last_backward) : reduce) +
-                   (fw.overlap_grad_reduce && fw.overlap_param_gather ? std::max(0.0, gather - first_forward) : gather);
+    b.dp_comm_s += (fw.overlap_grad_reduce ? std::max(reduce.one, reduce.total - last_backward) : reduce.total) +
+                   (fw.overlap_grad_reduce && fw.overlap_param_gather ? std::max(gather.one, gather.total - first_forward) : gather.total);
   }
 
   // Optimizer step over the parameters this GPU updates.

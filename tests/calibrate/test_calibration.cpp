@@ -2,6 +2,8 @@
 // profiles, and the step model with and without a profile.
 #include <doctest/doctest.h>
 
+#include "../approx.hpp"
+
 #include <cmath>
 
 #include "calibrate/profile_io.hpp"
@@ -57,14 +59,14 @@ TEST_CASE("alpha-beta least squares recovers alpha and beta exactly from points 
   CHECK(f.points == 3);
   CHECK(f.sizes == 3);
   CHECK_FALSE(f.alpha_from_defaults);
-  CHECK(f.alpha_s == doctest::Approx(20e-6).epsilon(1e-9));
-  CHECK(f.beta == doctest::Approx(100e9).epsilon(1e-9));
+  CHECK(f.alpha_s == trainsim::test::approx(20e-6).epsilon(1e-9));
+  CHECK(f.beta == trainsim::test::approx(100e9).epsilon(1e-9));
   CHECK(f.max_rel_error < 1e-9);
 
   // Send/recv (factor 1), alpha 5 us, beta 25 GB/s: 1 MB -> 5 + 40 = 45 us; 100 MB -> 5 + 4000 = 4005 us.
   const AlphaBeta p2p = fit_alpha_beta({{1e6, 0, 45e-6}, {1e8, 0, 4005e-6}}, 1.0);
-  CHECK(p2p.alpha_s == doctest::Approx(5e-6).epsilon(1e-9));
-  CHECK(p2p.beta == doctest::Approx(25e9).epsilon(1e-9));
+  CHECK(p2p.alpha_s == trainsim::test::approx(5e-6).epsilon(1e-9));
+  CHECK(p2p.beta == trainsim::test::approx(25e9).epsilon(1e-9));
 
   // One message size: alpha is given (the default model's latency), beta from the point:
   // 1 GiB at busbw 480 GB/s on 8 ranks -> t = 1073741824 · 1.75 / 480e9 = 3.9146 ms; with alpha = 15 us,
@@ -72,8 +74,8 @@ TEST_CASE("alpha-beta least squares recovers alpha and beta exactly from points 
   const double t = 1073741824.0 * 1.75 / 480e9;
   const AlphaBeta one = fit_alpha_beta({{1073741824.0, 480e9, t}}, 1.75, 15e-6);
   CHECK(one.alpha_from_defaults);
-  CHECK(one.alpha_s == doctest::Approx(15e-6));
-  CHECK(one.beta == doctest::Approx(1073741824.0 * 1.75 / (t - 15e-6)));
+  CHECK(one.alpha_s == trainsim::test::approx(15e-6));
+  CHECK(one.beta == trainsim::test::approx(1073741824.0 * 1.75 / (t - 15e-6)));
   CHECK(one.max_rel_error < 1e-12);  // the single point is reproduced
 }
 
@@ -81,9 +83,9 @@ TEST_CASE("GEMM interpolation: the measured value at a measured shape, the mean 
   // Ceilings 0.70 at 4096^3 and 0.80 at 16384^3 (quantization 1): 8192^3 is log2-equidistant from both
   // (distance sqrt(3) each), so inverse-distance weighting gives the mean 0.75.
   const GemmEfficiencyFit fit({{4096, 4096, 4096, 1}, {16384, 16384, 16384, 1}}, {0.70, 0.80}, {1.0, 1.0});
-  CHECK(fit.ceiling(4096, 4096, 4096) == doctest::Approx(0.70).epsilon(1e-12));
-  CHECK(fit.ceiling(16384, 16384, 16384) == doctest::Approx(0.80).epsilon(1e-12));
-  CHECK(fit.ceiling(8192, 8192, 8192) == doctest::Approx(0.75).epsilon(1e-9));
+  CHECK(fit.ceiling(4096, 4096, 4096) == trainsim::test::approx(0.70).epsilon(1e-12));
+  CHECK(fit.ceiling(16384, 16384, 16384) == trainsim::test::approx(0.80).epsilon(1e-12));
+  CHECK(fit.ceiling(8192, 8192, 8192) == trainsim::test::approx(0.75).epsilon(1e-9));
   // Nearer to the first point: closer to its value, and never outside the measured range.
   const double near_first = fit.ceiling(4096, 4096, 8192);
   CHECK(near_first > 0.70);
@@ -92,7 +94,7 @@ TEST_CASE("GEMM interpolation: the measured value at a measured shape, the mean 
   CHECK(fit.ceiling(1 << 20, 1 << 20, 1 << 20) <= 0.80);
   // The quantization of the measured shape is divided out: measured 0.6 at quantization 0.75 -> ceiling 0.8.
   const GemmEfficiencyFit q({{1000, 3000, 512, 1}}, {0.6}, {0.75});
-  CHECK(q.ceiling(1000, 3000, 512) == doctest::Approx(0.8));
+  CHECK(q.ceiling(1000, 3000, 512) == trainsim::test::approx(0.8));
 }
 
 TEST_CASE("through the compute model a measured GEMM shape takes exactly its measured time") {
@@ -103,14 +105,14 @@ TEST_CASE("through the compute model a measured GEMM shape takes exactly its mea
   const CalibrationFit fit(p, s.hardware);
   const GpuComputeTraits tr = gpu_compute_traits(s.hardware.gpu, &fit);
   auto tflops = [&](const GemmShape& g) { return gemm_flops(g) / gemm_time(s.hardware.gpu, tr, Precision::Bf16, g) / 1e12; };
-  CHECK(tflops({8192, 8192, 8192}) == doctest::Approx(798.0));
-  CHECK(tflops({6144, 17920, 2816}) == doctest::Approx(792.1));
+  CHECK(tflops({8192, 8192, 8192}) == trainsim::test::approx(798.0));
+  CHECK(tflops({6144, 17920, 2816}) == trainsim::test::approx(792.1));
   // Without a profile the same GEMM is 784.6 TFLOP/s (test_compute.cpp): the preset's MAMF point with its own
   // quantization (3360/3432) divided out, times this shape's (2048/2112).
   CHECK(gemm_flops({8192, 8192, 8192}) / gemm_time(s.hardware.gpu, Precision::Bf16, {8192, 8192, 8192}) / 1e12 ==
-        doctest::Approx(792.1 * 3432.0 / 3360.0 * 2048.0 / 2112.0));
+        trainsim::test::approx(792.1 * 3432.0 / 3360.0 * 2048.0 / 2112.0));
   // A skinny GEMM stays on the HBM roofline (16 x 8192 x 8192: 134.7 MB at 3.0 TB/s = 44.9 us).
-  CHECK(gemm_time(s.hardware.gpu, tr, Precision::Bf16, {16, 8192, 8192}) == doctest::Approx(2.0 * (16 * 8192 + 8192.0 * 8192 + 16 * 8192) / 3.0e12));
+  CHECK(gemm_time(s.hardware.gpu, tr, Precision::Bf16, {16, 8192, 8192}) == trainsim::test::approx(2.0 * (16 * 8192 + 8192.0 * 8192 + 16 * 8192) / 3.0e12));
   // fp16 has no points: the published ceiling, identical to no profile.
   CHECK(gemm_time(s.hardware.gpu, tr, Precision::Fp16, {8192, 8192, 8192}) == gemm_time(s.hardware.gpu, Precision::Fp16, {8192, 8192, 8192}));
 }
@@ -125,10 +127,10 @@ TEST_CASE("calibrated collectives: the fit at the measured placement, default x 
   const double bytes = 1073741824.0;
   const CollectiveCost at8 = collective_time(Collective::AllReduce, bytes, {8, 8}, cal);
   CHECK(std::string(at8.algorithm) == "calibrated");
-  CHECK(at8.time_s == doctest::Approx(20e-6 + 1.75 * bytes / 100e9));  // 18.81 ms
+  CHECK(at8.time_s == trainsim::test::approx(20e-6 + 1.75 * bytes / 100e9));  // 18.81 ms
   const double scale = at8.time_s / collective_time(Collective::AllReduce, bytes, {8, 8}, plain).time_s;
   CHECK(collective_time(Collective::AllReduce, bytes, {4, 4}, cal).time_s ==
-        doctest::Approx(collective_time(Collective::AllReduce, bytes, {4, 4}, plain).time_s * scale));
+        trainsim::test::approx(collective_time(Collective::AllReduce, bytes, {4, 4}, plain).time_s * scale));
   // Not measured: all-gather, and all-reduce across nodes; forced algorithms ignore the profile.
   CHECK(collective_time(Collective::AllGather, bytes, {8, 8}, cal).time_s == collective_time(Collective::AllGather, bytes, {8, 8}, plain).time_s);
   CHECK(collective_time(Collective::AllReduce, bytes, {16, 8}, cal).time_s == collective_time(Collective::AllReduce, bytes, {16, 8}, plain).time_s);
@@ -159,9 +161,9 @@ TEST_CASE("profile JSON: round trip, units, and errors that name the JSON path")
   CHECK(back.hbm_bandwidth == 3.0e12);
   REQUIRE(back.collectives.size() == 1);
   CHECK(back.collectives[0].ranks_per_node == 8);
-  CHECK(back.collectives[0].points[2].time_s == doctest::Approx(4717.62048e-6));
+  CHECK(back.collectives[0].points[2].time_s == trainsim::test::approx(4717.62048e-6));
   // busbw derived from time with the all-gather factor 15/16: 268435456 · 15/16 / 4717.62048 us.
-  CHECK(back.collectives[0].points[2].busbw == doctest::Approx(268435456.0 * 15 / 16 / 4717.62048e-6));
+  CHECK(back.collectives[0].points[2].busbw == trainsim::test::approx(268435456.0 * 15 / 16 / 4717.62048e-6));
 
   Json doc = to_json(p);
   doc["hbm_bandwidth"] = "3.35TB/s";
@@ -169,7 +171,7 @@ TEST_CASE("profile JSON: round trip, units, and errors that name the JSON path")
   const CalibrationProfile units = parse_calibration_profile(doc);
   CHECK(units.hbm_bandwidth == 3.35e12);
   CHECK(units.collectives[0].points[0].bytes == 1048576);
-  CHECK(units.collectives[0].points[0].time_s == doctest::Approx(1048576.0 * 15 / 16 / 48e9));
+  CHECK(units.collectives[0].points[0].time_s == trainsim::test::approx(1048576.0 * 15 / 16 / 48e9));
 
   Json bad = to_json(p);
   bad["collectives"][0]["points"][1]["busbw"] = "fast";
@@ -198,7 +200,7 @@ TEST_CASE("a profile holding a preset's own published figures changes no answer 
   const CalibrationFit fit(same, s.hardware);
   const GpuComputeTraits tr = gpu_compute_traits(s.hardware.gpu, &fit);
   for (const GemmShape g : {GemmShape{8192, 8192, 8192}, GemmShape{4096, 14336, 4096}, GemmShape{512, 4096, 4096}, GemmShape{6144, 17920, 2816}})
-    CHECK(gemm_time(s.hardware.gpu, tr, Precision::Bf16, g) == doctest::Approx(gemm_time(s.hardware.gpu, Precision::Bf16, g)).epsilon(1e-12));
+    CHECK(gemm_time(s.hardware.gpu, tr, Precision::Bf16, g) == trainsim::test::approx(gemm_time(s.hardware.gpu, Precision::Bf16, g)).epsilon(1e-12));
   const StepModel none(s.model, s.training, s.hardware);
   const StepModel with(s.model, s.training, s.hardware, &same);
   check_same(none.estimate(s.parallel), with.estimate(s.parallel));
@@ -231,7 +233,7 @@ TEST_CASE("step model: identical without a profile (or with an empty one), faste
   CHECK(with.time_s < base.time_s);
   CHECK(with.time_s > base.time_s * (1 - 0.017));
   CHECK(with.breakdown.compute_s < base.breakdown.compute_s);
-  CHECK(with.breakdown.optimizer_s == doctest::Approx(base.breakdown.optimizer_s));  // HBM unchanged (3.0 TB/s both)
+  CHECK(with.breakdown.optimizer_s == trainsim::test::approx(base.breakdown.optimizer_s));  // HBM unchanged (3.0 TB/s both)
   CHECK(with.mfu > base.mfu);
 
   // A measured all-gather and reduce-scatter far slower than the default (20 GB/s busbw on 8 ranks instead of

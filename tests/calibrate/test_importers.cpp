@@ -11,6 +11,8 @@
 // 34 (a row overwritten by NCCL INFO output from another rank) and 36 (#wrong = 2).
 #include <doctest/doctest.h>
 
+#include "../approx.hpp"
+
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -58,15 +60,15 @@ TEST_CASE("nccl-tests all_reduce_perf on 8 GPUs: header, ranks, rows and footer"
   REQUIRE(log.points.size() == 23);
   // First row: 1024 B in 20.00 us, busbw 0.09 GB/s (out-of-place columns).
   CHECK(log.points[0].bytes == 1024);
-  CHECK(log.points[0].time_s == doctest::Approx(20.00e-6));
-  CHECK(log.points[0].busbw == doctest::Approx(0.09e9));
+  CHECK(log.points[0].time_s == trainsim::test::approx(20.00e-6));
+  CHECK(log.points[0].busbw == trainsim::test::approx(0.09e9));
   // Row 134217728: out-of-place 509.3 us and 461.15 GB/s (the in-place 504.2 / 465.81 are not used).
   CHECK(log.points[17].bytes == 134217728);
-  CHECK(log.points[17].time_s == doctest::Approx(509.3e-6));
-  CHECK(log.points[17].busbw == doctest::Approx(461.15e9));
+  CHECK(log.points[17].time_s == trainsim::test::approx(509.3e-6));
+  CHECK(log.points[17].busbw == trainsim::test::approx(461.15e9));
   CHECK(log.points[22].bytes == 4294967296.0);
-  CHECK(log.points[22].time_s == doctest::Approx(15679e-6));
-  CHECK(log.avg_busbw == doctest::Approx(212.137e9));
+  CHECK(log.points[22].time_s == trainsim::test::approx(15679e-6));
+  CHECK(log.avg_busbw == trainsim::test::approx(212.137e9));
 
   // Into a profile: one intra-node curve of 8 ranks, and its alpha-beta fit recovers the generating
   // 20 us and 480 GB/s within the printing precision (the 4 GiB row alone: 4294967296 * 1.75 / 15679 us
@@ -83,8 +85,8 @@ TEST_CASE("nccl-tests all_reduce_perf on 8 GPUs: header, ranks, rows and footer"
   CHECK(p.gpu.name == "NVIDIA H100 80GB HBM3");
   const AlphaBeta f = fit_alpha_beta(c.points, bus_bandwidth_factor(c.op, c.group_size));
   CHECK(f.sizes == 23);
-  CHECK(f.alpha_s == doctest::Approx(20e-6).epsilon(0.005));
-  CHECK(f.beta == doctest::Approx(480e9).epsilon(0.005));
+  CHECK(f.alpha_s == trainsim::test::approx(20e-6).epsilon(0.005));
+  CHECK(f.beta == trainsim::test::approx(480e9).epsilon(0.005));
   CHECK(f.max_rel_error < 0.005);
 }
 
@@ -115,8 +117,8 @@ TEST_CASE("nccl-tests log with malformed lines: each counted with its line numbe
   CHECK(p.collectives[0].group_size == 16);
   CHECK(p.collectives[0].ranks_per_node == 8);
   const AlphaBeta f = fit_alpha_beta(p.collectives[0].points, bus_bandwidth_factor(Collective::AllGather, 16));
-  CHECK(f.alpha_s == doctest::Approx(60e-6).epsilon(0.01));
-  CHECK(f.beta == doctest::Approx(360e9).epsilon(0.005));
+  CHECK(f.alpha_s == trainsim::test::approx(60e-6).epsilon(0.01));
+  CHECK(f.beta == trainsim::test::approx(360e9).epsilon(0.005));
 }
 
 TEST_CASE("nccl-tests: the operation from the file name; logs without rows or ranks are errors") {
@@ -151,9 +153,9 @@ TEST_CASE("GEMM CSV with tflops: rows used, malformed rows counted with line num
   REQUIRE(csv.rows == 4);
   CHECK(csv.points[0].dtype == GemmDtype::Bf16);
   CHECK(csv.points[0].m == 8192);
-  CHECK(csv.points[0].tflops == doctest::Approx(798.0));
+  CHECK(csv.points[0].tflops == trainsim::test::approx(798.0));
   CHECK(csv.points[3].dtype == GemmDtype::Fp8);
-  CHECK(csv.points[3].tflops == doctest::Approx(1310.5));
+  CHECK(csv.points[3].tflops == trainsim::test::approx(1310.5));
   REQUIRE(csv.malformed.size() == 3);
   CHECK(csv.malformed[0].line == 6);  // 4 fields
   CHECK(csv.malformed[1].line == 8);  // fp32 (GEMMs in fp32 training run as tf32)
@@ -169,7 +171,7 @@ TEST_CASE("GEMM CSV with time_s: TFLOP/s = 2·m·n·k / time") {
   CHECK(csv.value_column == "time_s");
   REQUIRE(csv.rows == 1);
   // 2 · 8192^3 = 1.099511627776e12 FLOP in 1.4 ms = 785.365 TFLOP/s.
-  CHECK(csv.points[0].tflops == doctest::Approx(1.099511627776e12 / 1.4e-3 / 1e12));
+  CHECK(csv.points[0].tflops == trainsim::test::approx(1.099511627776e12 / 1.4e-3 / 1e12));
   REQUIRE(csv.malformed.size() == 1);  // a note with a comma in it: 7 fields
   CHECK(csv.malformed[0].line == 3);
 

@@ -2,6 +2,8 @@
 // torchtitan and plain PyTorch loops print; expected values are read off the lines.
 #include <doctest/doctest.h>
 
+#include "../approx.hpp"
+
 #include <fstream>
 #include <sstream>
 
@@ -23,14 +25,14 @@ TEST_CASE("Megatron-LM log: iteration times, TFLOP/s, memory report, malformed l
   REQUIRE(log.iterations.size() == 6);  // iteration 6 has a garbled time
   CHECK(log.malformed.line_numbers() == std::vector<long long>{10});  // the 10th line of the file
   CHECK(log.malformed[0].reason == "elapsed time per iteration (ms) \"13.7.2e\" is not a number");
-  CHECK(log.iterations[0].time_s == doctest::Approx(30.5123));
-  CHECK(log.iterations[1].tflops_per_gpu == doctest::Approx(158.9));
-  CHECK(log.max_allocated_bytes == doctest::Approx(58123.75 * 1048576.0));
+  CHECK(log.iterations[0].time_s == trainsim::test::approx(30.5123));
+  CHECK(log.iterations[1].tflops_per_gpu == trainsim::test::approx(158.9));
+  CHECK(log.max_allocated_bytes == trainsim::test::approx(58123.75 * 1048576.0));
   // Skipping the first (warm-up) iteration: 13.801, 13.7504, 13.7496, 13.7022, 13.760 -> median 13.7504.
   LogSummary s = summarize(log);
   CHECK(s.used == 5);
-  CHECK(s.median_time_s == doctest::Approx(13.7504));
-  CHECK(s.median_tflops_per_gpu == doctest::Approx(159.5));
+  CHECK(s.median_time_s == trainsim::test::approx(13.7504));
+  CHECK(s.median_tflops_per_gpu == trainsim::test::approx(159.5));
 }
 
 TEST_CASE("torchtitan log: tokens per second per GPU and memory") {
@@ -40,18 +42,18 @@ TEST_CASE("torchtitan log: tokens per second per GPU and memory") {
   REQUIRE(log.malformed.size() == 1);  // "tps: n/a"
   CHECK(log.malformed[0].line == 6);
   CHECK(log.malformed[0].reason == "tps \"n/a\" is not a number");
-  CHECK(log.iterations[1].tokens_per_s == doctest::Approx(6512));
-  CHECK(log.max_allocated_bytes == doctest::Approx(47.35 * 1073741824.0));
+  CHECK(log.iterations[1].tokens_per_s == trainsim::test::approx(6512));
+  CHECK(log.max_allocated_bytes == trainsim::test::approx(47.35 * 1073741824.0));
   LogSummary s = summarize(log, 1);
-  CHECK(s.median_tokens_per_s_per_gpu == doctest::Approx(6512));  // 6512, 6530, 6498
+  CHECK(s.median_tokens_per_s_per_gpu == trainsim::test::approx(6512));  // 6512, 6530, 6498
 }
 
 TEST_CASE("generic PyTorch loop: seconds and milliseconds") {
   TrainingLog log = parse_file("generic_pytorch.log");
   CHECK(log.format == "pytorch");
   REQUIRE(log.iterations.size() == 5);
-  CHECK(log.iterations[3].time_s == doctest::Approx(1.1905));
-  CHECK(summarize(log).median_time_s == doctest::Approx(1.205));  // 1.21, 1.20, 1.1905, 1.22
+  CHECK(log.iterations[3].time_s == trainsim::test::approx(1.1905));
+  CHECK(summarize(log).median_time_s == trainsim::test::approx(1.205));  // 1.21, 1.20, 1.1905, 1.22
 }
 
 TEST_CASE("an empty or unrelated log yields no iterations and no crash") {
@@ -132,7 +134,7 @@ TEST_CASE("negative, zero, NaN, infinite and out-of-range values are skipped wit
   const TrainingLog t = parse_training_log(std::string_view(titan));
   CHECK(t.format == "torchtitan");
   REQUIRE(t.iterations.size() == 1);
-  CHECK(t.max_allocated_bytes == doctest::Approx(42.10 * 1073741824.0));  // from the one line that was used
+  CHECK(t.max_allocated_bytes == trainsim::test::approx(42.10 * 1073741824.0));  // from the one line that was used
   CHECK(reason_of(t, 2) == "tflops \"-377.12\" is negative");
   CHECK(reason_of(t, 3) == "memory (GiB) \"nan\" is not finite");
   CHECK(reason_of(t, 4) == "tps \"-6,498\" is negative");
@@ -154,7 +156,7 @@ TEST_CASE("negative, zero, NaN, infinite and out-of-range values are skipped wit
   CHECK(g.format == "pytorch");
   REQUIRE(g.iterations.size() == 2);
   CHECK(g.iterations[1].iteration == 8);
-  CHECK(g.iterations[1].time_s == doctest::Approx(1.1905));
+  CHECK(g.iterations[1].time_s == trainsim::test::approx(1.1905));
   CHECK(g.malformed.line_numbers() == std::vector<long long>{2, 3, 4, 5, 6, 7});
   CHECK(reason_of(g, 2) == "step_time (s) \"nan\" is not finite");
   CHECK(reason_of(g, 3) == "step_time (s) \"-1.2\" is negative");
@@ -178,7 +180,7 @@ TEST_CASE("the warm-up is never compared: a log with fewer iterations than the w
   CHECK(s.used == 0);
   s = summarize(log, 0);        // asked for everything, warm-up included
   CHECK(s.used == 1);
-  CHECK(s.median_time_s == doctest::Approx(30.5123));
+  CHECK(s.median_time_s == trainsim::test::approx(30.5123));
 }
 
 TEST_CASE("arbitrary bytes: NUL, invalid UTF-8, CRLF, a line over the 1 MiB limit, no final newline") {
@@ -194,7 +196,7 @@ TEST_CASE("arbitrary bytes: NUL, invalid UTF-8, CRLF, a line over the 1 MiB limi
   for (const TrainingLog* log : {&a, &b}) {
     CHECK(log->lines == 5);
     REQUIRE(log->iterations.size() == 3);
-    CHECK(log->iterations[1].time_s == doctest::Approx(1.6));
+    CHECK(log->iterations[1].time_s == trainsim::test::approx(1.6));
     CHECK(log->iterations[2].iteration == 5);
     CHECK(log->malformed.line_numbers() == std::vector<long long>{4});
     CHECK(log->malformed[0].reason == "line of 1048586 bytes: longer than the 1 MiB limit, not read");

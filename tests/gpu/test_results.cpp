@@ -4,6 +4,8 @@
 #include <benchmark/benchmark.h>
 #include <doctest/doctest.h>
 
+#include "../approx.hpp"
+
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -30,13 +32,13 @@ using Json = nlohmann::json;
 
 TEST_CASE("bus bandwidth: nccl-tests' formulas reproduce an 8xH100 all_reduce_perf row") {
   // tests/calibrate/data/all_reduce_perf_8xh100.log: 1073741824 B in 3934.7 us -> algbw 272.89, busbw 477.56 GB/s.
-  CHECK(algorithm_bandwidth(1073741824, 3934.7e-6) / 1e9 == doctest::Approx(272.89).epsilon(1e-4));
-  CHECK(bus_bandwidth(Collective::AllReduce, 1073741824, 8, 3934.7e-6) / 1e9 == doctest::Approx(477.56).epsilon(1e-4));
+  CHECK(algorithm_bandwidth(1073741824, 3934.7e-6) / 1e9 == trainsim::test::approx(272.89).epsilon(1e-4));
+  CHECK(bus_bandwidth(Collective::AllReduce, 1073741824, 8, 3934.7e-6) / 1e9 == trainsim::test::approx(477.56).epsilon(1e-4));
   // Factors (nccl-tests doc/PERFORMANCE.md): all-reduce 2(n-1)/n, all-gather / reduce-scatter / all-to-all (n-1)/n, send/recv 1.
-  CHECK(bus_bandwidth(Collective::AllGather, 8e9, 8, 1.0) == doctest::Approx(7e9));
-  CHECK(bus_bandwidth(Collective::ReduceScatter, 4e9, 4, 1.0) == doctest::Approx(3e9));
-  CHECK(bus_bandwidth(Collective::AllToAll, 2e9, 2, 1.0) == doctest::Approx(1e9));
-  CHECK(bus_bandwidth(Collective::SendRecv, 5e9, 2, 1.0) == doctest::Approx(5e9));
+  CHECK(bus_bandwidth(Collective::AllGather, 8e9, 8, 1.0) == trainsim::test::approx(7e9));
+  CHECK(bus_bandwidth(Collective::ReduceScatter, 4e9, 4, 1.0) == trainsim::test::approx(3e9));
+  CHECK(bus_bandwidth(Collective::AllToAll, 2e9, 2, 1.0) == trainsim::test::approx(1e9));
+  CHECK(bus_bandwidth(Collective::SendRecv, 5e9, 2, 1.0) == trainsim::test::approx(5e9));
   CHECK(bus_bandwidth(Collective::AllReduce, 1e9, 2, 0.0) == 0);
 }
 
@@ -129,16 +131,16 @@ TEST_CASE("Google Benchmark JSON -> calibration profile") {
     CHECK(s.gemm_points == 2);
     CHECK(p.gemm[0].dtype == GemmDtype::Bf16);
     CHECK(p.gemm[0].m == 8192);
-    CHECK(p.gemm[0].tflops == doctest::Approx(2.0 * 8192 * 8192 * 8192 / 1.3778e-3 / 1e12));  // 798.0
+    CHECK(p.gemm[0].tflops == trainsim::test::approx(2.0 * 8192 * 8192 * 8192 / 1.3778e-3 / 1e12));  // 798.0
     CHECK(p.gemm[0].source.find("grid; cuBLASLt heuristic 1 of 8") != std::string::npos);
     CHECK(p.gemm[0].source.find("median of 20 samples") != std::string::npos);
     CHECK(p.gemm[1].dtype == GemmDtype::Fp8);
     CHECK(p.gemm[1].n == 6144);
-    CHECK(p.gemm[1].tflops == doctest::Approx(2.0 * 4096 * 6144 * 4096 / 200e-6 / 1e12));
+    CHECK(p.gemm[1].tflops == trainsim::test::approx(2.0 * 4096 * 6144 * 4096 / 200e-6 / 1e12));
   }
   SUBCASE("HBM: the largest copy, bytes read + written over the median") {
     CHECK(s.hbm);
-    CHECK(p.hbm_bandwidth == doctest::Approx(2147483648.0 / 7.158e-4));  // 3.0 TB/s
+    CHECK(p.hbm_bandwidth == trainsim::test::approx(2147483648.0 / 7.158e-4));  // 3.0 TB/s
     CHECK(p.hbm_source.find("1.00 GiB copied") != std::string::npos);
   }
   SUBCASE("collectives: one curve per placement, points by size, nccl-tests busbw") {
@@ -152,13 +154,13 @@ TEST_CASE("Google Benchmark JSON -> calibration profile") {
     CHECK(ar.fabric == "nvlink4-nvswitch");
     REQUIRE(ar.points.size() == 2);
     CHECK(ar.points[0].bytes == 1048576);  // sorted by size
-    CHECK(ar.points[1].busbw / 1e9 == doctest::Approx(477.56).epsilon(1e-4));
+    CHECK(ar.points[1].busbw / 1e9 == trainsim::test::approx(477.56).epsilon(1e-4));
     CHECK(ar.points[1].time_s == 3.9347e-3);
     const CollectiveCurve& ag = p.collectives[1];
     CHECK(ag.scope == CommScope::Inter);
     CHECK(ag.ranks_per_node == 8);
     CHECK(ag.fabric.empty());  // no inter-node fabric given
-    CHECK(ag.points[0].busbw == doctest::Approx(268435456.0 / 6.9e-3 * 15 / 16));
+    CHECK(ag.points[0].busbw == trainsim::test::approx(268435456.0 / 6.9e-3 * 15 / 16));
   }
   SUBCASE("entries that errored or do not fit are listed; aggregates and other names ignored") {
     REQUIRE(s.skipped.size() == 2);
@@ -169,7 +171,7 @@ TEST_CASE("Google Benchmark JSON -> calibration profile") {
     const CalibrationProfile back = parse_calibration_profile(to_json(p), "h100.json");
     CHECK(back.gemm.size() == 2);
     CHECK(back.collectives.size() == 2);
-    CHECK(back.hbm_bandwidth == doctest::Approx(p.hbm_bandwidth));
+    CHECK(back.hbm_bandwidth == trainsim::test::approx(p.hbm_bandwidth));
   }
   SUBCASE("not Google Benchmark output") {
     CHECK_THROWS_AS(profile_from_benchmark_json(Json::object(), header()), InputError);
@@ -216,14 +218,14 @@ TEST_CASE("Google Benchmark's own JSON output converts: manual time, counters, l
   ConversionSummary s;
   const CalibrationProfile p = profile_from_benchmark_json(doc, header(), &s);
   REQUIRE(p.gemm.size() == 1);
-  CHECK(p.gemm[0].tflops == doctest::Approx(2.0 * 1024 * 2048 * 512 / 1e-4 / 1e12));
+  CHECK(p.gemm[0].tflops == trainsim::test::approx(2.0 * 1024 * 2048 * 512 / 1e-4 / 1e12));
   CHECK(p.gemm[0].source.find("test shape") != std::string::npos);
   REQUIRE(s.skipped.size() == 1);
   CHECK(s.skipped[0].find("cuBLASLt offers no algorithm") != std::string::npos);
   REQUIRE(p.collectives.size() == 1);
   // No median counter: Google Benchmark's mean manual time per iteration (200 us).
-  CHECK(p.collectives[0].points[0].time_s == doctest::Approx(2e-4));
-  CHECK(p.collectives[0].points[0].busbw == doctest::Approx(4194304.0 / 2e-4 * 3 / 4));
+  CHECK(p.collectives[0].points[0].time_s == trainsim::test::approx(2e-4));
+  CHECK(p.collectives[0].points[0].busbw == trainsim::test::approx(4194304.0 / 2e-4 * 3 / 4));
   // The registrations are cleared: a second run has nothing to do.
   std::size_t again = 1;
   run_registered_benchmarks(&again);
@@ -330,11 +332,11 @@ TEST_CASE("sweep: GEMM shapes from the model presets and TP degrees, plus a grid
 
 TEST_CASE("timing statistics and random data") {
   const TimingStats s = timing_stats({3e-3, 1e-3, 2e-3, 4e-3});
-  CHECK(s.median_s == doctest::Approx(2.5e-3));
-  CHECK(s.mean_s == doctest::Approx(2.5e-3));
+  CHECK(s.median_s == trainsim::test::approx(2.5e-3));
+  CHECK(s.mean_s == trainsim::test::approx(2.5e-3));
   CHECK(s.min_s == 1e-3);
   CHECK(s.max_s == 4e-3);
-  CHECK(s.stddev_s == doctest::Approx(std::sqrt(5.0 / 3) * 1e-3));
+  CHECK(s.stddev_s == trainsim::test::approx(std::sqrt(5.0 / 3) * 1e-3));
   CHECK(s.samples == 4);
   CHECK(timing_stats({}).samples == 0);
   CHECK(timing_stats({5.0}).median_s == 5.0);
@@ -459,12 +461,12 @@ TEST_CASE("proxy plan: the ops and TP collectives of N layers, predicted as the 
     collectives += it.collective;
   }
   CHECK(collectives == 2);  // sequence parallel: all-gather and reduce-scatter
-  CHECK(compute == doctest::Approx(2 * (lc.forward_s + lc.backward_s + lc.recompute_s)).epsilon(1e-12));
+  CHECK(compute == trainsim::test::approx(2 * (lc.forward_s + lc.backward_s + lc.recompute_s)).epsilon(1e-12));
   // models/step.cpp: tp_comm_s = micro-batches x layers x (TP time per layer) on one pipeline stage.
   const StepModel sm(sc.model, sc.training, sc.hardware);
   const StepEstimate est = sm.estimate(sc.parallel);
   const double per_layer = est.breakdown.tp_comm_s / (sc.parallel.gradient_accumulation_steps * sc.model.num_hidden_layers);
-  CHECK(comm == doctest::Approx(2 * per_layer).epsilon(1e-9));
+  CHECK(comm == trainsim::test::approx(2 * per_layer).epsilon(1e-9));
 
   SUBCASE("MoE layers, and N capped by the model") {
     const Scenario mx = parse_scenario({{"model", "mixtral-8x7b"},

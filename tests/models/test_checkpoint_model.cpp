@@ -2,6 +2,8 @@
 // method blocks, persists and restores.
 #include <doctest/doctest.h>
 
+#include "../approx.hpp"
+
 #include "models/checkpoint_model.hpp"
 #include "models/errors.hpp"
 #include "models/scenario.hpp"
@@ -19,9 +21,9 @@ TEST_CASE("checkpoint size: weights + fp32 master + Adam moments for full traini
   const Scenario s = scenario({{"model", "llama3.1-405b"}, {"training", {{"global_batch_size", 2048}, {"distributed_optimizer", true}}},
                                {"parallel", {{"tp", 8}, {"pp", 1}}}, {"hardware", {{"num_nodes", 2048}}}});
   const CheckpointSize c = checkpoint_size(s.model, s.training, s.parallel, s.hardware);
-  CHECK(c.parameters == doctest::Approx(count_parameters(s.model).total));
-  CHECK(c.bytes_per_parameter == doctest::Approx(14.0));
-  CHECK(c.state_bytes == doctest::Approx(14.0 * c.parameters));
+  CHECK(c.parameters == trainsim::test::approx(count_parameters(s.model).total));
+  CHECK(c.bytes_per_parameter == trainsim::test::approx(14.0));
+  CHECK(c.state_bytes == trainsim::test::approx(14.0 * c.parameters));
   CHECK(c.restore_bytes == c.state_bytes);
   // The per-GPU snapshot is the most loaded GPU's states: far less than the whole.
   CHECK(c.per_gpu_bytes > 0);
@@ -31,24 +33,24 @@ TEST_CASE("checkpoint size: weights + fp32 master + Adam moments for full traini
   // 14 B/param is 2.46e12 bytes = 2.24 TiB, within 3% of 2.3 read as TiB.
   const Scenario b = scenario({{"model", "bloom-176b"}, {"training", {{"global_batch_size", 2048}}}, {"hardware", {{"gpu", "a100-sxm-80gb"}, {"num_nodes", 48}}}});
   const double bloom_tib = checkpoint_size(b.model, b.training, b.parallel, b.hardware).state_bytes / 1099511627776.0;
-  CHECK(bloom_tib == doctest::Approx(2.3).epsilon(0.03));
+  CHECK(bloom_tib == trainsim::test::approx(2.3).epsilon(0.03));
 
   // fp32 training keeps no separate master copy: 4 + 8 = 12 B/param; SGD: 2 + 4 + 4 = 10.
   Scenario f = s;
   f.training.precision = Precision::Fp32;
-  CHECK(checkpoint_size(f.model, f.training, f.parallel, f.hardware).bytes_per_parameter == doctest::Approx(12.0));
+  CHECK(checkpoint_size(f.model, f.training, f.parallel, f.hardware).bytes_per_parameter == trainsim::test::approx(12.0));
   f = s;
   f.training.optimizer = OptimizerKind::Sgd;
-  CHECK(checkpoint_size(f.model, f.training, f.parallel, f.hardware).bytes_per_parameter == doctest::Approx(10.0));
+  CHECK(checkpoint_size(f.model, f.training, f.parallel, f.hardware).bytes_per_parameter == trainsim::test::approx(10.0));
 }
 
 TEST_CASE("checkpoint size: LoRA saves the adapters, a restart also reads the base") {
   const Scenario s = scenario({{"model", "llama3-70b"}, {"training", {{"mode", "lora"}, {"global_batch_size", 16}, {"lora", {{"rank", 16}}}}},
                                {"hardware", {{"num_gpus", 8}}}});
   const CheckpointSize c = checkpoint_size(s.model, s.training, s.parallel, s.hardware);
-  CHECK(c.trained_parameters == doctest::Approx(lora_parameters(s.model, s.training.lora)));
-  CHECK(c.state_bytes == doctest::Approx(12.0 * c.trained_parameters));  // fp32 adapters + two Adam moments
-  CHECK(c.restore_bytes == doctest::Approx(c.state_bytes + 2.0 * c.parameters));
+  CHECK(c.trained_parameters == trainsim::test::approx(lora_parameters(s.model, s.training.lora)));
+  CHECK(c.state_bytes == trainsim::test::approx(12.0 * c.trained_parameters));  // fp32 adapters + two Adam moments
+  CHECK(c.restore_bytes == trainsim::test::approx(c.state_bytes + 2.0 * c.parameters));
   CHECK(c.state_bytes < 0.05 * c.restore_bytes);  // 0.2B adapters vs 70.6B frozen
 }
 
@@ -59,12 +61,12 @@ TEST_CASE("storage tiers share their aggregate bandwidth") {
   const StorageTier& pfs = *find_storage_tier("parallel-fs");
   CHECK(pfs.aggregate_bandwidth == 2e12);  // Llama 3 paper: Tectonic sustains 2 TB/s
   // Few nodes: limited by their clients; many: by the tier, split among the jobs writing at once.
-  CHECK(shared_bandwidth(pfs, 4, 1) == doctest::Approx(4 * pfs.per_node_bandwidth));
-  CHECK(shared_bandwidth(pfs, 2048, 1) == doctest::Approx(2e12));
-  CHECK(shared_bandwidth(pfs, 2048, 4) == doctest::Approx(0.5e12));
+  CHECK(shared_bandwidth(pfs, 4, 1) == trainsim::test::approx(4 * pfs.per_node_bandwidth));
+  CHECK(shared_bandwidth(pfs, 2048, 1) == trainsim::test::approx(2e12));
+  CHECK(shared_bandwidth(pfs, 2048, 4) == trainsim::test::approx(0.5e12));
   // Local NVMe scales with the nodes and is not shared.
   const StorageTier& nvme = *find_storage_tier("local-nvme");
-  CHECK(shared_bandwidth(nvme, 2048, 4) == doctest::Approx(2048 * nvme.per_node_bandwidth));
+  CHECK(shared_bandwidth(nvme, 2048, 4) == trainsim::test::approx(2048 * nvme.per_node_bandwidth));
 }
 
 TEST_CASE("checkpoint methods: sync blocks for the write, async and in-memory for a snapshot") {
@@ -73,8 +75,8 @@ TEST_CASE("checkpoint methods: sync blocks for the write, async and in-memory fo
   const CheckpointSize size = checkpoint_size(s.model, s.training, s.parallel, s.hardware);
   CheckpointSettings cs;
   const CheckpointContext ctx = checkpoint_context(size, cs, s.hardware);
-  CHECK(ctx.write_bandwidth == doctest::Approx(2e12));
-  CHECK(ctx.write_s() == doctest::Approx(size.state_bytes / 2e12));
+  CHECK(ctx.write_bandwidth == trainsim::test::approx(2e12));
+  CHECK(ctx.write_s() == trainsim::test::approx(size.state_bytes / 2e12));
 
   std::vector<std::string> names;
   for (const auto& m : checkpoint_methods()) names.push_back(m->name());
@@ -86,21 +88,21 @@ TEST_CASE("checkpoint methods: sync blocks for the write, async and in-memory fo
     return checkpoint_costs(x, ctx);
   };
   const CheckpointCosts sync = costs("sync"), async = costs("async"), mem = costs("in-memory"), inc = costs("incremental");
-  CHECK(sync.blocking_s == doctest::Approx(cs.overhead_s + ctx.write_s()));
+  CHECK(sync.blocking_s == trainsim::test::approx(cs.overhead_s + ctx.write_s()));
   CHECK(sync.persist_s == 0);
-  CHECK(async.blocking_s == doctest::Approx(cs.overhead_s + ctx.snapshot_s()));
-  CHECK(async.persist_s == doctest::Approx(ctx.write_s()));
+  CHECK(async.blocking_s == trainsim::test::approx(cs.overhead_s + ctx.snapshot_s()));
+  CHECK(async.persist_s == trainsim::test::approx(ctx.write_s()));
   CHECK(async.blocking_s < sync.blocking_s);
   CHECK(mem.restore_s < sync.restore_s);  // from a peer's memory (Gemini), not the file system
-  CHECK(mem.persist_s == doctest::Approx(ctx.peer_copy_s()));
+  CHECK(mem.persist_s == trainsim::test::approx(ctx.peer_copy_s()));
   // Incremental: 1 full + 9 increments of 1/6 on average.
-  CHECK(inc.blocking_s == doctest::Approx(cs.overhead_s + ctx.write_s() * (1 + 9.0 / 6) / 10));
+  CHECK(inc.blocking_s == trainsim::test::approx(cs.overhead_s + ctx.write_s() * (1 + 9.0 / 6) / 10));
   CHECK(inc.restore_s > sync.restore_s);
 
   // Two jobs checkpointing at once halve the tier's share, and double the write.
   CheckpointSettings shared = cs;
   shared.concurrent_jobs = 2;
-  CHECK(checkpoint_context(size, shared, s.hardware).write_s() == doctest::Approx(2 * ctx.write_s()));
+  CHECK(checkpoint_context(size, shared, s.hardware).write_s() == trainsim::test::approx(2 * ctx.write_s()));
   // A given blocking cost replaces the modelled one.
   CheckpointSettings given = cs;
   given.blocking_override_s = 60;

@@ -2,6 +2,8 @@
 // (../shared/reference/microbenchmarks.json, quoted here with their sources), and group placement.
 #include <doctest/doctest.h>
 
+#include "../approx.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -66,11 +68,11 @@ int min_ranks_per_node(const std::vector<std::vector<int>>& groups, int G) {
 }  // namespace
 
 TEST_CASE("collective bus-bandwidth factors follow nccl-tests PERFORMANCE.md") {
-  CHECK(bus_bandwidth_factor(Collective::AllReduce, 8) == doctest::Approx(2.0 * 7 / 8));
-  CHECK(bus_bandwidth_factor(Collective::AllGather, 8) == doctest::Approx(7.0 / 8));
-  CHECK(bus_bandwidth_factor(Collective::ReduceScatter, 4) == doctest::Approx(3.0 / 4));
-  CHECK(bus_bandwidth_factor(Collective::AllToAll, 16) == doctest::Approx(15.0 / 16));
-  CHECK(bus_bandwidth_factor(Collective::SendRecv, 2) == doctest::Approx(1.0));
+  CHECK(bus_bandwidth_factor(Collective::AllReduce, 8) == trainsim::test::approx(2.0 * 7 / 8));
+  CHECK(bus_bandwidth_factor(Collective::AllGather, 8) == trainsim::test::approx(7.0 / 8));
+  CHECK(bus_bandwidth_factor(Collective::ReduceScatter, 4) == trainsim::test::approx(3.0 / 4));
+  CHECK(bus_bandwidth_factor(Collective::AllToAll, 16) == trainsim::test::approx(15.0 / 16));
+  CHECK(bus_bandwidth_factor(Collective::SendRecv, 2) == trainsim::test::approx(1.0));
 }
 
 TEST_CASE("collective efficiency table: one row per fabric generation, each with its source") {
@@ -93,17 +95,18 @@ TEST_CASE("collective efficiency table: one row per fabric generation, each with
 TEST_CASE("collective ring all-reduce and all-gather match the alpha-beta formula (8x A100, 64 MiB)") {
   const HardwareSpec h = node_of("a100-sxm-80gb", 8);
   const double S = 64 * MiB;
-  // Ring all-reduce, one node [Thakur 2005; NCCL tuning.cc latencies]:
-  //   T = 6.6 us + 2(n-1) x 0.6 us + 2(n-1)/n x S / (0.775 x 300 GB/s)
-  //     = 6.6 + 8.4 us + 1.75 x 67108864 / 232.5e9 s = 15.0 us + 505.12 us = 520.12 us
+  // Ring all-reduce, one node [Thakur 2005; NCCL tuning.cc latencies per protocol]. Simple:
+  //   T = 8.4 us + 2(n-1) x 3.4 us + 2(n-1)/n x S / (0.775 x 300 GB/s)
+  //     = 8.4 + 47.6 us + 1.75 x 67108864 / 232.5e9 s = 56.0 us + 505.12 us = 561.12 us
+  // LL128: 14.0 + 14 x 1.9 us + 505.12 / 0.92 us = 589.6 us; LL: 15.0 us + 4 x 505.12 us. Simple wins.
   const CollectiveCost ar = collective_time(Collective::AllReduce, S, {8, 8}, h, CollectiveAlgorithm::Ring);
-  CHECK(ar.time_s == doctest::Approx(520.12e-6).epsilon(1e-4));
+  CHECK(ar.time_s == trainsim::test::approx(561.12e-6).epsilon(1e-4));
   CHECK(std::string(ar.algorithm) == "ring");
-  // busbw = 1.75 S / T = 225.8 GB/s: the 232.5 GB/s asymptote less the 15 us latency.
-  CHECK(ar.bus_bandwidth == doctest::Approx(1.75 * S / 520.12e-6).epsilon(1e-4));
-  // Ring all-gather: 6.6 + 7 x 0.6 us + 7/8 x S / 232.5e9 = 10.8 + 252.56 = 263.36 us.
+  // busbw = 1.75 S / T = 209.3 GB/s: the 232.5 GB/s asymptote less the 56 us latency.
+  CHECK(ar.bus_bandwidth == trainsim::test::approx(1.75 * S / 561.12e-6).epsilon(1e-4));
+  // Ring all-gather, Simple: 8.4 + 7 x 3.4 us + 7/8 x S / 232.5e9 = 32.2 + 252.56 = 284.76 us.
   const CollectiveCost ag = collective_time(Collective::AllGather, S, {8, 8}, h);
-  CHECK(ag.time_s == doctest::Approx(263.36e-6).epsilon(1e-4));
+  CHECK(ag.time_s == trainsim::test::approx(284.76e-6).epsilon(1e-4));
   CHECK(std::string(ag.algorithm) == "ring");  // no NVLS on A100, tree is all-reduce only
 }
 
@@ -143,13 +146,15 @@ TEST_CASE("collective large all-reduce on one 8-GPU node reproduces published bu
 
 TEST_CASE("collective multi-node all-reduce is limited by the node's NICs") {
   SUBCASE("DGX-A100, 8x HDR 200 Gb/s per node: 192 GB/s (nccl #812)") {
-    // Ring over 8 nodes x 8 GPUs: min(NVLink 232.5, 8 NICs x 0.95 x 25 GB/s = 190) GB/s.
+    // Ring over 8 nodes x 8 GPUs: min(NVLink 232.5, 8 NICs x 0.95 x 25 GB/s = 190) GB/s, Simple protocol:
+    // latency (8.4 + 110 x 3.4 + 16 x 14.0 us) x 1.9 (NCCL's ring plateau) = 1.152 ms against 2(63/64) S / 190
+    // GB/s = 44.50 ms: busbw 185.2 GB/s.
     const HardwareSpec h = hardware({{"gpu", "a100-sxm-80gb"}, {"num_gpus", 64},
                                      {"inter_node", {{"fabric", "ib-hdr-200"}, {"nics_per_node", 8}}}});
     const CollectiveCost c = collective_time(Collective::AllReduce, kLarge, {64, 8}, h);
     CHECK(std::string(c.algorithm) == "ring");
     CHECK(near(c.bus_bandwidth, 192 * GB, 0.15));
-    CHECK(near(c.bus_bandwidth, 190 * GB, 0.01));
+    CHECK(c.bus_bandwidth == trainsim::test::approx(185.21 * GB).epsilon(1e-3));
   }
   SUBCASE("one rank per node drives one NIC: NDR 46-49 GB/s (nccl-tests #290, #267), HDR 24 GB/s (nccl #412)") {
     const HardwareSpec ndr = node_of("h100-sxm-80gb", 32);
@@ -172,18 +177,19 @@ TEST_CASE("collective hierarchical all-reduce is the sum of its three phases (2 
                                    {"inter_node", {{"fabric", "ib-hdr-200"}, {"nics_per_node", 4}}}});
   const double S = GiB;
   // Per-rank NIC share: 0.95 x 25 GB/s x 4 NICs / 8 GPUs = 11.875 GB/s.
-  // 1. intra-node ring reduce-scatter, 8 ranks: 6.6 + 7 x 0.6 = 10.8 us + 7/8 S / 232.5 GB/s
-  // 2. inter-node all-reduce of S/8 over 2 nodes (ring: 6.6 + 2 x 2.7 = 12.0 us; tree 12.2 us, twice the
-  //    bytes): 12.0 us + 2(1/2) (S/8) / 11.875 GB/s
+  // Simple protocol throughout (large messages):
+  // 1. intra-node ring reduce-scatter, 8 ranks: 8.4 + 7 x 3.4 = 32.2 us + 7/8 S / 232.5 GB/s
+  // 2. inter-node all-reduce of S/8 over 2 nodes, one rank each: ring (8.4 + 2 x 14.0) x 1.9 = 69.16 us
+  //    + 2(1/2) (S/8) / 11.875 GB/s (the tree sends twice the bytes)
   // 3. intra-node ring all-gather: as 1.
-  // T = 33.6 us + S (1.75 / 232.5e9 + 1 / 95e9) = 19.418 ms
+  // T = 133.56 us + S (1.75 / 232.5e9 + 1 / 95e9) = 19.518 ms
   const CollectiveCost hier = collective_time(Collective::AllReduce, S, {16, 8}, h, CollectiveAlgorithm::Hierarchical);
-  CHECK(hier.time_s == doctest::Approx(19.418e-3).epsilon(1e-3));
-  // Flat ring: 6.6 + (30 - 4) x 0.6 + 4 x 2.7 us + 1.875 S / 95 GB/s = 21.225 ms: on 2 nodes the two-level
+  CHECK(hier.time_s == trainsim::test::approx(19.518e-3).epsilon(1e-3));
+  // Flat ring: (8.4 + (30 - 4) x 3.4 + 4 x 14.0 us) x 1.9 + 1.875 S / 95 GB/s = 21.483 ms: on 2 nodes the two-level
   // scheme sends half the ring's bytes through the NICs and wins (nccl-tests #196: tree-like algorithms
   // report busbw above the NIC limit on 2 nodes).
   const CollectiveCost ring = collective_time(Collective::AllReduce, S, {16, 8}, h, CollectiveAlgorithm::Ring);
-  CHECK(ring.time_s == doctest::Approx(21.225e-3).epsilon(1e-3));
+  CHECK(ring.time_s == trainsim::test::approx(21.483e-3).epsilon(1e-3));
   CHECK(std::string(collective_time(Collective::AllReduce, S, {16, 8}, h).algorithm) == "hierarchical");
 }
 
@@ -197,12 +203,12 @@ TEST_CASE("collective all-to-all across nodes uses one NIC per GPU") {
   CHECK(std::string(a1.algorithm) == "pairwise");
   // 120 of 128 chunks leave the node through this GPU's NIC (47.5 GB/s): busbw = (127/128) S / T
   // = 127/120 x 47.5 = 50.27 GB/s, whatever the node's NIC count.
-  CHECK(a1.bus_bandwidth == doctest::Approx(127.0 / 120.0 * 47.5 * GB).epsilon(0.01));
-  CHECK(a2.time_s == doctest::Approx(a1.time_s));
+  CHECK(a1.bus_bandwidth == trainsim::test::approx(127.0 / 120.0 * 47.5 * GB).epsilon(0.01));
+  CHECK(a2.time_s == trainsim::test::approx(a1.time_s));
   // All-reduce, by contrast, spreads its channels over both NICs of each GPU: twice the bandwidth.
   const double ar1 = collective_time(Collective::AllReduce, kLarge, {16, 1}, one_nic).bus_bandwidth;
   const double ar2 = collective_time(Collective::AllReduce, kLarge, {16, 1}, two_nics).bus_bandwidth;
-  CHECK(ar2 == doctest::Approx(2 * ar1).epsilon(0.01));
+  CHECK(ar2 == trainsim::test::approx(2 * ar1).epsilon(0.01));
   // Inside a node all-to-all runs at the node link's ring efficiency: 0.822 x 450 = 370 GB/s.
   CHECK(near(collective_time(Collective::AllToAll, kLarge, {8, 8}, one_nic).bus_bandwidth, 370 * GB, 0.01));
 }
@@ -213,8 +219,8 @@ TEST_CASE("collective time of small messages is latency: nearly independent of s
   const CollectiveCost kib = collective_time(Collective::AllReduce, 1024, {8, 8}, h);
   // Ring latency 6.6 + 14 x 0.6 = 15.0 us; 1 KiB adds 1.75 x 1024 / 370e9 = 5 ns.
   CHECK(std::string(tiny.algorithm) == "ring");  // NVLS's 23 us only pays off for large messages
-  CHECK(tiny.time_s == doctest::Approx(15.0e-6).epsilon(1e-3));
-  CHECK(kib.time_s == doctest::Approx(tiny.time_s).epsilon(0.01));
+  CHECK(tiny.time_s == trainsim::test::approx(15.0e-6).epsilon(1e-3));
+  CHECK(kib.time_s == trainsim::test::approx(tiny.time_s).epsilon(0.01));
   // Bus bandwidth ramps up with size towards the asymptote.
   const double b1 = collective_time(Collective::AllReduce, 1 * MiB, {8, 8}, h).bus_bandwidth;
   const double b2 = collective_time(Collective::AllReduce, 64 * MiB, {8, 8}, h).bus_bandwidth;
@@ -226,17 +232,23 @@ TEST_CASE("collective time of small messages is latency: nearly independent of s
 TEST_CASE("collective tree beats ring for small all-reduce over many nodes") {
   const HardwareSpec h = node_of("h100-sxm-80gb", 512);
   const GroupPlacement world{512, 8};
-  // Ring: 6.6 + (2 x 511 - 2 x 64) x 0.6 + 2 x 64 x 2.7 = 888.6 us of latency.
-  // Tree: 6.8 + 2 (7 x 0.6 + log2(64) x 2.7) = 47.6 us.
+  // LL protocol (NCCL tuning.cc: intra-node LL hops x1.8 on several nodes; tree network hop 5.0 us):
+  // Ring: 6.6 + (2 x 511 - 2 x 64) x 1.08 + 2 x 64 x 2.7 = 1317.72 us of latency, + 8176 B / 35 GB/s (LL cap).
+  // Tree: 6.8 + 2 (7 x 1.08 + log2(64) x 5.0) = 81.92 us, + 8192 B / 35 GB/s.
   const double S = 4096;
   const CollectiveCost ring = collective_time(Collective::AllReduce, S, world, h, CollectiveAlgorithm::Ring);
   const CollectiveCost tree = collective_time(Collective::AllReduce, S, world, h, CollectiveAlgorithm::Tree);
-  CHECK(ring.time_s == doctest::Approx(888.6e-6).epsilon(1e-3));
-  CHECK(tree.time_s == doctest::Approx(47.6e-6).epsilon(1e-3));
+  CHECK(ring.time_s == trainsim::test::approx(1317.95e-6).epsilon(1e-3));
+  CHECK(tree.time_s == trainsim::test::approx(82.15e-6).epsilon(1e-3));
   CHECK(std::string(collective_time(Collective::AllReduce, S, world, h).algorithm) == "tree");
-  // Large messages: the ring's 2(n-1)/n S / B beats the tree's 2S / (0.92 B) (NCCL tuning.cc's tree factor):
-  // at 4 GiB 24.1 ms against 25.3 ms.
-  CHECK(std::string(collective_time(Collective::AllReduce, kLarge, world, h).algorithm) == "ring");
+  // Large messages over 512 ranks: the ring's best protocol is LL128, 14.0 + 894 x 1.9 + 128 x 4.0 us = 2.22 ms
+  // of latency plus 2(511/512) S / (0.92 x 370 GB/s) = 25.18 ms (Simple: 9.20 + 23.17 ms); it loses to the tree's
+  // 0.23 ms + 2S / (0.92 x 370 GB/s) = 25.47 ms.
+  CHECK(collective_time(Collective::AllReduce, kLarge, world, h, CollectiveAlgorithm::Ring).time_s ==
+        trainsim::test::approx(27.410e-3).epsilon(1e-3));
+  CHECK(std::string(collective_time(Collective::AllReduce, kLarge, world, h).algorithm) == "tree");
+  // On 2 nodes the ring's 290 us of latency is small and its bytes win: 21.77 ms against 25.33 ms.
+  CHECK(std::string(collective_time(Collective::AllReduce, kLarge, {16, 8}, h).algorithm) == "ring");
 }
 
 TEST_CASE("collective algorithms that do not apply, NVLS scope, meshes and point-to-point") {
@@ -252,14 +264,14 @@ TEST_CASE("collective algorithms that do not apply, NVLS scope, meshes and point
   // MI300X: a full mesh, 448 GB/s over 7 peer links; a pair uses one link: 0.775 x 448 / 7 = 49.6 GB/s.
   const HardwareSpec mi300 = node_of("mi300x-192gb", 8);
   CHECK(collective_time(Collective::AllReduce, kLarge, {2, 2}, mi300).bus_bandwidth ==
-        doctest::Approx(49.6 * GB).epsilon(0.01));
+        trainsim::test::approx(49.6 * GB).epsilon(0.01));
   CHECK(collective_time(Collective::AllReduce, kLarge, {8, 8}, mi300).bus_bandwidth ==
-        doctest::Approx(0.775 * 448 * GB).epsilon(0.01));
+        trainsim::test::approx(0.775 * 448 * GB).epsilon(0.01));
 
   // Send/recv of 64 MiB: inside a node 6.6 + 0.6 us + S / 370 GB/s = 188.58 us; across nodes
   // 6.6 + 2.7 us + S / 47.5 GB/s = 1422.1 us.
-  CHECK(collective_time(Collective::SendRecv, 64 * MiB, {2, 2}, h100).time_s == doctest::Approx(188.58e-6).epsilon(1e-3));
-  CHECK(collective_time(Collective::SendRecv, 64 * MiB, {2, 1}, h100).time_s == doctest::Approx(1422.1e-6).epsilon(1e-3));
+  CHECK(collective_time(Collective::SendRecv, 64 * MiB, {2, 2}, h100).time_s == trainsim::test::approx(188.58e-6).epsilon(1e-3));
+  CHECK(collective_time(Collective::SendRecv, 64 * MiB, {2, 1}, h100).time_s == trainsim::test::approx(1422.1e-6).epsilon(1e-3));
   CHECK(std::string(collective_time(Collective::SendRecv, 64 * MiB, {2, 1}, h100).algorithm) == "p2p");
 }
 

@@ -2,6 +2,8 @@
 // per-layer op list, checked against hand counts and published measurements.
 #include <doctest/doctest.h>
 
+#include "../approx.hpp"
+
 #include <cmath>
 #include <string>
 #include <vector>
@@ -36,8 +38,8 @@ constexpr double kLlamaLayerMatrices = 4096.0 * 4096 * 2 + 2 * 4096.0 * 1024 + 3
 }  // namespace
 
 TEST_CASE("gemm_flops counts 2·m·n·k per GEMM") {
-  CHECK(gemm_flops({2, 3, 4, 5}) == doctest::Approx(2 * 2 * 3 * 4 * 5));
-  CHECK(gemm_flops({8192, 8192, 8192}) == doctest::Approx(1.099511627776e12));
+  CHECK(gemm_flops({2, 3, 4, 5}) == trainsim::test::approx(2 * 2 * 3 * 4 * 5));
+  CHECK(gemm_flops({8192, 8192, 8192}) == trainsim::test::approx(1.099511627776e12));
 }
 
 TEST_CASE("GEMM 8192^3 bf16 on H100 SXM matches the PyTorch and MAMF measurements") {
@@ -47,11 +49,11 @@ TEST_CASE("GEMM 8192^3 bf16 on H100 SXM matches the PyTorch and MAMF measurement
   // quantization divided out: 128x256 tiles -> 48·70 = 3360 tiles, ceil(3360/132) = 26 waves -> 3360/3432; so
   // ceiling = 792.1/989.4 x 3432/3360 = 0.8177. 8192^3: 64·32 = 2048 tiles, 16 waves -> 2048/2112 = 0.970;
   // x the 989.4 TFLOP/s dense peak = 792.1 x 3432/3360 x 2048/2112 = 784.6 TFLOP/s.
-  CHECK(got == doctest::Approx(792.1 * 3432.0 / 3360.0 * 2048.0 / 2112.0));
+  CHECK(got == trainsim::test::approx(792.1 * 3432.0 / 3360.0 * 2048.0 / 2112.0));
   // ../shared/reference/microbenchmarks.json: 798 TFLOP/s through PyTorch on H100 SXM, MAMF 792.1.
   CHECK(std::fabs(got / 798.0 - 1) < 0.05);
   CHECK(std::fabs(got / 792.1 - 1) < 0.05);
-  CHECK(gemm_efficiency(h100, Precision::Bf16, {8192, 8192, 8192}) == doctest::Approx(got / 989.4));
+  CHECK(gemm_efficiency(h100, Precision::Bf16, {8192, 8192, 8192}) == trainsim::test::approx(got / 989.4));
 }
 
 TEST_CASE("A skinny GEMM (m = 16) is memory bound: time = bytes / achievable HBM bandwidth") {
@@ -60,11 +62,11 @@ TEST_CASE("A skinny GEMM (m = 16) is memory bound: time = bytes / achievable HBM
   // bytes = 2·(16·8192 + 8192·8192 + 16·8192) = 134,742,016; achievable HBM 3.35 TB/s x (3.0/3.35) = 3.0 TB/s
   // (device-to-device copy measured on H100, microbenchmarks.json) -> 44.9 us.
   const double bytes = 2.0 * (16 * 8192 + 8192.0 * 8192 + 16 * 8192);
-  CHECK(gemm_bytes(Precision::Bf16, g) == doctest::Approx(bytes));
-  CHECK(gemm_time(h100, Precision::Bf16, g) == doctest::Approx(bytes / 3.0e12));
-  CHECK(memory_bound_time(h100, bytes) == doctest::Approx(bytes / 3.0e12));
+  CHECK(gemm_bytes(Precision::Bf16, g) == trainsim::test::approx(bytes));
+  CHECK(gemm_time(h100, Precision::Bf16, g) == trainsim::test::approx(bytes / 3.0e12));
+  CHECK(memory_bound_time(h100, bytes) == trainsim::test::approx(bytes / 3.0e12));
   // 2.15 GFLOP in 44.9 us = 47.8 TFLOP/s: under 5% of peak, far below the 0.80 ceiling.
-  CHECK(gemm_efficiency(h100, Precision::Bf16, g) == doctest::Approx(gemm_flops(g) / (bytes / 3.0e12) / 989.4e12));
+  CHECK(gemm_efficiency(h100, Precision::Bf16, g) == trainsim::test::approx(gemm_flops(g) / (bytes / 3.0e12) / 989.4e12));
   CHECK(gemm_efficiency(h100, Precision::Bf16, g) < 0.05);
 }
 
@@ -75,14 +77,14 @@ TEST_CASE("GEMM wave quantization: one tile more than the SMs costs a second wav
   // 1536 x 2816 in 128x256 tiles = 12·11 = 132 tiles: one full wave. 896 x 4864 = 7·19 = 133 tiles: two waves,
   // 133/264 of the second one idle (either tile orientation gives the same).
   const GemmShape full{1536, 2816, 8192}, spill{896, 4864, 8192};
-  CHECK(gemm_quantization(tr, full) == doctest::Approx(1.0));
-  CHECK(gemm_quantization(tr, spill) == doctest::Approx(133.0 / 264.0));
+  CHECK(gemm_quantization(tr, full) == trainsim::test::approx(1.0));
+  CHECK(gemm_quantization(tr, spill) == trainsim::test::approx(133.0 / 264.0));
   CHECK(gemm_efficiency(h100, Precision::Bf16, spill) < gemm_efficiency(h100, Precision::Bf16, full));
-  CHECK(gemm_efficiency(h100, Precision::Bf16, full) == doctest::Approx(792.1 / 989.4 * 3432.0 / 3360.0));
+  CHECK(gemm_efficiency(h100, Precision::Bf16, full) == trainsim::test::approx(792.1 / 989.4 * 3432.0 / 3360.0));
   // A100: 128x128 tiles over 108 SMs; 12·9 = 108 tiles fill one wave, 1 x 109 tiles need two.
   const GpuComputeTraits a100 = gpu_compute_traits(gpu("a100-sxm-80gb"));
-  CHECK(gemm_quantization(a100, {1536, 1152, 4096}) == doctest::Approx(1.0));
-  CHECK(gemm_quantization(a100, {128, 128 * 109, 4096}) == doctest::Approx(109.0 / 216.0));
+  CHECK(gemm_quantization(a100, {1536, 1152, 4096}) == trainsim::test::approx(1.0));
+  CHECK(gemm_quantization(a100, {128, 128 * 109, 4096}) == trainsim::test::approx(109.0 / 216.0));
 }
 
 TEST_CASE("GEMM ceilings from the presets' published points, fp8 and the fallback") {
@@ -98,42 +100,42 @@ TEST_CASE("GEMM ceilings from the presets' published points, fp8 and the fallbac
   const double b200_c = 1745.0 / 2250;  // no shape published: nothing divided out
   // MI300X 4096x10240 in 128x128 tiles: 32·80 = 2560 tiles, 9 waves of 304 CUs -> 2560/2736.
   const double mi300x_c = 781.9 / 1307.4 * 2736.0 / 2560.0;
-  CHECK(gpu_compute_traits(gpu("a100-sxm-80gb")).gemm_ceiling == doctest::Approx(a100_c));
-  CHECK(gpu_compute_traits(gpu("a100-pcie-40gb")).gemm_ceiling == doctest::Approx(a100_pcie_c));
-  CHECK(gpu_compute_traits(gpu("a800-sxm-80gb")).gemm_ceiling == doctest::Approx(a100_c));
-  CHECK(gpu_compute_traits(gpu("h800-sxm-80gb")).gemm_ceiling == doctest::Approx(h100_c));
-  CHECK(gpu_compute_traits(gpu("h200-sxm-141gb")).gemm_ceiling == doctest::Approx(gh200_c));
-  CHECK(gpu_compute_traits(gpu("b200-sxm-180gb")).gemm_ceiling == doctest::Approx(b200_c));
-  CHECK(gpu_compute_traits(gpu("mi300x-192gb")).gemm_ceiling == doctest::Approx(mi300x_c));
+  CHECK(gpu_compute_traits(gpu("a100-sxm-80gb")).gemm_ceiling == trainsim::test::approx(a100_c));
+  CHECK(gpu_compute_traits(gpu("a100-pcie-40gb")).gemm_ceiling == trainsim::test::approx(a100_pcie_c));
+  CHECK(gpu_compute_traits(gpu("a800-sxm-80gb")).gemm_ceiling == trainsim::test::approx(a100_c));
+  CHECK(gpu_compute_traits(gpu("h800-sxm-80gb")).gemm_ceiling == trainsim::test::approx(h100_c));
+  CHECK(gpu_compute_traits(gpu("h200-sxm-141gb")).gemm_ceiling == trainsim::test::approx(gh200_c));
+  CHECK(gpu_compute_traits(gpu("b200-sxm-180gb")).gemm_ceiling == trainsim::test::approx(b200_c));
+  CHECK(gpu_compute_traits(gpu("mi300x-192gb")).gemm_ceiling == trainsim::test::approx(mi300x_c));
   // No published point: the mean of the six published ceilings (the constant in compute.cpp, to 1e-4).
   const double mean = (a100_c + a100_pcie_c + h100_c + gh200_c + b200_c + mi300x_c) / 6;
   const GpuSpec ascend = gpu("ascend-910b-64gb");
-  CHECK(gpu_compute_traits(ascend).gemm_ceiling == doctest::Approx(mean).epsilon(1e-4));
+  CHECK(gpu_compute_traits(ascend).gemm_ceiling == trainsim::test::approx(mean).epsilon(1e-4));
   CHECK(gpu_compute_traits(ascend).sms == 0);  // unknown: no quantization
-  CHECK(gemm_efficiency(ascend, Precision::Bf16, {8192, 8192, 8192}) == doctest::Approx(gpu_compute_traits(ascend).gemm_ceiling));
+  CHECK(gemm_efficiency(ascend, Precision::Bf16, {8192, 8192, 8192}) == trainsim::test::approx(gpu_compute_traits(ascend).gemm_ceiling));
   // fp8 runs against the fp8 peak (2x) with the same ceiling: a compute-bound GEMM takes half the time.
   const GpuSpec h100 = gpu("h100-sxm-80gb");
   CHECK(gemm_time(h100, Precision::Fp8, {8192, 8192, 8192}) ==
-        doctest::Approx(gemm_time(h100, Precision::Bf16, {8192, 8192, 8192}) * 989.4 / 1978.9));
+        trainsim::test::approx(gemm_time(h100, Precision::Bf16, {8192, 8192, 8192}) * 989.4 / 1978.9));
   // fp32 training runs GEMMs as TF32 (494.7 TFLOP/s on H100).
   CHECK(gemm_time(h100, Precision::Fp32, {8192, 8192, 8192}) ==
-        doctest::Approx(gemm_time(h100, Precision::Bf16, {8192, 8192, 8192}) * 989.4 / 494.7));
+        trainsim::test::approx(gemm_time(h100, Precision::Bf16, {8192, 8192, 8192}) * 989.4 / 494.7));
   // No fp8 on A100: the 16-bit peak.
   const GpuSpec a100 = gpu("a100-sxm-80gb");
-  CHECK(gemm_time(a100, Precision::Fp8, {8192, 8192, 8192}) == doctest::Approx(gemm_time(a100, Precision::Bf16, {8192, 8192, 8192})));
+  CHECK(gemm_time(a100, Precision::Fp8, {8192, 8192, 8192}) == trainsim::test::approx(gemm_time(a100, Precision::Bf16, {8192, 8192, 8192})));
 }
 
 TEST_CASE("compute: flash attention efficiencies") {
   // A100: FlashAttention-2 (Dao 2023) 50-73% forward -> 0.615; backward x 63/73.
   const GpuComputeTraits a100 = gpu_compute_traits(gpu("a100-sxm-80gb"));
-  CHECK(flash_attention_efficiency(a100, 4096, false) == doctest::Approx(0.615));
-  CHECK(flash_attention_efficiency(a100, 4096, true) == doctest::Approx(0.615 * 63 / 73));
+  CHECK(flash_attention_efficiency(a100, 4096, false) == trainsim::test::approx(0.615));
+  CHECK(flash_attention_efficiency(a100, 4096, true) == trainsim::test::approx(0.615 * 63 / 73));
   // H100: cuDNN bars of Shah et al. 2024 Fig. 5/6 at 4k: 518 and 499 TFLOP/s of 989; between 2k and 4k halfway in log2.
   const GpuComputeTraits h100 = gpu_compute_traits(gpu("h100-sxm-80gb"));
-  CHECK(flash_attention_efficiency(h100, 4096, false) == doctest::Approx(518.0 / 989));
-  CHECK(flash_attention_efficiency(h100, 4096, true) == doctest::Approx(499.0 / 989));
-  CHECK(flash_attention_efficiency(h100, 2048 * std::sqrt(2.0), false) == doctest::Approx((484.0 + 518.0) / 2 / 989));
-  CHECK(flash_attention_efficiency(h100, 100, false) == doctest::Approx(315.0 / 989));  // clamped to the table
+  CHECK(flash_attention_efficiency(h100, 4096, false) == trainsim::test::approx(518.0 / 989));
+  CHECK(flash_attention_efficiency(h100, 4096, true) == trainsim::test::approx(499.0 / 989));
+  CHECK(flash_attention_efficiency(h100, 2048 * std::sqrt(2.0), false) == trainsim::test::approx((484.0 + 518.0) / 2 / 989));
+  CHECK(flash_attention_efficiency(h100, 100, false) == trainsim::test::approx(315.0 / 989));  // clamped to the table
 }
 
 TEST_CASE("layer_compute: Llama-3-8B, s = 4096, b = 1, tp = 1 against the hand count") {
@@ -146,14 +148,14 @@ TEST_CASE("layer_compute: Llama-3-8B, s = 4096, b = 1, tp = 1 against the hand c
 
   SUBCASE("forward FLOPs = 2·tokens·matrices + causal attention") {
     CHECK(std::fabs(lc.forward_flops / (gemm_fwd + attn_fwd) - 1) < 1e-3);
-    CHECK(lc.attention_flops == doctest::Approx(attn_fwd * (1 + 2.5)));      // backward runs 2.5x the forward
+    CHECK(lc.attention_flops == trainsim::test::approx(attn_fwd * (1 + 2.5)));      // backward runs 2.5x the forward
   }
   SUBCASE("backward: dgrad + wgrad = 2x the forward GEMM FLOPs") {
-    CHECK(lc.backward_flops - 2.5 * attn_fwd == doctest::Approx(2 * gemm_fwd));
-    CHECK(lc.gemm_flops == doctest::Approx(3 * gemm_fwd));
+    CHECK(lc.backward_flops - 2.5 * attn_fwd == trainsim::test::approx(2 * gemm_fwd));
+    CHECK(lc.gemm_flops == trainsim::test::approx(3 * gemm_fwd));
   }
   SUBCASE("time splits add up, every part positive") {
-    CHECK(lc.gemm_s + lc.attention_s + lc.memory_bound_s == doctest::Approx(lc.forward_s + lc.backward_s));
+    CHECK(lc.gemm_s + lc.attention_s + lc.memory_bound_s == trainsim::test::approx(lc.forward_s + lc.backward_s));
     CHECK(lc.gemm_s > 0);
     CHECK(lc.attention_s > 0);
     CHECK(lc.memory_bound_s > 0);
@@ -164,27 +166,27 @@ TEST_CASE("layer_compute: Llama-3-8B, s = 4096, b = 1, tp = 1 against the hand c
   }
   SUBCASE("tp = 2 halves the GEMM and attention FLOPs per GPU") {
     const LayerCompute lc2 = layer_compute(sc.model, sc.training, layout(2), h100, false);
-    CHECK(lc2.gemm_flops == doctest::Approx(lc.gemm_flops / 2));
-    CHECK(lc2.attention_flops == doctest::Approx(lc.attention_flops / 2));
+    CHECK(lc2.gemm_flops == trainsim::test::approx(lc.gemm_flops / 2));
+    CHECK(lc2.attention_flops == trainsim::test::approx(lc.attention_flops / 2));
     CHECK(lc2.forward_s < lc.forward_s);
   }
   SUBCASE("recompute: full repeats the forward, selective the attention core") {
     TrainingSpec t = sc.training;
     t.recompute = Recompute::Full;
     const LayerCompute full = layer_compute(sc.model, t, layout(1), h100, false);
-    CHECK(full.recompute_flops == doctest::Approx(lc.forward_flops));
-    CHECK(full.recompute_s == doctest::Approx(lc.forward_s));
+    CHECK(full.recompute_flops == trainsim::test::approx(lc.forward_flops));
+    CHECK(full.recompute_s == trainsim::test::approx(lc.forward_s));
     t.recompute = Recompute::Selective;
     const LayerCompute sel = layer_compute(sc.model, t, layout(1), h100, false);
-    CHECK(sel.recompute_flops == doctest::Approx(attn_fwd));
-    CHECK(sel.recompute_s == doctest::Approx(attn_fwd / (989.4e12 * 518.0 / 989)));
+    CHECK(sel.recompute_flops == trainsim::test::approx(attn_fwd));
+    CHECK(sel.recompute_s == trainsim::test::approx(attn_fwd / (989.4e12 * 518.0 / 989)));
   }
   SUBCASE("without flash attention the s² work is not halved by the causal mask") {
     TrainingSpec t = sc.training;
     t.flash_attention = false;
     const LayerCompute nf = layer_compute(sc.model, t, layout(1), h100, false);
-    CHECK(nf.forward_flops == doctest::Approx(gemm_fwd + 2 * attn_fwd));
-    CHECK(nf.backward_flops == doctest::Approx(2 * gemm_fwd + 4 * attn_fwd));  // dgrad of both BMM inputs
+    CHECK(nf.forward_flops == trainsim::test::approx(gemm_fwd + 2 * attn_fwd));
+    CHECK(nf.backward_flops == trainsim::test::approx(2 * gemm_fwd + 4 * attn_fwd));  // dgrad of both BMM inputs
     CHECK(nf.attention_s > lc.attention_s);  // scores through HBM
   }
   SUBCASE("LoRA skips the base wgrad; adapters add x·A and ·B with their own dgrad and wgrad") {
@@ -194,27 +196,27 @@ TEST_CASE("layer_compute: Llama-3-8B, s = 4096, b = 1, tp = 1 against the hand c
     // r = 16 on q,k,v,o,gate,up,down: r·Σ(in + out) = 16·(8192 + 5120 + 5120 + 8192 + 3·18432) = 1,310,720
     // adapter parameters per layer (lora_parameters / 32); forward 2·T·that.
     const double adapters = 2 * T * 16 * (8192 + 5120 + 5120 + 8192 + 3 * 18432.0);
-    CHECK(lo.forward_flops == doctest::Approx(gemm_fwd + adapters + attn_fwd));
-    CHECK(lo.backward_flops == doctest::Approx(gemm_fwd + 2 * adapters + 2.5 * attn_fwd));
+    CHECK(lo.forward_flops == trainsim::test::approx(gemm_fwd + adapters + attn_fwd));
+    CHECK(lo.backward_flops == trainsim::test::approx(gemm_fwd + 2 * adapters + 2.5 * attn_fwd));
     CHECK(lo.backward_s < lc.backward_s);
     // QLoRA dequantizes the 218.1M linear weights (4.127 bits -> 16 bits) before forward and backward.
     t.mode = TrainingMode::Qlora;
     const LayerCompute q = layer_compute(sc.model, t, layout(1), h100, false);
     const double dequant = kLlamaLayerMatrices * (4.127 / 8 + 2);
-    CHECK(q.memory_bound_s - lo.memory_bound_s == doctest::Approx(2 * dequant / 3.0e12));
+    CHECK(q.memory_bound_s - lo.memory_bound_s == trainsim::test::approx(2 * dequant / 3.0e12));
   }
   SUBCASE("DPO: chosen + rejected through the policy, and the reference model's forward") {
     TrainingSpec t = sc.training;
     t.mode = TrainingMode::Dpo;
     const LayerCompute dpo = layer_compute(sc.model, t, layout(1), h100, false);
-    CHECK(dpo.forward_flops == doctest::Approx(4 * lc.forward_flops));
-    CHECK(dpo.backward_flops == doctest::Approx(2 * lc.backward_flops));
+    CHECK(dpo.forward_flops == trainsim::test::approx(4 * lc.forward_flops));
+    CHECK(dpo.backward_flops == trainsim::test::approx(2 * lc.backward_flops));
   }
   SUBCASE("context parallel: each rank holds s/cp queries against the full sequence, 1/cp of the work") {
     ParallelLayout p = layout(1);
     p.cp = 2;
     const LayerCompute c2 = layer_compute(sc.model, sc.training, p, h100, false);
-    CHECK(c2.forward_flops == doctest::Approx((gemm_fwd + attn_fwd) / 2));
+    CHECK(c2.forward_flops == trainsim::test::approx((gemm_fwd + attn_fwd) / 2));
   }
 }
 
@@ -228,18 +230,18 @@ TEST_CASE("layer_compute: Mixtral-8x7B top-2 runs 2/8 of all experts' FLOPs") {
   const double all_experts = 2 * T * E * 3 * h * f;  // every token through all 8 experts
   auto experts_of = [&](const LayerCompute& lc) { return lc.forward_flops - attention_proj - router - attn; };
   const LayerCompute lc = layer_compute(sc.model, sc.training, layout(1), h100, true);
-  CHECK(experts_of(lc) == doctest::Approx(2.0 / 8.0 * all_experts));
+  CHECK(experts_of(lc) == trainsim::test::approx(2.0 / 8.0 * all_experts));
   // Balanced routing: expert parallelism moves the experts, not the work per GPU.
   ParallelLayout p = layout(1);
   p.ep = 4;
-  CHECK(experts_of(layer_compute(sc.model, sc.training, p, h100, true)) == doctest::Approx(2.0 / 8.0 * all_experts));
+  CHECK(experts_of(layer_compute(sc.model, sc.training, p, h100, true)) == trainsim::test::approx(2.0 / 8.0 * all_experts));
   // tp = 2 with sequence parallel and expert-TP 2: half the attention/router... and half the expert work.
   p = layout(2);
   p.sequence_parallel = true;
   p.etp = 2;
   const LayerCompute t2 = layer_compute(sc.model, sc.training, p, h100, true);
-  CHECK(t2.forward_flops == doctest::Approx((attention_proj + router + attn + 2.0 / 8.0 * all_experts) / 2));
-  CHECK(lc.gemm_s + lc.attention_s + lc.memory_bound_s == doctest::Approx(lc.forward_s + lc.backward_s));
+  CHECK(t2.forward_flops == trainsim::test::approx((attention_proj + router + attn + 2.0 / 8.0 * all_experts) / 2));
+  CHECK(lc.gemm_s + lc.attention_s + lc.memory_bound_s == trainsim::test::approx(lc.forward_s + lc.backward_s));
   // The overload with pre-resolved traits (what the layout search uses) gives the same answer.
   const LayerCompute same = layer_compute(sc.model, sc.training, layout(1), h100, gpu_compute_traits(h100), true);
   CHECK(same.forward_s == lc.forward_s);
@@ -251,15 +253,15 @@ TEST_CASE("edge_compute: LM head GEMM FLOPs and a memory-bound embedding") {
   const GpuSpec h100 = gpu("h100-sxm-80gb");
   const double T = 4096, h = 4096, V = 128256;
   const EdgeCompute e = edge_compute(sc.model, sc.training, layout(1), h100);
-  CHECK(e.head_flops == doctest::Approx(3 * 2 * T * h * V));     // forward, dgrad, wgrad
+  CHECK(e.head_flops == trainsim::test::approx(3 * 2 * T * h * V));     // forward, dgrad, wgrad
   // Embedding forward: read T rows + write T x h (2 B each); backward: read dy, read+write fp32 rows.
-  CHECK(e.embedding_s == doctest::Approx((2 * 2 * T * h + (2 * T * h + 8 * T * h)) / 3.0e12));
+  CHECK(e.embedding_s == trainsim::test::approx((2 * 2 * T * h + (2 * T * h + 8 * T * h)) / 3.0e12));
   TrainingSpec t = sc.training;
   t.mode = TrainingMode::Lora;
   const EdgeCompute lo = edge_compute(sc.model, t, layout(1), h100);
-  CHECK(lo.head_flops == doctest::Approx(2 * 2 * T * h * V));    // frozen head: no wgrad
-  CHECK(lo.embedding_s == doctest::Approx(2 * 2 * T * h / 3.0e12));  // frozen embedding: no backward
-  CHECK(edge_compute(sc.model, sc.training, layout(2), h100).head_flops == doctest::Approx(e.head_flops / 2));
+  CHECK(lo.head_flops == trainsim::test::approx(2 * 2 * T * h * V));    // frozen head: no wgrad
+  CHECK(lo.embedding_s == trainsim::test::approx(2 * 2 * T * h / 3.0e12));  // frozen embedding: no backward
+  CHECK(edge_compute(sc.model, sc.training, layout(2), h100).head_flops == trainsim::test::approx(e.head_flops / 2));
 }
 
 TEST_CASE("layer_ops: the op list sums to layer_compute, pass by pass and kind by kind") {
@@ -315,19 +317,19 @@ TEST_CASE("layer_ops: the op list sums to layer_compute, pass by pass and kind b
         (pass == "forward" ? fwd : bwd) += op.predicted_s;
         (pass == "forward" ? fwd_flops : bwd_flops) += op.flops;
         (op.kind == LayerOp::Gemm ? gemm : op.kind == LayerOp::Attention ? attention : memory) += op.predicted_s;
-        if (op.kind == LayerOp::Gemm) CHECK(op.flops == doctest::Approx(gemm_flops(op.gemm)));
-        if (op.gemm_equivalent) CHECK(op.flops == doctest::Approx(gemm_flops(op.gemm)));  // FLOP-equivalent shape
+        if (op.kind == LayerOp::Gemm) CHECK(op.flops == trainsim::test::approx(gemm_flops(op.gemm)));
+        if (op.gemm_equivalent) CHECK(op.flops == trainsim::test::approx(gemm_flops(op.gemm)));  // FLOP-equivalent shape
         if (op.kind == LayerOp::MemoryBound) CHECK(op.bytes > 0);
       }
-      CHECK(total == doctest::Approx(lc.forward_s + lc.backward_s + lc.recompute_s).epsilon(1e-12));
-      CHECK(fwd == doctest::Approx(lc.forward_s).epsilon(1e-12));
-      CHECK(bwd == doctest::Approx(lc.backward_s).epsilon(1e-12));
-      CHECK(rec == doctest::Approx(lc.recompute_s).epsilon(1e-12));
-      CHECK(gemm == doctest::Approx(lc.gemm_s).epsilon(1e-12));
-      CHECK(attention == doctest::Approx(lc.attention_s).epsilon(1e-12));
-      CHECK(memory == doctest::Approx(lc.memory_bound_s).epsilon(1e-12));
-      CHECK(fwd_flops == doctest::Approx(lc.forward_flops).epsilon(1e-12));
-      CHECK(bwd_flops == doctest::Approx(lc.backward_flops).epsilon(1e-12));
+      CHECK(total == trainsim::test::approx(lc.forward_s + lc.backward_s + lc.recompute_s).epsilon(1e-12));
+      CHECK(fwd == trainsim::test::approx(lc.forward_s).epsilon(1e-12));
+      CHECK(bwd == trainsim::test::approx(lc.backward_s).epsilon(1e-12));
+      CHECK(rec == trainsim::test::approx(lc.recompute_s).epsilon(1e-12));
+      CHECK(gemm == trainsim::test::approx(lc.gemm_s).epsilon(1e-12));
+      CHECK(attention == trainsim::test::approx(lc.attention_s).epsilon(1e-12));
+      CHECK(memory == trainsim::test::approx(lc.memory_bound_s).epsilon(1e-12));
+      CHECK(fwd_flops == trainsim::test::approx(lc.forward_flops).epsilon(1e-12));
+      CHECK(bwd_flops == trainsim::test::approx(lc.backward_flops).epsilon(1e-12));
     }
   }
 }
@@ -368,7 +370,7 @@ TEST_CASE("layer_ops: Llama-3-8B shapes, dtypes and passes by hand") {
   CHECK(core->gemm.m == 4096);
   CHECK(core->gemm.n == 2048);
   CHECK(core->gemm.k == 128);
-  CHECK(core->gemm.count == doctest::Approx(2 * 16));  // QK^T and AV for 16 heads
+  CHECK(core->gemm.count == trainsim::test::approx(2 * 16));  // QK^T and AV for 16 heads
   const LayerOp* again = find("attention.core", "recompute");
   REQUIRE(again);
   CHECK(again->predicted_s == core->predicted_s);

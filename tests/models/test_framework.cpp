@@ -3,6 +3,8 @@
 // and the formulas of step.cpp / compute.cpp, using only public building blocks (collective_time, gemm_time).
 #include <doctest/doctest.h>
 
+#include "../approx.hpp"
+
 #include <cmath>
 #include <string>
 
@@ -117,8 +119,8 @@ TEST_CASE("DP gradient reduce and parameter gather go in buckets: ceil(B/b) call
   const double nine_calls = 9 * seconds(Collective::ReduceScatter, 4 * P / 9, dp, comm) + 9 * seconds(Collective::AllGather, 2 * P / 9, dp, comm);
   const StepEstimate e1 = StepModel(one.model, one.training, one.hardware).estimate(one.parallel);
   const StepEstimate e9 = StepModel(nine.model, nine.training, nine.hardware).estimate(nine.parallel);
-  CHECK(e1.breakdown.dp_comm_s == doctest::Approx(one_call).epsilon(1e-9));
-  CHECK(e9.breakdown.dp_comm_s == doctest::Approx(nine_calls).epsilon(1e-9));
+  CHECK(e1.breakdown.dp_comm_s == trainsim::test::approx(one_call).epsilon(1e-9));
+  CHECK(e9.breakdown.dp_comm_s == trainsim::test::approx(nine_calls).epsilon(1e-9));
   CHECK(e9.breakdown.dp_comm_s > e1.breakdown.dp_comm_s);  // same bytes, 8 more latencies per collective
 
   // Megatron-Core overlaps; switched off, the same buckets (max(40M, 1M x 8) = 40M: ceil(8.03e9 / 4e7) = 201 calls) add in full.
@@ -128,9 +130,9 @@ TEST_CASE("DP gradient reduce and parameter gather go in buckets: ceil(B/b) call
   const double total = calls * seconds(Collective::ReduceScatter, 4 * P / calls, dp, comm) + calls * seconds(Collective::AllGather, 2 * P / calls, dp, comm);
   const StepEstimate es = StepModel(serial.model, serial.training, serial.hardware).estimate(serial.parallel);
   const StepEstimate eo = StepModel(overlapped.model, overlapped.training, overlapped.hardware).estimate(overlapped.parallel);
-  CHECK(es.breakdown.dp_comm_s == doctest::Approx(total).epsilon(1e-9));
+  CHECK(es.breakdown.dp_comm_s == trainsim::test::approx(total).epsilon(1e-9));
   CHECK(eo.breakdown.dp_comm_s < es.breakdown.dp_comm_s);
-  CHECK(es.time_s - eo.time_s == doctest::Approx(es.breakdown.dp_comm_s - eo.breakdown.dp_comm_s).epsilon(1e-9));
+  CHECK(es.time_s - eo.time_s == trainsim::test::approx(es.breakdown.dp_comm_s - eo.breakdown.dp_comm_s).epsilon(1e-9));
 }
 
 TEST_CASE("ZeRO-3 in DeepSpeed: prefetch buckets for gathers, reduce buckets across layers; all exposed without overlap") {
@@ -146,10 +148,35 @@ TEST_CASE("ZeRO-3 in DeepSpeed: prefetch buckets for gathers, reduce buckets acr
   const double gather = 5 * seconds(Collective::AllGather, 2 * layer / 5, dp, comm);
   const double reduce = 14 * seconds(Collective::ReduceScatter, 4 * layer * 32 / 14, dp, comm) / 32;
   const StepEstimate e = StepModel(s.model, s.training, s.hardware).estimate(s.parallel);
-  CHECK(e.breakdown.dp_comm_s == doctest::Approx(32 * (2 * gather + reduce)).epsilon(1e-9));
+  CHECK(e.breakdown.dp_comm_s == trainsim::test::approx(32 * (2 * gather + reduce)).epsilon(1e-9));
   // With DeepSpeed's default overlap at ZeRO-3 the same gathers hide behind the layers' compute.
   Scenario o = llama8b("deepspeed", 3);
   CHECK(StepModel(o.model, o.training, o.hardware).estimate(o.parallel).breakdown.dp_comm_s < e.breakdown.dp_comm_s);
+}
+
+TEST_CASE("overlap is bounded by dependencies: the last gradient bucket and the first parameter bucket stay exposed") {
+  // Megatron-Core with overlap on one node, ZeRO-1: 201 buckets of 8.03e9 / 201 parameters. The backward of
+  // one 4096-token micro-batch (tens of ms) hides every reduce but the last bucket, which is filled only when
+  // the backward ends; the first parameter bucket is needed before the first forward layer. So the exposed
+  // DP time is one reduce-scatter call plus one all-gather call, no less.
+  const double P = 8030261248.0, calls = 201;
+  Scenario s = llama8b("megatron-core", 1);
+  const CommModel comm = make_comm_model(s.hardware);
+  const GroupPlacement dp{8, 8};
+  const double one_reduce = seconds(Collective::ReduceScatter, 4 * P / calls, dp, comm);
+  const double one_gather = seconds(Collective::AllGather, 2 * P / calls, dp, comm);
+  const StepEstimate e = StepModel(s.model, s.training, s.hardware).estimate(s.parallel);
+  CHECK(calls * one_reduce < e.breakdown.compute_s * 2 / 3);  // the reduce fits behind the backward...
+  CHECK(e.breakdown.dp_comm_s == trainsim::test::approx(one_reduce + one_gather).epsilon(1e-9));  // ...but its tail does not
+
+  // FSDP2 (ZeRO-3, one layer per gather and reduce-scatter, prefetched): per micro-batch the first layer's
+  // gather and the last layer's reduce-scatter stay exposed, the rest hides behind the layers (4 micro-batches).
+  const double layer = 218112000.0;
+  Scenario f = llama8b("fsdp2", 3, 32);
+  const StepEstimate ef = StepModel(f.model, f.training, f.hardware).estimate(f.parallel);
+  const double edge = seconds(Collective::AllGather, 2 * layer, dp, comm) + seconds(Collective::ReduceScatter, 4 * layer, dp, comm);
+  CHECK(f.parallel.gradient_accumulation_steps == 4);
+  CHECK(ef.breakdown.dp_comm_s == trainsim::test::approx(4 * edge).epsilon(1e-9));
 }
 
 TEST_CASE("eager host overhead: kernels per layer x launch gap, exposed where the GPU work is shorter") {
@@ -179,12 +206,12 @@ TEST_CASE("eager host overhead: kernels per layer x launch gap, exposed where th
   // 9.4 us per launch (the presets' kernel_launch_gap_us, measured on an H100 host): per pass max(GPU time, kernels x gap).
   REQUIRE(le.forward_s < 35 * 9.4e-6);
   REQUIRE(le.backward_s < 44 * 9.4e-6);
-  CHECK(le.host_s == doctest::Approx(35 * 9.4e-6 - le.forward_s + 44 * 9.4e-6 - le.backward_s));
+  CHECK(le.host_s == trainsim::test::approx(35 * 9.4e-6 - le.forward_s + 44 * 9.4e-6 - le.backward_s));
   // CUDA graphs replay without launches.
   Scenario graphs = tiny(Json{{"preset", "transformers"}, {"cuda_graphs", true}});
   CHECK(layer_compute(graphs.model, graphs.training, graphs.parallel, graphs.hardware.gpu, false).host_s == 0);
   // The step adds it per layer and micro-batch: 2 layers.
-  CHECK(StepModel(eager.model, eager.training, eager.hardware).estimate(eager.parallel).breakdown.host_s == doctest::Approx(2 * le.host_s));
+  CHECK(StepModel(eager.model, eager.training, eager.hardware).estimate(eager.parallel).breakdown.host_s == trainsim::test::approx(2 * le.host_s));
 }
 
 TEST_CASE("eager RMSNorm moves the bytes of its op sequence") {
@@ -197,10 +224,10 @@ TEST_CASE("eager RMSNorm moves the bytes of its op sequence") {
       if (op.name == "attention.norm" && std::string(op.pass) == pass) return op.bytes;
     return -1.0;
   };
-  CHECK(norm_bytes(eager, "forward") == doctest::Approx(36 * elements));
-  CHECK(norm_bytes(eager, "backward") == doctest::Approx(64 * elements));
-  CHECK(norm_bytes(fused, "forward") == doctest::Approx(4 * elements));
-  CHECK(norm_bytes(fused, "backward") == doctest::Approx(6 * elements));
+  CHECK(norm_bytes(eager, "forward") == trainsim::test::approx(36 * elements));
+  CHECK(norm_bytes(eager, "backward") == trainsim::test::approx(64 * elements));
+  CHECK(norm_bytes(fused, "forward") == trainsim::test::approx(4 * elements));
+  CHECK(norm_bytes(fused, "backward") == trainsim::test::approx(6 * elements));
 }
 
 TEST_CASE("MoE as a per-expert loop: one GEMM per expert with its own waves and launch, vs one grouped GEMM") {
@@ -221,8 +248,8 @@ TEST_CASE("MoE as a per-expert loop: one GEMM per expert with its own waves and 
   const LayerOp l = gate_up(loop), g = gate_up(grouped);
   CHECK(l.kernels == 8);
   CHECK(g.kernels == 1);
-  CHECK(l.predicted_s == doctest::Approx(8 * gemm_time(gpu, Precision::Bf16, {1024, 28672, 4096, 1})));
-  CHECK(g.predicted_s == doctest::Approx(gemm_time(gpu, Precision::Bf16, {1024, 28672, 4096, 8})));
+  CHECK(l.predicted_s == trainsim::test::approx(8 * gemm_time(gpu, Precision::Bf16, {1024, 28672, 4096, 1})));
+  CHECK(g.predicted_s == trainsim::test::approx(gemm_time(gpu, Precision::Bf16, {1024, 28672, 4096, 8})));
   CHECK(l.predicted_s >= g.predicted_s);  // separate kernels cannot share a partly filled last wave
 }
 
@@ -260,7 +287,7 @@ TEST_CASE("plan gives each candidate layout its implied framework, priced with t
     (zero3_flat ? fsdp2 : megatron)++;
     // The search shares per-layer work between ZeRO variants only within one framework: same time as a fresh estimate.
     HardwareSpec h = s.hardware;
-    CHECK(p.step.time_s == doctest::Approx(StepModel(s.model, p.training, h).estimate(p.layout).time_s).epsilon(1e-12));
+    CHECK(p.step.time_s == trainsim::test::approx(StepModel(s.model, p.training, h).estimate(p.layout).time_s).epsilon(1e-12));
   }
   CHECK(fsdp2 > 0);
   CHECK(megatron > 0);

@@ -2,6 +2,8 @@
 // checked against hand-derived values, and invariants.
 #include <doctest/doctest.h>
 
+#include "../approx.hpp"
+
 #include <cmath>
 
 #include "models/memory.hpp"
@@ -50,19 +52,19 @@ TEST_CASE("activations per layer reduce to Korthikanti's terms for GPT") {
   SUBCASE("tensor parallel, no recompute: sbh(10 + 24/t + 5as/(ht))") {
     Scenario sc = gpt_case({{"tp", 8}, {"micro_batch_size", 4}}, "none", false);
     LayerActivations la = layer_activations(sc.model, sc.training, sc.parallel, false);
-    CHECK(la.stored == doctest::Approx(s * b * h * (10 + 24 / t + 5 * a * s / (h * t))));
+    CHECK(la.stored == trainsim::test::approx(s * b * h * (10 + 24 / t + 5 * a * s / (h * t))));
   }
   SUBCASE("tensor + sequence parallel, selective recompute: 34sbh/t") {
     Scenario sc = gpt_case({{"tp", 8}, {"micro_batch_size", 4}, {"sequence_parallel", true}}, "selective", false);
-    CHECK(layer_activations(sc.model, sc.training, sc.parallel, false).stored == doctest::Approx(34 * s * b * h / t));
+    CHECK(layer_activations(sc.model, sc.training, sc.parallel, false).stored == trainsim::test::approx(34 * s * b * h / t));
   }
   SUBCASE("full recompute keeps the layer input: 2sbh/t with sequence parallel") {
     Scenario sc = gpt_case({{"tp", 8}, {"micro_batch_size", 4}, {"sequence_parallel", true}}, "full", false);
-    CHECK(layer_activations(sc.model, sc.training, sc.parallel, false).stored == doctest::Approx(2 * s * b * h / t));
+    CHECK(layer_activations(sc.model, sc.training, sc.parallel, false).stored == trainsim::test::approx(2 * s * b * h / t));
   }
   SUBCASE("flash attention drops the 5as^2b term and keeps a fp32 log-sum-exp") {
     Scenario sc = gpt_case({{"tp", 8}, {"micro_batch_size", 4}, {"sequence_parallel", true}}, "none", true);
-    CHECK(layer_activations(sc.model, sc.training, sc.parallel, false).stored == doctest::Approx(34 * s * b * h / t + 4 * s * b * a / t));
+    CHECK(layer_activations(sc.model, sc.training, sc.parallel, false).stored == trainsim::test::approx(34 * s * b * h / t + 4 * s * b * a / t));
   }
 }
 
@@ -71,16 +73,16 @@ TEST_CASE("micro-batches in flight per schedule") {
   p.pp = 8;
   p.gradient_accumulation_steps = 64;
   p.schedule = Schedule::OneFOneB;
-  CHECK(layers_in_flight(p, 96, 0) == doctest::Approx(8 * 12));  // pp micro-batches of 12 layers
-  CHECK(layers_in_flight(p, 96, 7) == doctest::Approx(1 * 12));
+  CHECK(layers_in_flight(p, 96, 0) == trainsim::test::approx(8 * 12));  // pp micro-batches of 12 layers
+  CHECK(layers_in_flight(p, 96, 7) == trainsim::test::approx(1 * 12));
   p.schedule = Schedule::Gpipe;
-  CHECK(layers_in_flight(p, 96, 3) == doctest::Approx(64 * 12));
+  CHECK(layers_in_flight(p, 96, 3) == trainsim::test::approx(64 * 12));
   p.schedule = Schedule::Interleaved;
   p.vpp = 3;
   // Korthikanti §4.2.3: 96 layers x (1 + (p-1)/(p·v)) = 96 x 31/24 = 124.
-  CHECK(layers_in_flight(p, 96, 0) == doctest::Approx(124));
+  CHECK(layers_in_flight(p, 96, 0) == trainsim::test::approx(124));
   p.gradient_accumulation_steps = 2;  // fewer micro-batches than the warm-up: all of them
-  CHECK(layers_in_flight(p, 96, 0) == doctest::Approx(2 * 3 * 4));
+  CHECK(layers_in_flight(p, 96, 0) == trainsim::test::approx(2 * 3 * 4));
 }
 
 TEST_CASE("ZeRO-3: more GPUs never raise per-GPU model-state memory") {
@@ -102,15 +104,15 @@ TEST_CASE("offloading moves optimizer states to the host; QLoRA stores 4-bit wei
   Scenario s = parse_scenario(doc);
   StageMemory w = MemoryModel(s.model, s.training, s.hardware).worst_stage(s.parallel);
   CHECK(w.optimizer == 0);
-  CHECK(w.host == doctest::Approx(8030261248.0 * 12));  // fp32 master + 2 moments, not sharded
+  CHECK(w.host == trainsim::test::approx(8030261248.0 * 12));  // fp32 master + 2 moments, not sharded
 
   Scenario q = parse_scenario({{"model", "llama3-8b"}, {"training", {{"mode", "qlora"}, {"global_batch_size", 1}}},
                                {"hardware", {{"gpu", "rtx4090-24gb"}, {"num_gpus", 1}, {"gpus_per_node", 1}}}});
   StageMemory qw = MemoryModel(q.model, q.training, q.hardware).worst_stage(q.parallel);
   // Linear weights 6,979,321,856 at 4.127 bits + embeddings/norms 1,050,939,392 in bf16 + 41.9M fp32 adapters.
   const double linear = 32 * (41943040.0 + 176160768.0), rest = 8030261248.0 - linear;
-  CHECK(qw.weights == doctest::Approx(linear * 4.127 / 8 + rest * 2 + 41943040.0 * 4));
-  CHECK(qw.gradients == doctest::Approx(41943040.0 * 4));
+  CHECK(qw.weights == trainsim::test::approx(linear * 4.127 / 8 + rest * 2 + 41943040.0 * 4));
+  CHECK(qw.gradients == trainsim::test::approx(41943040.0 * 4));
 }
 
 TEST_CASE("DPO holds a frozen reference model and twice the sequences") {
@@ -120,8 +122,8 @@ TEST_CASE("DPO holds a frozen reference model and twice the sequences") {
   Scenario dpo = parse_scenario(doc);
   StageMemory a = MemoryModel(sft.model, sft.training, sft.hardware).worst_stage(sft.parallel);
   StageMemory b = MemoryModel(dpo.model, dpo.training, dpo.hardware).worst_stage(dpo.parallel);
-  CHECK(b.weights - a.weights == doctest::Approx(8030261248.0 * 2 / 8));
-  CHECK(b.activations_layers == doctest::Approx(2 * a.activations_layers));
+  CHECK(b.weights - a.weights == trainsim::test::approx(8030261248.0 * 2 / 8));
+  CHECK(b.activations_layers == trainsim::test::approx(2 * a.activations_layers));
 }
 
 TEST_CASE("activation bytes follow the precision: fp32 doubles what bf16 stores, fp8 keeps GEMM inputs in one byte") {
@@ -134,15 +136,15 @@ TEST_CASE("activation bytes follow the precision: fp32 doubles what bf16 stores,
   const double bf16 = layer_activations(s.model, t, s.parallel, false).stored;
   // By hand (Korthikanti et al. 2022 terms, gated MLP, GQA): LN1 in, QKV in, LN2 in 3·2h; Q, K, V 2q + 4kv;
   // out-proj in 2q; fp32 log-sum-exp 4a; fc1 in 2h; gate and up outputs 4f; fc2 in 2f.
-  CHECK(bf16 == doctest::Approx(sb * (6 * h + 2 * q + 4 * kv + 2 * q + 4 * a + 2 * h + 6 * f)));
+  CHECK(bf16 == trainsim::test::approx(sb * (6 * h + 2 * q + 4 * kv + 2 * q + 4 * a + 2 * h + 6 * f)));
   t.precision = Precision::Fp32;
   const double fp32 = layer_activations(s.model, t, s.parallel, false).stored;
   // Everything doubles except the fp32 log-sum-exp (already 4 bytes).
-  CHECK(fp32 == doctest::Approx(2 * bf16 - 4 * a * sb));
+  CHECK(fp32 == trainsim::test::approx(2 * bf16 - 4 * a * sb));
   t.precision = Precision::Fp8;
   const double fp8 = layer_activations(s.model, t, s.parallel, false).stored;
   // Transformer Engine keeps the inputs of the fp8 GEMMs (QKV, out-proj, fc1, fc2) in fp8: one byte each saved.
-  CHECK(fp8 == doctest::Approx(bf16 - sb * (h + q + h + f)));
+  CHECK(fp8 == trainsim::test::approx(bf16 - sb * (h + q + h + f)));
 }
 
 TEST_CASE("offloaded optimizer states are checked against the node's host memory") {
@@ -151,15 +153,15 @@ TEST_CASE("offloaded optimizer states are checked against the node's host memory
     "parallel": {"tp": 1, "pp": 1, "dp": 8}, "hardware": {"num_gpus": 8, "host_memory": "2TB"}})");
   const Scenario roomy = parse_scenario(doc);
   const MemoryEstimate fits = MemoryModel(roomy.model, roomy.training, roomy.hardware).estimate(roomy.parallel);
-  CHECK(fits.worst.host == doctest::Approx(12.0 * fits.params.total));
-  CHECK(fits.host_per_node == doctest::Approx(8 * 12.0 * fits.params.total));
+  CHECK(fits.worst.host == trainsim::test::approx(12.0 * fits.params.total));
+  CHECK(fits.host_per_node == trainsim::test::approx(8 * 12.0 * fits.params.total));
   CHECK(fits.host_fits);
   doc["hardware"]["host_memory"] = "10GB";
   const Scenario tight = parse_scenario(doc);
   const MemoryEstimate e = MemoryModel(tight.model, tight.training, tight.hardware).estimate(tight.parallel);
   CHECK_FALSE(e.host_fits);
   CHECK_FALSE(e.fits);
-  CHECK(e.host_capacity == doctest::Approx(10e9));
+  CHECK(e.host_capacity == trainsim::test::approx(10e9));
   // Not given: not checked (and said so by the report).
   doc["hardware"].erase("host_memory");
   const Scenario unknown = parse_scenario(doc);

@@ -1,6 +1,8 @@
 // Every preset loads, and every model preset's parameter count matches its publisher's total.
 #include <doctest/doctest.h>
 
+#include "../approx.hpp"
+
 #include <cmath>
 
 #include "models/presets.hpp"
@@ -54,9 +56,9 @@ TEST_CASE("every GPU preset parses, names an existing node fabric, and has a sou
   }
   // Datasheet anchors (NVIDIA H100 datasheet: 989.4 dense bf16 TFLOPS, 3.35 TB/s; nvidia-smi: 81559 MiB).
   GpuSpec h100 = parse_gpu(Json("h100-sxm-80gb"), "/hardware/gpu");
-  CHECK(h100.flops_bf16 == doctest::Approx(989.4e12));
-  CHECK(h100.memory_bandwidth == doctest::Approx(3.35e12));
-  CHECK(h100.memory_bytes == doctest::Approx(81559.0 * 1048576));
+  CHECK(h100.flops_bf16 == trainsim::test::approx(989.4e12));
+  CHECK(h100.memory_bandwidth == trainsim::test::approx(3.35e12));
+  CHECK(h100.memory_bytes == trainsim::test::approx(81559.0 * 1048576));
 }
 
 TEST_CASE("every fabric preset parses; cut-down NVLink for A800 and H800") {
@@ -67,7 +69,7 @@ TEST_CASE("every fabric preset parses; cut-down NVLink for A800 and H800") {
     CHECK(f.latency_s > 0);
   }
   // NVLink 4 = 900 GB/s bidirectional per H100; H800 = 400 GB/s bidirectional (NVIDIA product briefs).
-  CHECK(parse_fabric(Json("nvlink4-nvswitch"), "x").bandwidth == doctest::Approx(450e9));
-  CHECK(parse_fabric(Json(parse_gpu(Json("h800-sxm-80gb"), "x").default_intra_node), "x").bandwidth == doctest::Approx(200e9));
-  CHECK(parse_fabric(Json("ib-ndr-400"), "x").bandwidth == doctest::Approx(50e9));  // 400 Gb/s / 8
+  CHECK(parse_fabric(Json("nvlink4-nvswitch"), "x").bandwidth == trainsim::test::approx(450e9));
+  CHECK(parse_fabric(Json(parse_gpu(Json("h800-sxm-80gb"), "x").default_intra_node), "x").bandwidth == trainsim::test::approx(200e9));
+  CHECK(parse_fabric(Json("ib-ndr-400"), "x").bandwidth == trainsim::test::approx(50e9));  // 400 Gb/s / 8
 }

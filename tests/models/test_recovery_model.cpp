@@ -1,6 +1,8 @@
 // Recovery model: the durations from a failure to training again, spares, the scenario's object.
 #include <doctest/doctest.h>
 
+#include "../approx.hpp"
+
 #include "models/errors.hpp"
 #include "models/recovery_model.hpp"
 
@@ -10,9 +12,9 @@ using Json = nlohmann::json;
 TEST_CASE("recovery: detection + drain + (spare swap) + restart + reload + warm-up") {
   RecoverySettings s;
   const RecoveryTimes hw = recovery_times(s, 40, true), sw = recovery_times(s, 40, false);
-  CHECK(hw.total() == doctest::Approx(60 + 30 + 120 + 180 + 40 + 60));
-  CHECK(sw.total() == doctest::Approx(60 + 30 + 180 + 40 + 60));  // software restarts in place: no swap
-  CHECK(mean_recovery_s(s, 40, 0.85) == doctest::Approx(0.85 * hw.total() + 0.15 * sw.total()));
+  CHECK(hw.total() == trainsim::test::approx(60 + 30 + 120 + 180 + 40 + 60));
+  CHECK(sw.total() == trainsim::test::approx(60 + 30 + 180 + 40 + 60));  // software restarts in place: no swap
+  CHECK(mean_recovery_s(s, 40, 0.85) == trainsim::test::approx(0.85 * hw.total() + 0.15 * sw.total()));
   s.fixed_total_s = 600;
   CHECK(recovery_times(s, 40, true).total() == 600);
   CHECK(recovery_times(s, 40, true).fixed);

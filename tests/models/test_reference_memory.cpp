@@ -3,6 +3,8 @@
 // and Adam moments) and the activations of the first pipeline stage.
 #include <doctest/doctest.h>
 
+#include "../approx.hpp"
+
 #include <cmath>
 #include <cstdio>
 
@@ -33,11 +35,11 @@ TEST_CASE("Korthikanti 2022 Fig. 1 memory within 1%") {
     const int layers = layers_in_stage(s.model.num_hidden_layers, p, 0);
     const double layer_params = layers * (mm.params.dense_layer.attention_split + mm.params.dense_layer.mlp_split) / p.tp;
     const ModelStates states = full_model_states(layer_params, 0, p.dp, p.dp, s.training);
-    CHECK(states.total() / GiB == doctest::Approx(measured["model_states"].get<double>()).epsilon(0.01));
+    CHECK(states.total() / GiB == trainsim::test::approx(measured["model_states"].get<double>()).epsilon(0.01));
 
     // Activations with sequence parallelism and selective recompute, first stage.
     const double sel = mm.stage(p, 0).activations_layers / GiB;
-    CHECK(sel == doctest::Approx(measured["activations_sp_selective"].get<double>()).epsilon(0.01));
+    CHECK(sel == trainsim::test::approx(measured["activations_sp_selective"].get<double>()).epsilon(0.01));
 
     // The same run with tensor parallelism only and no recompute.
     TrainingSpec t = s.training;
@@ -45,7 +47,7 @@ TEST_CASE("Korthikanti 2022 Fig. 1 memory within 1%") {
     ParallelLayout q = p;
     q.sequence_parallel = false;
     const double none = MemoryModel(s.model, t, s.hardware).stage(q, 0).activations_layers / GiB;
-    CHECK(none == doctest::Approx(measured["activations_no_recompute_tp_only"].get<double>()).epsilon(0.01));
+    CHECK(none == trainsim::test::approx(measured["activations_no_recompute_tp_only"].get<double>()).epsilon(0.01));
     std::printf("%-32s states %.2f/%.2f  act(sp+sel) %.2f/%.2f  act(tp) %.2f/%.2f GiB (model/paper)\n", c["id"].get<std::string>().c_str(),
                 states.total() / GiB, measured["model_states"].get<double>(), sel, measured["activations_sp_selective"].get<double>(), none,
                 measured["activations_no_recompute_tp_only"].get<double>());

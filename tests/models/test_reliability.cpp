@@ -1,6 +1,8 @@
 // Closed forms of ../shared/reference/reliability.json: Young/Daly intervals and the Llama 3 failure count.
 #include <doctest/doctest.h>
 
+#include "../approx.hpp"
+
 #include <cmath>
 
 #include "models/reliability.hpp"
@@ -25,14 +27,14 @@ TEST_CASE("Young and Daly intervals match reliability.json's closed-form checks"
 
 TEST_CASE("Llama 3 shape: 2,048 nodes at 3.79 failures per 1,000 node-days for 54 days") {
   // 2048 x 3.79/1000 x 54 = 419.1 expected interruptions (the paper counted 419 unexpected ones).
-  CHECK(expected_interruptions(2048, 3.79, 54) == doctest::Approx(419.14).epsilon(1e-4));
+  CHECK(expected_interruptions(2048, 3.79, 54) == trainsim::test::approx(419.14).epsilon(1e-4));
   // MTBF = 1 day / (2048 x 0.00379) = 11,131 s = 3.09 h, the figure behind young-daly-1.
-  CHECK(job_mtbf_s(2048, 3.79) / 3600 == doctest::Approx(3.09).epsilon(0.002));
+  CHECK(job_mtbf_s(2048, 3.79) / 3600 == trainsim::test::approx(3.09).epsilon(0.002));
 }
 
 TEST_CASE("first-order waste: checkpoint share plus half an interval and the recovery per failure") {
   // delta 60 s, tau 1200 s, R 600 s, M 3 h: 60/1200 + (600 + 600)/10800 = 0.05 + 0.1111.
-  CHECK(first_order_waste(60, 1200, 600, 10800) == doctest::Approx(0.05 + 1200.0 / 10800));
+  CHECK(first_order_waste(60, 1200, 600, 10800) == trainsim::test::approx(0.05 + 1200.0 / 10800));
   // Daly's interval never does worse than Young's under the first-order model at these points.
   for (double delta : {30.0, 60.0, 300.0}) {
     const double m = 3.09 * 3600;

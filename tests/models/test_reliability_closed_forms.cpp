@@ -2,6 +2,8 @@
 // the mean work lost per failure.
 #include <doctest/doctest.h>
 
+#include "../approx.hpp"
+
 #include <cmath>
 #include <initializer_list>
 #include <utility>
@@ -11,12 +13,12 @@
 using namespace trainsim;
 
 TEST_CASE("Lambert W0") {
-  CHECK(lambert_w0(0) == doctest::Approx(0));
-  CHECK(lambert_w0(std::exp(1.0)) == doctest::Approx(1.0));  // 1·e^1 = e
-  CHECK(lambert_w0(-std::exp(-1.0)) == doctest::Approx(-1.0));
+  CHECK(lambert_w0(0) == trainsim::test::approx(0));
+  CHECK(lambert_w0(std::exp(1.0)) == trainsim::test::approx(1.0));  // 1·e^1 = e
+  CHECK(lambert_w0(-std::exp(-1.0)) == trainsim::test::approx(-1.0));
   for (double x : {-0.3678, -0.3, -0.1, 0.5, 10.0}) {
     const double w = lambert_w0(x);
-    CHECK(w * std::exp(w) == doctest::Approx(x).epsilon(1e-12));
+    CHECK(w * std::exp(w) == trainsim::test::approx(x).epsilon(1e-12));
   }
 }
 
@@ -31,24 +33,24 @@ TEST_CASE("Daly's complete model: the exact optimum, close to Daly's series and 
     CHECK(expected_ettr(delta, opt, 0, m) >= expected_ettr(delta, opt * 1.02, 0, m));
     CHECK(expected_ettr(delta, opt, 0, m) >= expected_ettr(delta, opt * 0.98, 0, m));
     // ... and Daly's perturbation series approximates it to a fraction of a percent here.
-    CHECK(daly_interval_s(delta, m) == doctest::Approx(opt).epsilon(0.01));
+    CHECK(daly_interval_s(delta, m) == trainsim::test::approx(opt).epsilon(0.01));
   }
 }
 
 TEST_CASE("complete model vs first-order waste where the first-order assumptions hold") {
   // M = 24 h >> tau = 1 h >> delta = 30 s, R = 5 min: the two agree to a few hundredths of a point.
   const double m = 86400, tau = 3600, delta = 30, r = 300;
-  CHECK(expected_ettr(delta, tau, r, m) == doctest::Approx(1 - first_order_waste(delta, tau, r, m)).epsilon(0.001));
+  CHECK(expected_ettr(delta, tau, r, m) == trainsim::test::approx(1 - first_order_waste(delta, tau, r, m)).epsilon(0.001));
   // No failures: only the checkpoint pauses are lost.
-  CHECK(expected_ettr(delta, tau, r, INFINITY) == doctest::Approx(tau / (tau + delta)));
+  CHECK(expected_ettr(delta, tau, r, INFINITY) == trainsim::test::approx(tau / (tau + delta)));
 }
 
 TEST_CASE("mean work lost per failure tends to half an interval") {
   // BLOOM: 3-hour checkpoints, failures days apart: about 1.5 h per crash.
-  CHECK(expected_lost_work_s(60, 3 * 3600, 5 * 86400) / 3600 == doctest::Approx(1.5).epsilon(0.02));
+  CHECK(expected_lost_work_s(60, 3 * 3600, 5 * 86400) / 3600 == trainsim::test::approx(1.5).epsilon(0.02));
   // With M >> tau the limit (tau^2/2 + tau·delta)/(tau + delta).
   const double tau = 1000, delta = 100;
-  CHECK(expected_lost_work_s(delta, tau, 1e9) == doctest::Approx((tau * tau / 2 + tau * delta) / (tau + delta)).epsilon(1e-4));
+  CHECK(expected_lost_work_s(delta, tau, 1e9) == trainsim::test::approx((tau * tau / 2 + tau * delta) / (tau + delta)).epsilon(1e-4));
 }
 
 TEST_CASE("first-order ETTR: none where the first-order waste exceeds 100% (never a negative ETTR)") {
@@ -61,7 +63,7 @@ TEST_CASE("first-order ETTR: none where the first-order waste exceeds 100% (neve
   CHECK_FALSE(first_order_ettr(60, INFINITY, 300, 3600).has_value());  // never checkpointing: infinite waste
   // Where it holds, 1 - waste.
   REQUIRE(first_order_ettr(30, 3600, 300, 86400).has_value());
-  CHECK(*first_order_ettr(30, 3600, 300, 86400) == doctest::Approx(1 - first_order_waste(30, 3600, 300, 86400)));
+  CHECK(*first_order_ettr(30, 3600, 300, 86400) == trainsim::test::approx(1 - first_order_waste(30, 3600, 300, 86400)));
   // The complete model stays a number in [0, 1] however frequent the failures.
   for (double mtbf : {1.0, 60.0, 600.0}) {
     const double e = expected_ettr(60, 268, 540, mtbf);

@@ -1,6 +1,8 @@
 // Scenario parsing: presets, overrides, derivation of missing degrees, and errors that name the path.
 #include <doctest/doctest.h>
 
+#include "../approx.hpp"
+
 #include <cmath>
 
 #include "models/errors.hpp"
@@ -73,7 +75,7 @@ TEST_CASE("a preset GPU variant keeps the fraction of the peak its published mea
   Json doc = base();
   doc["hardware"]["gpu"] = {{"preset", "h100-sxm-80gb"}, {"memory_bandwidth", "2.4TB/s"}};
   Scenario s = parse_scenario(doc);
-  CHECK(s.hardware.gpu.hbm_copy_bandwidth == doctest::Approx(3.0e12 * 2.4 / 3.35).epsilon(1e-9));
+  CHECK(s.hardware.gpu.hbm_copy_bandwidth == trainsim::test::approx(3.0e12 * 2.4 / 3.35).epsilon(1e-9));
   REQUIRE(s.hardware.gpu.gemm_published.size() == 1);
   CHECK(s.hardware.gpu.gemm_published[0].tflops == 792.1);  // peak unchanged: the point stays as published
 
@@ -81,7 +83,7 @@ TEST_CASE("a preset GPU variant keeps the fraction of the peak its published mea
   Scenario v = parse_scenario(doc);
   REQUIRE(v.hardware.gpu.gemm_published.size() == 1);
   CHECK(v.hardware.gpu.gemm_published[0].tflops == 0);
-  CHECK(v.hardware.gpu.gemm_published[0].efficiency == doctest::Approx(792.1 / 989.4).epsilon(1e-9));
+  CHECK(v.hardware.gpu.gemm_published[0].efficiency == trainsim::test::approx(792.1 / 989.4).epsilon(1e-9));
 
   // Both given by the user: taken as written, and checked.
   doc["hardware"]["gpu"]["hbm_copy_bandwidth"] = "3.0TB/s";
@@ -192,8 +194,8 @@ TEST_CASE("DPO: a sample is a preference pair, so dataset tokens count both sequ
   const Scenario s = parse_scenario(doc);
   CHECK(s.training.sequences_per_sample() == 2);
   // 60,000 pairs x 2 sequences x 2048 tokens = 245,760,000 tokens; a step takes 64 pairs = 262,144 tokens.
-  CHECK(s.training.train_tokens == doctest::Approx(245760000.0));
-  CHECK(s.training.tokens_per_step() == doctest::Approx(262144.0));
+  CHECK(s.training.train_tokens == trainsim::test::approx(245760000.0));
+  CHECK(s.training.tokens_per_step() == trainsim::test::approx(262144.0));
   CHECK(std::ceil(s.training.train_tokens / s.training.tokens_per_step()) == 938);
 }
 

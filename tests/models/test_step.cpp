@@ -1,6 +1,8 @@
 // Step-time assembly, FLOP formulas and layout search: published formulas and invariants.
 #include <doctest/doctest.h>
 
+#include "../approx.hpp"
+
 #include "models/flops.hpp"
 #include "models/scenario.hpp"
 #include "models/search.hpp"
@@ -23,8 +25,8 @@ TEST_CASE("Megatron's FLOP formulas: 72·B·s·L·h²(...) model, 96·B·s·L·h
   // with full recomputation 96·B·s·L·h²·(1 + s/(6h) + V/(16·h·L)).
   Scenario s = gpt3({{"tp", 8}, {"pp", 16}});
   const double B = 1536, seq = 2048, L = 96, h = 12288, V = 50257;
-  CHECK(model_flops_per_iteration(s.model, s.training, B) == doctest::Approx(72 * B * seq * L * h * h * (1 + seq / (6 * h) + V / (12 * h * L))));
-  CHECK(hardware_flops_per_iteration(s.model, s.training, B) == doctest::Approx(96 * B * seq * L * h * h * (1 + seq / (6 * h) + V / (16 * h * L))));
+  CHECK(model_flops_per_iteration(s.model, s.training, B) == trainsim::test::approx(72 * B * seq * L * h * h * (1 + seq / (6 * h) + V / (12 * h * L))));
+  CHECK(hardware_flops_per_iteration(s.model, s.training, B) == trainsim::test::approx(96 * B * seq * L * h * h * (1 + seq / (6 * h) + V / (16 * h * L))));
 }
 
 TEST_CASE("gated MLP and GQA enter the FLOP formula as in the reference README") {
@@ -32,7 +34,7 @@ TEST_CASE("gated MLP and GQA enter the FLOP formula as in the reference README")
   Scenario s = parse_scenario({{"model", "llama3-8b"}, {"training", {{"seq_len", 8192}, {"global_batch_size", 8}}}, {"hardware", {{"num_gpus", 8}}}});
   const double B = 8, seq = 8192, L = 32, h = 4096, f = 14336, V = 128256;
   CHECK(model_flops_per_iteration(s.model, s.training, B) ==
-        doctest::Approx(12 * B * seq * L * h * h * (1 + f / h * 1.5 + 8.0 / 32 + seq / h + V / (2 * L * h))));
+        trainsim::test::approx(12 * B * seq * L * h * h * (1 + f / h * 1.5 + 8.0 / 32 + seq / h + V / (2 * L * h))));
 }
 
 TEST_CASE("the pipeline bubble shrinks with more micro-batches") {
@@ -45,7 +47,7 @@ TEST_CASE("the pipeline bubble shrinks with more micro-batches") {
   }
   const double few_fraction = few.breakdown.bubble_s / few.time_s, many_fraction = many.breakdown.bubble_s / many.time_s;
   CHECK(few_fraction > many_fraction);
-  CHECK(few_fraction == doctest::Approx(15.0 / (16 + 15)).epsilon(0.1));  // m = 16: bubble ≈ (p-1)/(m+p-1) of the step
+  CHECK(few_fraction == trainsim::test::approx(15.0 / (16 + 15)).epsilon(0.1));  // m = 16: bubble ≈ (p-1)/(m+p-1) of the step
 }
 
 TEST_CASE("interleaving divides the bubble by the number of model chunks") {
@@ -63,10 +65,10 @@ TEST_CASE("recomputation costs time; time to train and cost follow from the step
   CHECK(eb.time_s > ea.time_s);
   CHECK(eb.breakdown.recompute_s > ea.breakdown.recompute_s);
   TrainingCost c = a.training_cost(ea, none.parallel);
-  CHECK(c.iterations == doctest::Approx(std::ceil(300e9 / (1536.0 * 2048))));
-  CHECK(c.time_to_train_s == doctest::Approx(c.iterations * ea.time_s));
-  CHECK(c.gpu_hours == doctest::Approx(c.time_to_train_s * 1024 / 3600));
-  CHECK(c.cost == doctest::Approx(c.gpu_hours * none.hardware.price_per_gpu_hour));
+  CHECK(c.iterations == trainsim::test::approx(std::ceil(300e9 / (1536.0 * 2048))));
+  CHECK(c.time_to_train_s == trainsim::test::approx(c.iterations * ea.time_s));
+  CHECK(c.gpu_hours == trainsim::test::approx(c.time_to_train_s * 1024 / 3600));
+  CHECK(c.cost == trainsim::test::approx(c.gpu_hours * none.hardware.price_per_gpu_hour));
   CHECK(ea.mfu > 0.2);
   CHECK(ea.mfu < 0.7);
 }
@@ -121,6 +123,6 @@ TEST_CASE("tensor-parallel communication overlap hides what the GEMMs cover") {
   const StepEstimate ea = a.estimate(plain.parallel), eb = b.estimate(overlap.parallel);
   CHECK(ea.breakdown.tp_comm_s > 0);
   CHECK(eb.breakdown.tp_comm_s < ea.breakdown.tp_comm_s);
-  CHECK(eb.time_s == doctest::Approx(ea.time_s - (ea.breakdown.tp_comm_s - eb.breakdown.tp_comm_s) -
+  CHECK(eb.time_s == trainsim::test::approx(ea.time_s - (ea.breakdown.tp_comm_s - eb.breakdown.tp_comm_s) -
                                      (ea.breakdown.bubble_s - eb.breakdown.bubble_s)));
 }

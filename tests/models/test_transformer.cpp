@@ -1,6 +1,8 @@
 // Parameter counts checked against exact published counts and hand-derived formulas.
 #include <doctest/doctest.h>
 
+#include "../approx.hpp"
+
 #include <algorithm>
 
 #include "models/scenario.hpp"
@@ -37,15 +39,15 @@ TEST_CASE("DeepSeek-V3 multi-head latent attention: tensor sizes of the checkpoi
   const double attention = 37748736.0 + 16777216.0 + 117440512.0 + 11010048.0 + 1536 + 4128768.0 + 512;
   const double expert = 3.0 * 7168 * 2048, norms = (61 * 2 + 1) * 7168.0, embeddings = 2.0 * 129280 * 7168;
   const double total = 61 * attention + 3 * (3.0 * 7168 * 18432) + 58 * (257 * expert + 7168.0 * 256) + embeddings + norms;
-  CHECK(p.total == doctest::Approx(total).epsilon(1e-12));
-  CHECK(p.active == doctest::Approx(total - 58 * 248 * expert).epsilon(1e-12));  // 8 routed + 1 shared of 257 per token
+  CHECK(p.total == trainsim::test::approx(total).epsilon(1e-12));
+  CHECK(p.active == trainsim::test::approx(total - 58 * 248 * expert).epsilon(1e-12));  // 8 routed + 1 shared of 257 per token
 }
 
 TEST_CASE("GPT-3 175B matches 12Lh^2 + 13Lh + Vh + ph + 2h") {
   // Narayanan et al. SC'21 §5.1 formula for GPT with learned positions and biases, plus the final layernorm.
   const double L = 96, h = 12288, V = 50257, pos = 2048;
   const double expected = 12 * L * h * h + 13 * L * h + V * h + pos * h + 2 * h;
-  CHECK(count_parameters(preset_model("gpt3-175b")).total == doctest::Approx(expected).epsilon(1e-12));
+  CHECK(count_parameters(preset_model("gpt3-175b")).total == trainsim::test::approx(expected).epsilon(1e-12));
 }
 
 TEST_CASE("Mixtral 8x7B: experts count in total, top-2 in active") {
@@ -53,8 +55,8 @@ TEST_CASE("Mixtral 8x7B: experts count in total, top-2 in active") {
   const double attn = 4096.0 * (4096 + 1024 + 1024 + 4096), expert = 3.0 * 4096 * 14336, router = 4096.0 * 8, norms = 8192;
   const double outside = 2.0 * 32000 * 4096 + 4096;
   ModelParams p = count_parameters(preset_model("mixtral-8x7b"));
-  CHECK(p.total == doctest::Approx(outside + 32 * (attn + router + norms + 8 * expert)).epsilon(1e-12));
-  CHECK(p.active == doctest::Approx(outside + 32 * (attn + router + norms + 2 * expert)).epsilon(1e-12));
+  CHECK(p.total == trainsim::test::approx(outside + 32 * (attn + router + norms + 8 * expert)).epsilon(1e-12));
+  CHECK(p.active == trainsim::test::approx(outside + 32 * (attn + router + norms + 2 * expert)).epsilon(1e-12));
 }
 
 namespace {
@@ -153,8 +155,8 @@ TEST_CASE("stage parameters: tensor parallel splits matrices, replicates norms; 
   StageParams last = stage_parameters(m, params, p, 1);
   const double layer_split = (41943040.0 + 176160768.0) / 2, norms = 8192;
   CHECK(first.layers == 16);
-  CHECK(first.dense == doctest::Approx(16 * (layer_split + norms) + 128256.0 * 4096 / 2).epsilon(1e-12));
-  CHECK(last.dense == doctest::Approx(16 * (layer_split + norms) + 128256.0 * 4096 / 2 + 4096).epsilon(1e-12));
+  CHECK(first.dense == trainsim::test::approx(16 * (layer_split + norms) + 128256.0 * 4096 / 2).epsilon(1e-12));
+  CHECK(last.dense == trainsim::test::approx(16 * (layer_split + norms) + 128256.0 * 4096 / 2 + 4096).epsilon(1e-12));
 }
 
 TEST_CASE("LoRA rank 16 on every linear layer of Llama-3-8B: 41,943,040 trainable parameters") {
@@ -168,5 +170,5 @@ TEST_CASE("LoRA rank 16 on every linear layer of Llama-3-8B: 41,943,040 trainabl
 TEST_CASE("MPT-70B (llm-foundry yaml shape, no published total) by formula") {
   // 12·L·h² (attention 4h², MLP 8h², no biases) + LayerNorm weights+biases 4h per layer + final 2h + tied V·h.
   const double L = 80, h = 8192, V = 50368;
-  CHECK(count_parameters(preset_model("mpt-70b")).total == doctest::Approx(12 * L * h * h + 4 * L * h + 2 * h + V * h).epsilon(1e-12));
+  CHECK(count_parameters(preset_model("mpt-70b")).total == trainsim::test::approx(12 * L * h * h + 4 * L * h + 2 * h + V * h).epsilon(1e-12));
 }

@@ -1,6 +1,8 @@
 // The scheduler time limit: time to train over the expected goodput under default failures, plus a margin.
 #include <doctest/doctest.h>
 
+#include "../approx.hpp"
+
 #include <cmath>
 
 #include "models/checkpoint_model.hpp"
@@ -18,16 +20,16 @@ TEST_CASE("walltime: GPT-3 175B on 128 DGX A100 nodes, against Young's first-ord
   const double compute = 30 * 86400.0;
   const WalltimeEstimate w = walltime_estimate(s.model, s.training, s.parallel, s.hardware, compute, 0.25);
   // Default failures: 4 per 1,000 node-days on 128 nodes -> 0.512 a day -> MTBF 86400 / 0.512 = 168,750 s.
-  CHECK(w.mtbf_s == doctest::Approx(86400.0 / (128 * 4.0 / 1000)).epsilon(0.02));
+  CHECK(w.mtbf_s == trainsim::test::approx(86400.0 / (128 * 4.0 / 1000)).epsilon(0.02));
   // Young (1974): tau ~ sqrt(2 delta M); first-order goodput 1 - delta/tau - (tau/2 + R)/M. Daly's complete model
   // agrees with it to second order in delta/M and R/M (both small here).
   const double young = std::sqrt(2 * w.checkpoint_s * w.mtbf_s);
   const double first_order = 1 - w.checkpoint_s / young - (young / 2 + w.recovery_s) / w.mtbf_s;
-  CHECK(w.interval_s == doctest::Approx(young).epsilon(0.05));
-  CHECK(w.ettr == doctest::Approx(first_order).epsilon(0.005));
+  CHECK(w.interval_s == trainsim::test::approx(young).epsilon(0.05));
+  CHECK(w.ettr == trainsim::test::approx(first_order).epsilon(0.005));
   CHECK(w.ettr < 1);
-  CHECK(w.expected_s == doctest::Approx(compute / w.ettr));
-  CHECK(w.limit_s == doctest::Approx(compute / w.ettr * 1.25));
+  CHECK(w.expected_s == trainsim::test::approx(compute / w.ettr));
+  CHECK(w.limit_s == trainsim::test::approx(compute / w.ettr * 1.25));
 }
 
 TEST_CASE("walltime: a job that cannot progress has no finite limit") {

@@ -2,6 +2,8 @@
 // cohort sampling against the minimum of n Weibull clocks, lemons, pool changes, and reset().
 #include <doctest/doctest.h>
 
+#include "../approx.hpp"
+
 #include <cmath>
 #include <vector>
 
@@ -43,7 +45,7 @@ TEST_CASE("exponential failures: the count over a window matches nodes x rate x 
     total += count_until(inj, 54 * 86400.0);
   }
   // Poisson(419): the mean of 100 runs has a standard error of 2.05; allow 4 of them.
-  CHECK(total / seeds == doctest::Approx(419.0).epsilon(0.02));
+  CHECK(total / seeds == trainsim::test::approx(419.0).epsilon(0.02));
 }
 
 TEST_CASE("Weibull with k = 1 draws exactly the exponential's failures") {
@@ -53,14 +55,14 @@ TEST_CASE("Weibull with k = 1 draws exactly the exponential's failures") {
   double sum_e = 0, sum_w = 0;
   for (int i = 0; i < 2000; ++i) {
     const FailureEvent a = e.peek(), b = w.peek();
-    REQUIRE(a.time_s == doctest::Approx(b.time_s).epsilon(1e-9));
+    REQUIRE(a.time_s == trainsim::test::approx(b.time_s).epsilon(1e-9));
     CHECK(a.node == b.node);
     sum_e += a.time_s;
     sum_w += b.time_s;
     e.renew();
     w.renew();
   }
-  CHECK(sum_e == doctest::Approx(sum_w).epsilon(1e-9));
+  CHECK(sum_e == trainsim::test::approx(sum_w).epsilon(1e-9));
 }
 
 TEST_CASE("Weibull cohort: the first of n failures has the mean of the minimum of n Weibulls") {
@@ -77,7 +79,7 @@ TEST_CASE("Weibull cohort: the first of n failures has the mean of the minimum o
       inj.reset(static_cast<std::uint64_t>(s) + 7);
       sum += inj.peek().time_s;
     }
-    CHECK(sum / seeds == doctest::Approx(expected).epsilon(0.04));
+    CHECK(sum / seeds == trainsim::test::approx(expected).epsilon(0.04));
   }
 }
 
@@ -88,7 +90,7 @@ TEST_CASE("Weibull renewals: the long-run rate is 1 / mean per part") {
   inj.reset(3);
   const double horizon = 2000 * 86400.0;
   const int n = count_until(inj, horizon);
-  CHECK(n / (horizon / 86400) == doctest::Approx(16 * 8 / mean_days).epsilon(0.03));
+  CHECK(n / (horizon / 86400) == trainsim::test::approx(16 * 8 / mean_days).epsilon(0.03));
 }
 
 TEST_CASE("lemon nodes fail more often until they are found") {
@@ -106,8 +108,8 @@ TEST_CASE("lemon nodes fail more often until they are found") {
     }
   }
   // (96 + 4 x 10) x 0.01 x 365 = 496.4 a run, 146 of them on lemons.
-  CHECK(total / 40 == doctest::Approx(496.4).epsilon(0.03));
-  CHECK(lemon / 40 == doctest::Approx(146.0).epsilon(0.06));
+  CHECK(total / 40 == trainsim::test::approx(496.4).epsilon(0.03));
+  CHECK(lemon / 40 == trainsim::test::approx(146.0).epsilon(0.06));
   // Found after 2 failures each: at most 8 lemon failures a run.
   m.lemons.detect_after = 2;
   FailureInjector found(m, 100, 8);
@@ -148,7 +150,7 @@ TEST_CASE("nodes out of the pool do not fail; the rate follows the pool") {
     for (int n = 0; n < 100; ++n) e.remove_node(n, 0);
     half += count_until(e, 100 * 86400.0);
   }
-  CHECK(half / full == doctest::Approx(0.5).epsilon(0.05));
+  CHECK(half / full == trainsim::test::approx(0.5).epsilon(0.05));
 }
 
 TEST_CASE("reset() returns to the same start: a run depends only on its seed") {

@@ -9,6 +9,8 @@
 // - Results do not depend on the number of threads.
 #include <doctest/doctest.h>
 
+#include "../approx.hpp"
+
 #include <cmath>
 #include <cstring>
 
@@ -54,14 +56,14 @@ FailureModel with_mtbf(int nodes, double mtbf_s) {
 TEST_CASE("Llama 3 shape: about 419 interruptions in 54 days on 2,048 x 8 GPUs") {
   // Preset llama3-405b: the paper's 419 unexpected interruptions as rates; 3.79 per 1,000 node-days.
   const FailureModel m = failure_preset("llama3-405b");
-  REQUIRE(m.failures_per_1000_node_days(8) == doctest::Approx(3.79).epsilon(0.001));
+  REQUIRE(m.failures_per_1000_node_days(8) == trainsim::test::approx(3.79).epsilon(0.001));
   const JobSimConfig c = quick(2048, 54, 1200, 60, 600);
   const JobStatistics s = simulate(c, m, 200);
   MESSAGE("Llama 3 shape: mean interruptions " << s.interruptions.mean << " (p05 " << s.interruptions.p05 << ", p95 " << s.interruptions.p95
                                                << "), expected " << expected_interruptions(2048, 3.79, 54));
-  CHECK(s.interruptions.mean == doctest::Approx(419).epsilon(0.10));
+  CHECK(s.interruptions.mean == trainsim::test::approx(419).epsilon(0.10));
   // Failures arrive in wall-clock time whatever the job is doing: the mean is Poisson's 419 within noise.
-  CHECK(s.interruptions.mean == doctest::Approx(419).epsilon(0.02));
+  CHECK(s.interruptions.mean == trainsim::test::approx(419).epsilon(0.02));
   CHECK(s.interruptions.p05 < 419);
   CHECK(s.interruptions.p95 > 419);
 }
@@ -88,9 +90,9 @@ TEST_CASE("failures during recovery restart it: the simulation matches Daly's co
   const double complete = expected_ettr(delta, tau, r, m);
   MESSAGE("far from first order: Monte-Carlo " << s.ettr.mean << ", complete model " << complete << ", 1 - first-order "
                                                << 1 - first_order_waste(delta, tau, r, m));
-  CHECK(s.ettr.mean == doctest::Approx(complete).epsilon(0.01));
+  CHECK(s.ettr.mean == trainsim::test::approx(complete).epsilon(0.01));
   // Every failure in the window is an interruption, during a recovery or not.
-  CHECK(s.interruptions.mean == doctest::Approx(200 * 86400 / m).epsilon(0.02));
+  CHECK(s.interruptions.mean == trainsim::test::approx(200 * 86400 / m).epsilon(0.02));
 }
 
 TEST_CASE("BLOOM: 3-hour checkpoints lose about 1.5 h of work per crash") {
@@ -101,8 +103,8 @@ TEST_CASE("BLOOM: 3-hour checkpoints lose about 1.5 h of work per crash") {
   const JobStatistics s = simulate(c, m, 400);
   MESSAGE("BLOOM: mean lost work per crash " << s.lost_work_per_crash_s / 3600 << " h over " << s.crashes_mean << " crashes a run; closed form "
                                              << expected_lost_work_s(60, 3 * 3600, m.job_mtbf_s(48, 8)) / 3600 << " h");
-  CHECK(s.lost_work_per_crash_s / 3600 == doctest::Approx(1.5).epsilon(0.05));
-  CHECK(s.lost_work_per_crash_s == doctest::Approx(expected_lost_work_s(60, 3 * 3600, m.job_mtbf_s(48, 8))).epsilon(0.05));
+  CHECK(s.lost_work_per_crash_s / 3600 == trainsim::test::approx(1.5).epsilon(0.05));
+  CHECK(s.lost_work_per_crash_s == trainsim::test::approx(expected_lost_work_s(60, 3 * 3600, m.job_mtbf_s(48, 8))).epsilon(0.05));
 }
 
 TEST_CASE("results do not depend on the number of threads") {
@@ -147,13 +149,13 @@ TEST_CASE("no failures: only the checkpoint pauses are lost, exactly") {
   const JobStatistics window = simulate(c, none, 3);
   // A fixed window of 864,000 s = 855 full cycles of 1,010 s and 450 s more of compute.
   const double cycles = std::floor(864000.0 / 1010), compute = cycles * 1000 + std::min(864000.0 - cycles * 1010, 1000.0);
-  CHECK(window.ettr.mean == doctest::Approx(compute / 864000.0).epsilon(1e-12));
+  CHECK(window.ettr.mean == trainsim::test::approx(compute / 864000.0).epsilon(1e-12));
   CHECK(window.interruptions.mean == 0);
   // Finishing 5,500 s of work: 5 checkpoints (after each full interval but the last).
   c.window_s = 1e9;
   c.work_s = 5500;
   const JobStatistics work = simulate(c, none, 2);
-  CHECK(work.wall_s.mean == doctest::Approx(5500 + 5 * 10));
+  CHECK(work.wall_s.mean == trainsim::test::approx(5500 + 5 * 10));
   CHECK(work.finished_fraction == 1);
 }
 
@@ -165,7 +167,7 @@ TEST_CASE("asynchronous checkpoints: a crash before the write persists loses the
   const JobStatistics a = simulate(async, with_mtbf(64, m), 100), s = simulate(sync, with_mtbf(64, m), 100);
   // Sync: about tau/2 lost a crash; async: a further persist_s·(1 - ...) on average, here ~ +600 s·(600/1800)... at least more.
   CHECK(a.lost_work_per_crash_s > s.lost_work_per_crash_s + 100);
-  CHECK(s.lost_work_per_crash_s == doctest::Approx(expected_lost_work_s(1, tau, m)).epsilon(0.05));
+  CHECK(s.lost_work_per_crash_s == trainsim::test::approx(expected_lost_work_s(1, tau, m)).epsilon(0.05));
 }
 
 TEST_CASE("spare nodes and elastic shrink") {
@@ -201,7 +203,7 @@ TEST_CASE("summaries: percentiles and the confidence interval of the mean") {
   const Statistic s = summarize({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11});
   CHECK(s.mean == 6);
   CHECK(s.p50 == 6);
-  CHECK(s.p05 == doctest::Approx(1.5));
-  CHECK(s.p95 == doctest::Approx(10.5));
-  CHECK(s.ci95_high - s.mean == doctest::Approx(1.959964 * s.stddev / std::sqrt(11.0)));
+  CHECK(s.p05 == trainsim::test::approx(1.5));
+  CHECK(s.p95 == trainsim::test::approx(10.5));
+  CHECK(s.ci95_high - s.mean == trainsim::test::approx(1.959964 * s.stddev / std::sqrt(11.0)));
 }

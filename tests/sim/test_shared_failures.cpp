@@ -4,6 +4,8 @@
 // (simulated in full) and MTBF-scaled ones (the same draws stretched) mix with the rest.
 #include <doctest/doctest.h>
 
+#include "../approx.hpp"
+
 #include <cmath>
 #include <vector>
 
@@ -171,8 +173,8 @@ TEST_CASE("an MTBF factor stretches the same failures: the replay matches a simu
     CAPTURE(i);
     // The same draws: failure times equal to rounding, so the same decisions and results to ~1e-12.
     CHECK(a.interruptions == b.interruptions);
-    CHECK(a.progress_s == doctest::Approx(b.progress_s).epsilon(1e-9));
-    CHECK(a.wait_s == doctest::Approx(b.wait_s).epsilon(1e-9));
+    CHECK(a.progress_s == trainsim::test::approx(b.progress_s).epsilon(1e-9));
+    CHECK(a.wait_s == trainsim::test::approx(b.wait_s).epsilon(1e-9));
   }
 }
 
@@ -240,11 +242,11 @@ TEST_CASE("simulate_variants: the same statistics for any number of threads; ela
   // The full simulation of a non-elastic variant agrees run by run (summarize_runs of the same runs).
   o.threads = 2;
   const JobStatistics direct = summarize_runs(run_job_montecarlo(variants[0].config, m, o), 2048);
-  CHECK(direct.ettr.mean == doctest::Approx(all[0].ettr.mean).epsilon(1e-12));
+  CHECK(direct.ettr.mean == trainsim::test::approx(all[0].ettr.mean).epsilon(1e-12));
   CHECK(direct.ettr.p95 == all[0].ettr.p95);
   CHECK(direct.interruptions.mean == all[0].interruptions.mean);
   // MTBF x0.5 fails about twice as often; elastic without spares beats waiting.
-  CHECK(all[1].interruptions.mean == doctest::Approx(2 * all[0].interruptions.mean).epsilon(0.1));
+  CHECK(all[1].interruptions.mean == trainsim::test::approx(2 * all[0].interruptions.mean).epsilon(0.1));
   CHECK(all[5].ettr.mean > all[4].ettr.mean);
   CHECK(all[5].shrunk_s > 0);
 }
@@ -261,11 +263,11 @@ TEST_CASE("an elastic job with spares: replayed until it would shrink, simulated
   o.threads = 2;
   const JobStatistics replayed = simulate_variants(m, 2048, {{c, 1.0}}, o).front();
   const JobStatistics simulated = summarize_runs(run_job_montecarlo(c, m, o), 2048);
-  CHECK(replayed.ettr.mean == doctest::Approx(simulated.ettr.mean).epsilon(1e-12));
+  CHECK(replayed.ettr.mean == trainsim::test::approx(simulated.ettr.mean).epsilon(1e-12));
   CHECK(replayed.ettr.p05 == simulated.ettr.p05);
   CHECK(replayed.ettr.p95 == simulated.ettr.p95);
   CHECK(replayed.interruptions.mean == simulated.interruptions.mean);
-  CHECK(replayed.shrunk_s == doctest::Approx(simulated.shrunk_s).epsilon(1e-12));
-  CHECK(replayed.reconfigure_s == doctest::Approx(simulated.reconfigure_s).epsilon(1e-12));
+  CHECK(replayed.shrunk_s == trainsim::test::approx(simulated.shrunk_s).epsilon(1e-12));
+  CHECK(replayed.reconfigure_s == trainsim::test::approx(simulated.reconfigure_s).epsilon(1e-12));
   CHECK(simulated.shrunk_s > 0);  // some runs did shrink
 }
