@@ -42,6 +42,18 @@ BucketedTime bucketed_time(Collective op, double bytes, double bucket_bytes, Gro
   return {calls * one, one};
 }
 
+// Overlap is not free: a running NCCL collective holds one thread block per channel on an SM of its own, and
+// the GEMMs it hides behind run on the rest. NVIDIA/nccl #892 (an 8-GPU NVSwitch Hopper node, NCCL 2.18)
+// logs "16 coll channels": 16 of an H100's 132 SMs (12%), of an A100's 108 (15%). With a share f of the SMs
+// taken, compute w and a collective c that run together take max(c, w + f·c): the exposed part is
+// max(c - w, f·c), never zero.
+constexpr double kNcclChannels = 16;
+double comm_sm_share(const GpuComputeTraits& tr) { return tr.sms > 0 ? std::min(0.5, kNcclChannels / tr.sms) : 0.0; }
+double overlapped(double comm, double compute, double sm_share) {
+  if (comm <= 0) return 0;
+  return std::max(comm - compute, sm_share * comm);
+}
+
 // PCIe link between a GPU and its host, one direction, as NCCL-style achievable bandwidth: Hopper and
 // later parts sit on PCIe Gen5 x16, earlier ones on Gen4 x16 (NVIDIA datasheets).
 double host_link_bandwidth(const GpuSpec& g) { return g.flops_fp8 > 0 && g.memory_bandwidth > 3e12 ? 53e9 : 26e9; }
@@ -74,6 +86,7 @@ StepEstimate StepModel::estimate(const ParallelLayout& p, const LayoutWork& work
   const int micro_batches = p.gradient_accumulation_steps;
   const bool sp = p.sequence_parallel && p.tp > 1;
   const bool dpo = t.mode == TrainingMode::Dpo;
+  const double sm_share = comm_sm_share(traits_);
 
   const LayerCompute& dense = work.dense;
   const LayerCompute& moe = work.moe;
@@ -104,7 +117,7 @@ StepEstimate StepModel::estimate(const ParallelLayout& p, const LayoutWork& work
     const double kv_bytes = dd(t.seq_len) / p.cp * p.micro_batch_size * t.sequences_per_sample() * m.num_key_value_heads *
                             (m.qk_head_dim() + m.value_head_dim()) * 2 / p.tp;  // K and V, 16-bit
     const double step = collective_time(Collective::SendRecv, kv_bytes, groups.cp, comm_).time_s;
-    return std::max(0.0, (p.cp - 1) * step * (fwd_passes + 2) - lc.attention_s);
+    return overlapped((p.cp - 1) * step * (fwd_passes + 2), lc.attention_s, sm_share);
   };
   // Expert parallel: dispatch and combine all-to-all per MoE layer, forward and backward.
   double ep_layer = 0;
@@ -150,7 +163,8 @@ StepEstimate StepModel::estimate(const ParallelLayout& p, const LayoutWork& work
       z.exposed = gather.total * fwd_passes + gather.total + reduce.total;
       return z;
     }
-    z.exposed = std::max(0.0, gather.total * fwd_passes - lc.forward_s - lc.recompute_s) + std::max(0.0, gather.total + reduce.total - lc.backward_s);
+    z.exposed = overlapped(gather.total * fwd_passes, lc.forward_s + lc.recompute_s, sm_share) +
+                overlapped(gather.total + reduce.total, lc.backward_s, sm_share);
     z.first_gather = gather.one;
     z.last_reduce = reduce.one;
     return z;
@@ -168,7 +182,7 @@ StepEstimate StepModel::estimate(const ParallelLayout& p, const LayoutWork& work
   // reduce-scatter are split into chunks pipelined with the GEMMs they feed: only what exceeds the
   // layer's GEMM time stays exposed. Only frameworks that have it overlap.
   const bool tp_overlap = p.tp_comm_overlap && fw.tp_comm_overlap_available;
-  auto tp_exposed = [&](const LayerCompute& lc) { return tp_overlap ? std::max(0.0, tp_layer - lc.gemm_s) : tp_layer; };
+  auto tp_exposed = [&](const LayerCompute& lc) { return tp_overlap ? overlapped(tp_layer, lc.gemm_s, sm_share) : tp_layer; };
   const Zero3Layer dense_z3 = zero3_layer(dense, dense_layer_params), moe_z3 = zero3_layer(moe, moe_layer_params);
   const LayerTime dense_t{dense.forward_s + dense.backward_s, dense.host_s, dense.recompute_s, tp_exposed(dense), cp_exposed(dense), 0.0,
                           dense_z3.exposed};
@@ -248,8 +262,10 @@ StepEstimate StepModel::estimate(const ParallelLayout& p, const LayoutWork& work
     };
     if (dp_ranks > 1) sync(trainable_dense, dp_group, dp_ranks);
     if (trainable_expert > 0 && p.expert_dp() > 1) sync(trainable_expert, groups.edp, p.expert_dp());
-    b.dp_comm_s += (fw.overlap_grad_reduce ? std::max(reduce.one, reduce.total - last_backward) : reduce.total) +
-                   (fw.overlap_grad_reduce && fw.overlap_param_gather ? std::max(gather.one, gather.total - first_forward) : gather.total);
+    // The other buckets overlap the pass and delay the exposed one if they outlast it.
+    b.dp_comm_s += (fw.overlap_grad_reduce ? reduce.one + overlapped(reduce.total - reduce.one, last_backward, sm_share) : reduce.total) +
+                   (fw.overlap_grad_reduce && fw.overlap_param_gather ? gather.one + overlapped(gather.total - gather.one, first_forward, sm_share)
+                                                                      : gather.total);
   }
 
   // Optimizer step over the parameters this GPU updates.
