@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "accuracy_bands.hpp"
 #include "calibration.hpp"
 #include "compute.hpp"
 #include "flops.hpp"
@@ -65,6 +66,8 @@ StepModel::StepModel(const ModelSpec& m, const TrainingSpec& t, const HardwareSp
       comm_(make_comm_model(h, calibration_.get())), traits_(gpu_compute_traits(h.gpu, calibration_.get())),
       params_(count_parameters(m)) {
   if (t.uses_adapters()) adapter_params_ = lora_parameters(m, t.lora);
+  band_megatron_ = &accuracy_band("megatron", band_gpu_class(h.gpu));
+  band_pytorch_ = &accuracy_band("pytorch", band_gpu_class(h.gpu));
 }
 
 StepModel::LayoutWork StepModel::work(const ParallelLayout& p) const {
@@ -285,6 +288,9 @@ StepEstimate StepModel::estimate(const ParallelLayout& p, const LayoutWork& work
   StepEstimate e;
   e.breakdown = b;
   e.time_s = b.total_s;
+  e.band = megatron_family(fw) ? band_megatron_ : band_pytorch_;
+  e.time_s_low = e.time_s * e.band->low;
+  e.time_s_high = e.time_s * e.band->high;
   const double sequences = t.global_batch_size;
   e.tokens_per_s = t.tokens_per_step() / e.time_s;
   e.model_flops = model_flops_per_iteration(m, t, sequences);

@@ -28,9 +28,15 @@ struct StepBreakdown {  // seconds per iteration on the critical path; only expo
   double total_s = 0;
 };
 
+struct AccuracyBand;  // models/accuracy_bands.hpp
+
 struct StepEstimate {
   StepBreakdown breakdown;
   double time_s = 0;
+  // How sure: time_s x the 10th and 90th percentile of measured / predicted time over the reference runs of
+  // the scenario's framework family and GPU class (models/accuracy_bands.hpp); `band` names them.
+  double time_s_low = 0, time_s_high = 0;
+  const AccuracyBand* band = nullptr;
   double tokens_per_s = 0;
   double model_flops = 0;     // per iteration (Megatron formula)
   double hardware_flops = 0;  // per iteration, with recomputation
@@ -72,6 +78,8 @@ class StepModel {
   std::shared_ptr<const CalibrationFit> calibration_;  // owns what comm_ and traits_ point into; null: none
   CommModel comm_;
   GpuComputeTraits traits_;
+  const AccuracyBand* band_megatron_ = nullptr;  // the bands of this GPU's class, per framework family
+  const AccuracyBand* band_pytorch_ = nullptr;
   ModelParams params_;
   double adapter_params_ = 0;
 };

@@ -1,6 +1,7 @@
 #include "plan_report.hpp"
 
 #include "estimate_report.hpp"
+#include "models/accuracy_bands.hpp"
 #include "models/scenario.hpp"
 #include "models/units.hpp"
 #include "table.hpp"
@@ -9,9 +10,28 @@ namespace trainsim {
 
 using Json = nlohmann::json;
 
+namespace {
+// The band of a step (models/accuracy_bands.hpp): speeds invert the time band.
+Json band_json(const StepEstimate& s) {
+  if (!s.band) return nullptr;
+  const AccuracyBand& b = *s.band;
+  return {{"group", b.group}, {"cases", b.cases}, {"p10", b.low}, {"median", b.median}, {"p90", b.high},
+          {"meaning", "measured / predicted step time over the reference runs of this framework family and GPU class"}};
+}
+Json or_null(bool known, double v) { return known ? Json(v) : Json(nullptr); }
+}  // namespace
+
 Json step_json(const StepEstimate& s) {
   const StepBreakdown& b = s.breakdown;
+  const bool band = s.band && s.time_s_low > 0 && s.time_s_high > 0;
   return {{"time_s", s.time_s},
+          {"time_s_low", or_null(band, s.time_s_low)},
+          {"time_s_high", or_null(band, s.time_s_high)},
+          {"tokens_per_s_low", or_null(band, band ? s.tokens_per_s * s.time_s / s.time_s_high : 0)},
+          {"tokens_per_s_high", or_null(band, band ? s.tokens_per_s * s.time_s / s.time_s_low : 0)},
+          {"mfu_low", or_null(band, band ? s.mfu * s.time_s / s.time_s_high : 0)},
+          {"mfu_high", or_null(band, band ? s.mfu * s.time_s / s.time_s_low : 0)},
+          {"band", band_json(s)},
           {"tokens_per_s", s.tokens_per_s},
           {"mfu", s.mfu},
           {"hfu", s.hfu},
@@ -98,6 +118,13 @@ std::string layout_text(const Plan& p) {
 }
 
 std::string days_or_hours(double s) { return s <= 0 ? "-" : format_seconds(s); }
+std::string band_text(const StepEstimate& st) {
+  return st.band ? format_seconds(st.time_s_low) + " - " + format_seconds(st.time_s_high) : std::string("-");
+}
+// Two plans whose likely step times overlap are not told apart by the model's known error.
+bool bands_overlap(const StepEstimate& a, const StepEstimate& b) {
+  return a.band && b.band && a.time_s_low <= b.time_s_high && b.time_s_low <= a.time_s_high;
+}
 // "-" when the price or the amount of training is unknown.
 std::string money(const TrainingCost& c) { return c.priced && c.time_to_train_s > 0 ? format_usd(c.cost) : "-"; }
 }  // namespace
@@ -132,15 +159,22 @@ void print_plan_table(std::ostream& os, const PlanReport& r) {
     for (const auto& n : s.notes) os << "Note: " << n << "\n";
     return;
   }
-  TextTable t({"#", "GPUs", "layout", "mbs", "recompute", "zero", "framework", "step", "tokens/s", "MFU", "mem GiB", "time", "cost", "pareto"});
-  int i = 1;
-  for (const auto& p : r.result.plans)
-    t.add_row({std::to_string(i++), std::to_string(p.num_gpus), layout_text(p), std::to_string(p.layout.micro_batch_size), to_string(p.training.recompute),
-               std::to_string(p.training.zero_stage), framework_for(p.training, p.layout).name, format_seconds(p.step.time_s), format_count(p.step.tokens_per_s), fixed(100 * p.step.mfu, 1) + "%",
-               gib(p.memory.total, 1), days_or_hours(p.cost.time_to_train_s), money(p.cost), p.pareto ? "*" : ""});
-  t.print(os);
-
+  TextTable t({"#", "GPUs", "layout", "mbs", "recompute", "zero", "framework", "step", "likely step", "tokens/s", "MFU", "mem GiB", "time", "cost", "pareto"});
   const Plan& best = r.result.plans.front();
+  int i = 1;
+  for (const auto& p : r.result.plans) {
+    const bool close = i > 1 && bands_overlap(p.step, best.step);
+    t.add_row({std::to_string(i++), std::to_string(p.num_gpus), layout_text(p), std::to_string(p.layout.micro_batch_size), to_string(p.training.recompute),
+               std::to_string(p.training.zero_stage), framework_for(p.training, p.layout).name, format_seconds(p.step.time_s),
+               band_text(p.step) + (close ? " ~" : ""), format_count(p.step.tokens_per_s), fixed(100 * p.step.mfu, 1) + "%",
+               gib(p.memory.total, 1), days_or_hours(p.cost.time_to_train_s), money(p.cost), p.pareto ? "*" : ""});
+  }
+  t.print(os);
+  if (best.step.band)
+    os << "likely step: the step time x the 10th-90th percentile of measured / predicted time over the reference runs of the plan's\n"
+          "framework family and GPU class (the model is mostly optimistic); ~: overlaps plan 1's range, so the ranking between them\n"
+          "is within the model's known error.\n";
+
   os << "\nBest plan, step breakdown (critical pipeline stage, exposed communication only)\n";
   print_step_table(os, best.step, best.cost, s);
   if (r.result.pareto.size() > 1) {
@@ -171,6 +205,11 @@ void print_step_table(std::ostream& os, const StepEstimate& st, const TrainingCo
   row("optimizer", b.optimizer_s);
   t.add_row({"step", fixed(st.time_s, 4), "100.0%"});
   t.print(os);
+  if (st.band)
+    os << "  likely " << fixed(st.time_s_low, 2) << "-" << fixed(st.time_s_high, 2) << " s a step (MFU " << fixed(100 * st.mfu * st.time_s / st.time_s_high, 1)
+       << "-" << fixed(100 * st.mfu * st.time_s / st.time_s_low, 1) << "%): measured / predicted time was "
+       << fixed(st.band->low, 2) << "-" << fixed(st.band->high, 2) << " (10th-90th percentile, median " << fixed(st.band->median, 2) << ") over "
+       << st.band->cases << " published " << st.band->group << " runs\n";
   os << "  " << format_count(st.tokens_per_s) << " tokens/s, MFU " << fixed(100 * st.mfu, 1) << "%, HFU " << fixed(100 * st.hfu, 1)
      << "% of " << format_rate(s.hardware.gpu.peak_flops(s.training.precision)) << " " << to_string(s.training.precision) << " peak\n";
   if (c.time_to_train_s > 0)
@@ -183,7 +222,7 @@ void print_plan_csv(std::ostream& os, const PlanReport& r) {
   // Every layout field of the JSON is a column, so rows that differ only in one of them stay distinguishable; an
   // unknown cost is an empty field (pandas reads NaN).
   os << "rank,num_gpus,tp,pp,vpp,dp,cp,ep,etp,micro_batch_size,gradient_accumulation_steps,sequence_parallel,tp_comm_overlap,schedule,recompute,"
-        "zero_stage,offload_optimizer,framework,memory_total_bytes,step_time_s,tokens_per_s,mfu,hfu,time_to_train_s,gpu_hours,cost,pareto\n";
+        "zero_stage,offload_optimizer,framework,memory_total_bytes,step_time_s,step_time_s_low,step_time_s_high,tokens_per_s,mfu,hfu,time_to_train_s,gpu_hours,cost,pareto\n";
   int i = 1;
   for (const auto& p : r.result.plans) {
     const ParallelLayout& l = p.layout;
@@ -192,7 +231,7 @@ void print_plan_csv(std::ostream& os, const PlanReport& r) {
        << (l.tp_comm_overlap ? "true" : "false") << ',' << to_string(l.schedule) << ',' << to_string(p.training.recompute) << ','
        << p.training.zero_stage << ',' << (p.training.offload_optimizer ? "true" : "false") << ',' << framework_for(p.training, p.layout).name << ','
        << fixed(p.memory.total, 0) << ','
-       << p.step.time_s << ',' << p.step.tokens_per_s << ',' << p.step.mfu << ',' << p.step.hfu << ',' << p.cost.time_to_train_s << ','
+       << p.step.time_s << ',' << p.step.time_s_low << ',' << p.step.time_s_high << ',' << p.step.tokens_per_s << ',' << p.step.mfu << ',' << p.step.hfu << ',' << p.cost.time_to_train_s << ','
        << p.cost.gpu_hours << ',';
     if (p.cost.priced && p.cost.time_to_train_s > 0) os << p.cost.cost;
     os << ',' << (p.pareto ? "true" : "false") << '\n';

@@ -4,9 +4,13 @@
 // and overall (median, mean and max |error|, and the mean signed error: the bias). Cases a source marks
 // `unsupported` are listed with the reason, not run. Exits 1 if a case cannot be run, or if the mean error
 // of a file exceeds its --limit FILE=FRACTION (a regression guard set a little above today's error, not a
-// fit target: the README explains each miss).
+// fit target: the README explains each miss). --write-bands FILE writes the spread of measured / predicted time
+// per framework family and GPU class (models/accuracy_bands.hpp; `make accuracy-bands`); --check-bands FILE fails
+// when the stored bands no longer match this run (the model changed: regenerate them).
 #include <algorithm>
 #include <cmath>
+#include <ctime>
+#include <map>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -14,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "models/accuracy_bands.hpp"
 #include "models/errors.hpp"
 #include "models/memory.hpp"
 #include "models/scenario.hpp"
@@ -37,6 +42,7 @@ struct Row {
   double measured, predicted;
   std::string layout;
   bool memory = false;  // a memory figure (else a speed figure)
+  std::string family = "", gpu_class = "";  // the band group (models/accuracy_bands.hpp)
   // Speed errors compare speeds, so that + is always "the model is faster than the run" (a time t is speed 1/t);
   // memory errors compare bytes (+: the model needs more).
   double error() const { return metric == "iteration s" ? measured / predicted - 1 : predicted / measured - 1; }
@@ -108,6 +114,37 @@ std::string layout_text(const ParallelLayout& p, const TrainingSpec& t) {
   return buf;
 }
 
+// The band group of a case: its framework's family and its GPU's class.
+void set_group(Row& r, const Scenario& s, const TrainingSpec& t, const ParallelLayout& p) {
+  r.family = band_family(framework_for(t, p));
+  r.gpu_class = band_gpu_class(s.hardware.gpu);
+}
+
+// Linear-interpolated quantile of sorted values (q in [0, 1]).
+double quantile(const std::vector<double>& sorted, double q) {
+  const double pos = q * static_cast<double>(sorted.size() - 1);
+  const std::size_t i = static_cast<std::size_t>(pos);
+  const double f = pos - static_cast<double>(i);
+  return i + 1 < sorted.size() ? sorted[i] * (1 - f) + sorted[i + 1] * f : sorted[i];
+}
+
+// measured / predicted time over the speed rows, per group: family/class, family, all.
+Json bands_json(const std::vector<Row>& rows) {
+  std::map<std::string, std::vector<double>> ratios;
+  for (const auto& r : rows) {
+    if (r.memory) continue;
+    const double ratio = 1 + r.error();  // speed error = measured time / predicted time - 1
+    for (const std::string& key : {r.family + "/" + r.gpu_class, r.family, std::string("all")}) ratios[key].push_back(ratio);
+  }
+  Json groups = Json::object();
+  auto round4 = [](double v) { return std::round(v * 1e4) / 1e4; };
+  for (auto& [key, v] : ratios) {
+    std::sort(v.begin(), v.end());
+    groups[key] = {{"cases", v.size()}, {"p10", round4(quantile(v, 0.1))}, {"median", round4(quantile(v, 0.5))}, {"p90", round4(quantile(v, 0.9))}};
+  }
+  return groups;
+}
+
 // Narayanan et al. SC'21 §5.1: hardware FLOPs per iteration with full recompute,
 // 96·B·s·L·h²·(1 + s/(6h) + V/(16·L·h)) — the formula behind Table 1's TFLOP/s.
 double megatron_hfu_flops(const ModelSpec& m, double batch, double s) {
@@ -120,8 +157,11 @@ double megatron_hfu_flops(const ModelSpec& m, double batch, double s) {
 int main(int argc, char** argv) {
   std::string dir = TRAINSIM_SHARED_DIR "/reference";
   std::vector<std::pair<std::string, double>> limits;
+  std::string write_bands, check_bands;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--reference-dir") && i + 1 < argc) dir = argv[++i];
+    else if (!std::strcmp(argv[i], "--write-bands") && i + 1 < argc) write_bands = argv[++i];
+    else if (!std::strcmp(argv[i], "--check-bands") && i + 1 < argc) check_bands = argv[++i];
     else if (!std::strcmp(argv[i], "--limit") && i + 1 < argc) {
       const std::string spec = argv[++i];
       const auto eq = spec.find('=');
@@ -146,6 +186,7 @@ int main(int argc, char** argv) {
         StepModel sm(s.model, s.training, s.hardware);
         StepEstimate e = sm.estimate(s.parallel);
         rows.push_back({c["id"], "iteration s", c["measured"]["iteration_time_s"].get<double>(), e.time_s, layout_text(s.parallel, s.training)});
+        set_group(rows.back(), s, s.training, s.parallel);
       }
       files.emplace_back("korthikanti2022.json", rows);
     }
@@ -165,6 +206,7 @@ int main(int argc, char** argv) {
                               (best.step.time_s * best.num_gpus) / 1e12;
         rows.push_back({c["id"], "TFLOP/s/GPU", c["measured"]["hardware_tflops_per_gpu"].get<double>(), tflops,
                         layout_text(best.layout, best.training)});
+        set_group(rows.back(), s, best.training, best.layout);
       }
       files.emplace_back("megatron_sc21_table1.json", rows);
     }
@@ -177,6 +219,7 @@ int main(int argc, char** argv) {
         StepEstimate e = sm.estimate(s.parallel);
         rows.push_back({c["id"], "tokens/s/GPU", c["measured"]["tokens_per_s_per_gpu"].get<double>(), e.tokens_per_s / s.hardware.num_gpus,
                         layout_text(s.parallel, s.training)});
+        set_group(rows.back(), s, s.training, s.parallel);
       }
       files.emplace_back("mosaicml_h100_fsdp.json", rows);
     }
@@ -229,6 +272,8 @@ int main(int argc, char** argv) {
         else if (m.contains("mfu_percent")) out.push_back({id, "MFU %", m["mfu_percent"].get<double>(), 100 * e.mfu, text});
         if (m.contains("memory_per_gpu_GiB"))
           out.push_back({id, "memory GiB", m["memory_per_gpu_GiB"].get<double>(), memory / (1024.0 * 1024 * 1024), text, true});
+        for (auto& r : out)
+          if (r.id == id) set_group(r, s, training, layout);
       }
       files.emplace_back("modern_runs.json", rows);
     }
@@ -265,5 +310,41 @@ int main(int argc, char** argv) {
   std::printf("\nall files\n");
   print_summary("speed", summarize(all, false));
   print_summary("memory", summarize(all, true));
+
+  const Json groups = bands_json(all);
+  std::printf("\naccuracy bands (measured / predicted time: p10, median, p90)\n");
+  for (const auto& [key, g] : groups.items())
+    std::printf("  %-18s %2d cases  %.3f  %.3f  %.3f\n", key.c_str(), g["cases"].get<int>(), g["p10"].get<double>(), g["median"].get<double>(),
+                g["p90"].get<double>());
+  if (!write_bands.empty()) {
+    char date[16];
+    const std::time_t now = std::time(nullptr);
+    std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
+    const Json doc = {{"source", std::string("measured / predicted step time of the ") + std::to_string(summarize(all, false).n) +
+                                     " speed cases of ../shared/reference/ (tests/accuracy/reference_accuracy.cpp --write-bands, " + date +
+                                     "): 10th, 50th and 90th percentile per framework family and GPU class; no model parameter "
+                                     "is fitted to these runs"},
+                      {"groups", groups}};
+    std::ofstream out(write_bands);
+    out << doc.dump(2) << "\n";
+    if (!out) {
+      std::fprintf(stderr, "error: cannot write %s\n", write_bands.c_str());
+      return 1;
+    }
+    std::printf("wrote %s\n", write_bands.c_str());
+  }
+  if (!check_bands.empty()) {
+    std::ifstream in(check_bands);
+    const Json stored = Json::parse(in)["groups"];
+    bool same = stored.size() == groups.size();
+    for (const auto& [key, g] : groups.items())
+      for (const char* q : {"p10", "median", "p90"})
+        same = same && stored.contains(key) && std::fabs(stored[key][q].get<double>() - g[q].get<double>()) < 5e-4 &&
+               stored[key]["cases"] == g["cases"];
+    if (!same) {
+      std::printf("FAIL: %s no longer matches this run: regenerate it with `make accuracy-bands`\n", check_bands.c_str());
+      status = 1;
+    }
+  }
   return status;
 }

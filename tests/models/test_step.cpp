@@ -3,6 +3,7 @@
 
 #include "../approx.hpp"
 
+#include "models/accuracy_bands.hpp"
 #include "models/flops.hpp"
 #include "models/scenario.hpp"
 #include "models/search.hpp"
@@ -125,4 +126,28 @@ TEST_CASE("tensor-parallel communication overlap hides what the GEMMs cover") {
   CHECK(eb.breakdown.tp_comm_s < ea.breakdown.tp_comm_s);
   CHECK(eb.time_s == trainsim::test::approx(ea.time_s - (ea.breakdown.tp_comm_s - eb.breakdown.tp_comm_s) -
                                      (ea.breakdown.bubble_s - eb.breakdown.bubble_s)));
+}
+
+TEST_CASE("every step carries the band of its framework family and GPU class, from presets/accuracy_bands.json") {
+  // GPT-3 175B on A100s with tp 8 implies megatron-core: the megatron/other group (Korthikanti 2022 and SC'21
+  // runs on A100s, 18 of them when the table was written); the band is the step time times its 10th and 90th
+  // percentiles of measured / predicted time.
+  Scenario s = gpt3({{"tp", 8}, {"pp", 8}, {"sequence_parallel", true}}, "selective");
+  const StepEstimate e = StepModel(s.model, s.training, s.hardware).estimate(s.parallel);
+  REQUIRE(e.band != nullptr);
+  CHECK(e.band->group == "megatron/other");
+  CHECK(e.band->cases >= kMinBandCases);
+  CHECK(e.band->low <= e.band->median);
+  CHECK(e.band->median <= e.band->high);
+  CHECK(e.time_s_low == trainsim::test::approx(e.time_s * e.band->low));
+  CHECK(e.time_s_high == trainsim::test::approx(e.time_s * e.band->high));
+  // A group with no runs falls back to its family, then to all runs.
+  CHECK(accuracy_band("megatron", "no-such-class").group == "megatron");
+  CHECK(accuracy_band("no-such-family", "hopper").group == "all");
+  // ZeRO-3 at tp 1 implies FSDP2, a PyTorch framework: its own family's band.
+  Scenario f = gpt3({{"tp", 1}, {"pp", 1}}, "full", 2048);
+  f.training.zero_stage = 3;
+  const StepEstimate ef = StepModel(f.model, f.training, f.hardware).estimate(f.parallel);
+  REQUIRE(ef.band != nullptr);
+  CHECK(ef.band->group.rfind("pytorch", 0) == 0);
 }
