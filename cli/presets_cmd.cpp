@@ -74,7 +74,7 @@ int run_presets(const std::string& format, const std::string& kind) {
   }
   if (kind.empty() || kind == "frameworks") {
     std::cout << "\nFrameworks (training.framework / --framework; traits and their sources: --format json)\n";
-    TextTable t({"name", "grad bucket", "ZeRO-3 gather", "overlap grad/param", "launch gap", "MoE", "fused norm/rope/act", "what"});
+    TextTable t({"name", "grad bucket", "ZeRO-3 gather", "overlap grad/param", "launch gap", "MoE", "fused norm/rope/act", "attention (Hopper)", "what"});
     auto yn = [](bool b) { return std::string(b ? "yes" : "no"); };
     for (const auto& name : framework_names()) {
       const FrameworkTraits& f = *find_framework(name);
@@ -83,7 +83,8 @@ int run_presets(const std::string& format, const std::string& kind) {
       t.add_row({name, bucket, f.param_gather_unit == GatherUnit::Layer ? "per layer" : format_count(f.param_gather_bucket_elements) + " buckets",
                  yn(f.overlap_grad_reduce) + "/" + yn(f.overlap_param_gather),
                  f.cuda_graphs ? "graphs" : fixed(f.kernel_launch_gap_us, 1) + " us", f.moe_grouped_gemm ? "grouped" : "loop",
-                 yn(f.fused_norm) + "/" + yn(f.fused_rope) + "/" + yn(f.fused_activation), f.description});
+                 yn(f.fused_norm) + "/" + yn(f.fused_rope) + "/" + yn(f.fused_activation),
+                 f.attention_kernel == AttentionKernel::Flash2 ? "flash2" : "cudnn", f.description});
     }
     t.print(std::cout);
   }

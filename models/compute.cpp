@@ -49,6 +49,11 @@ constexpr double kHopperSeqLog2[6] = {9, 10, 11, 12, 13, 14};
 constexpr double kHopperFwdTflops[6] = {315, 410, 484, 518, 529, 539};
 constexpr double kHopperBwdTflops[6] = {305, 408, 465, 499, 518, 516};
 constexpr double kHopperTablePeak = 989;
+// FlashAttention-2 on Hopper (the flash-attn package, PyTorch SDPA's flash backend) runs without Hopper's
+// wgmma/TMA: measured on an H100 SXM (calibrate/measurements/h100-sxm-80gb-2026-11-22/torch_microbench.json,
+// PyTorch 2.11), flash over cuDNN forward and backward at 4K-16K tokens per sequence (GQA and MHA, 8 pairs):
+// 0.508-0.623, mean 0.558. Dao 2023 §4.1 agrees: FA2 "up to 335 TFLOP/s" on H100 against the table's 539.
+constexpr double kFlash2OverFusedHopper = 0.558;
 
 // FlashAttention-2 skips fully masked blocks under causal masking: half the s² work (Dao 2023, §3.1.1);
 // its backward pass runs 5 matmuls against the forward's 2: 2.5x the FLOPs (Dao 2023, §4.1 FLOP count).
@@ -259,10 +264,11 @@ double gemm_efficiency(const GpuSpec& gpu, Precision p, const GemmShape& g) {
   return gemm_efficiency(gpu, gpu_compute_traits(gpu), p, g);
 }
 
-double flash_attention_efficiency(const GpuComputeTraits& tr, double seq_len, bool backward) {
+double flash_attention_efficiency(const GpuComputeTraits& tr, double seq_len, bool backward, AttentionKernel kernel) {
   if (tr.hopper_attention_table) {
     const double l = std::log2(std::max(seq_len, 1.0));
-    return interpolate_log2(kHopperSeqLog2, backward ? kHopperBwdTflops : kHopperFwdTflops, l) / kHopperTablePeak;
+    const double fused = interpolate_log2(kHopperSeqLog2, backward ? kHopperBwdTflops : kHopperFwdTflops, l) / kHopperTablePeak;
+    return kernel == AttentionKernel::Flash2 ? fused * kFlash2OverFusedHopper : fused;
   }
   return (backward ? kFa2Backward : kFa2Forward) * tr.attention_scale;
 }
@@ -583,9 +589,9 @@ LayerCompute layer_walk(const ModelSpec& m, const TrainingSpec& t, const Paralle
     if (t.flash_attention) {
       const double fl = 2 * batch * s * seq * (dqk + dv) * kCausalFraction;   // QK^T and AV: 2·s_q·s_k·(d_qk + d_v) per head, half masked
       const double peak = gemm_peak_flops(gpu, high_p);
-      f.attention_s = fl / (peak * flash_attention_efficiency(tr, s, false));
+      f.attention_s = fl / (peak * flash_attention_efficiency(tr, s, false, fw.attention_kernel));
       f.attention_flops = fl;
-      bk.attention_s = kFlashBackwardFlops * fl / (peak * flash_attention_efficiency(tr, s, true));
+      bk.attention_s = kFlashBackwardFlops * fl / (peak * flash_attention_efficiency(tr, s, true, fw.attention_kernel));
       bk.attention_flops = kFlashBackwardFlops * fl;
       f.kernels = bk.kernels = 1;
       if constexpr (Record) {

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "framework.hpp"
 #include "spec.hpp"
 
 namespace trainsim {
@@ -69,8 +70,10 @@ double memory_bound_time(const GpuSpec& gpu, double bytes);
 double memory_bound_time(const GpuSpec& gpu, const GpuComputeTraits& tr, double bytes);
 
 // Fraction of the dense 16-bit peak a fused (flash) attention kernel reaches with `seq_len` query tokens
-// per GPU, causal, head dim 128: forward or backward.
-double flash_attention_efficiency(const GpuComputeTraits& tr, double seq_len, bool backward);
+// per GPU, causal, head dim 128: forward or backward; on Hopper the framework's kernel (cuDNN-class or
+// FlashAttention-2) matters.
+double flash_attention_efficiency(const GpuComputeTraits& tr, double seq_len, bool backward,
+                                  AttentionKernel kernel = AttentionKernel::Fused);
 
 struct LayerCompute {          // one transformer layer, one micro-batch, one GPU, seconds and FLOPs
   double forward_s = 0;        // GEMMs + attention core + memory-bound ops of the forward pass (+ DPO reference forward)

@@ -16,6 +16,7 @@ struct ParallelLayout;  // spec.hpp
 // How ZeRO-3 all-gathers parameters: one call per transformer layer (FSDP units) or in buckets of
 // param_gather_bucket_elements (DeepSpeed's prefetch bucket).
 enum class GatherUnit { Layer, Bucket };
+enum class AttentionKernel { Fused, Flash2 };
 
 struct FrameworkTraits {
   std::string name;  // preset name; empty in TrainingSpec = not named (the layout implies one)
@@ -42,6 +43,10 @@ struct FrameworkTraits {
   // activation (vs the eager op sequence of the reference modeling code, compute.cpp).
   bool moe_grouped_gemm = true;
   bool fused_norm = true, fused_rope = true, fused_activation = true;
+  // Fused attention kernel on Hopper: cuDNN / FlashAttention-3 class (Transformer Engine, PyTorch SDPA with
+  // cuDNN) or FlashAttention-2 (the flash-attn package, SDPA's flash backend), about half as fast there
+  // (compute.cpp). Other GPUs run FlashAttention-2-class kernels either way.
+  AttentionKernel attention_kernel = AttentionKernel::Fused;
 
   std::vector<std::string> overridden;  // trait keys the scenario set (for the resolved scenario JSON)
 

@@ -136,6 +136,11 @@ TEST_CASE("compute: flash attention efficiencies") {
   CHECK(flash_attention_efficiency(h100, 4096, true) == trainsim::test::approx(499.0 / 989));
   CHECK(flash_attention_efficiency(h100, 2048 * std::sqrt(2.0), false) == trainsim::test::approx((484.0 + 518.0) / 2 / 989));
   CHECK(flash_attention_efficiency(h100, 100, false) == trainsim::test::approx(315.0 / 989));  // clamped to the table
+  // FlashAttention-2 on Hopper: 0.558 of the table (measured flash / cuDNN on an H100, torch_microbench.json); on an
+  // A100 the kernel choice does not matter (FlashAttention-2 fractions either way).
+  CHECK(flash_attention_efficiency(h100, 4096, false, AttentionKernel::Flash2) == trainsim::test::approx(0.558 * 518.0 / 989));
+  CHECK(flash_attention_efficiency(h100, 4096, true, AttentionKernel::Flash2) == trainsim::test::approx(0.558 * 499.0 / 989));
+  CHECK(flash_attention_efficiency(a100, 4096, false, AttentionKernel::Flash2) == trainsim::test::approx(0.615));
 }
 
 TEST_CASE("layer_compute: Llama-3-8B, s = 4096, b = 1, tp = 1 against the hand count") {
