@@ -47,6 +47,10 @@ struct FrameworkTraits {
   // cuDNN) or FlashAttention-2 (the flash-attn package, SDPA's flash backend), about half as fast there
   // (compute.cpp). Other GPUs run FlashAttention-2-class kernels either way.
   AttentionKernel attention_kernel = AttentionKernel::Fused;
+  // ZeRO-2/3 (sharded gradients and weights) together with pipeline parallelism: FSDP2 shards each pipeline
+  // stage's module (torchtitan), DeepSpeed's pipeline engine and Megatron allow ZeRO-1 / the distributed
+  // optimizer only (layout_check refuses the rest).
+  bool shards_with_pipeline = false;
 
   std::vector<std::string> overridden;  // trait keys the scenario set (for the resolved scenario JSON)
 

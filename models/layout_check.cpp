@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "framework.hpp"
 #include "transformer.hpp"
 
 namespace trainsim {
@@ -27,7 +28,7 @@ LayoutIssue check_layout(const ModelSpec& m, const TrainingSpec& t, const Parall
     if ((num_gpus / p.pp) % (ll(p.ep) * p.etp)) return LayoutIssue::EpWorld;
     if (m.moe_intermediate_size % p.etp) return LayoutIssue::EtpFfn;
   }
-  if (t.zero_stage >= 2 && p.pp > 1) return LayoutIssue::ZeroPipeline;
+  if (t.zero_stage >= 2 && p.pp > 1 && !framework_for(t, p).shards_with_pipeline) return LayoutIssue::ZeroPipeline;
   if (t.global_batch_size % (ll(p.micro_batch_size) * p.dp)) return LayoutIssue::BatchSplit;
   return LayoutIssue::None;
 }
@@ -72,8 +73,10 @@ InputError layout_error(LayoutIssue issue, const ModelSpec& m, const TrainingSpe
     case LayoutIssue::EtpFfn:
       return InputError("/parallel/etp", s(p.etp), "a divisor of moe_intermediate_size (" + s(m.moe_intermediate_size) + ")");
     case LayoutIssue::ZeroPipeline:
-      return InputError("/training/zero_stage", s(t.zero_stage), "0 or 1 with pipeline parallelism (pp = " + s(p.pp) + ")",
-                        "ZeRO-2/3 shard gradients across micro-batches, which DeepSpeed and Megatron do not support with pp > 1; use zero_stage 1 or distributed_optimizer");
+      return InputError("/training/zero_stage", s(t.zero_stage),
+                        "0 or 1 with pipeline parallelism (pp = " + s(p.pp) + ") in " + framework_for(t, p).name,
+                        "DeepSpeed's pipeline engine and Megatron shard only optimizer states with pp > 1; use zero_stage 1 or "
+                        "distributed_optimizer, or training.framework \"fsdp2\" (torchtitan shards each pipeline stage)");
     case LayoutIssue::BatchSplit:
       return InputError("/training/global_batch_size", s(t.global_batch_size),
                         "a multiple of micro_batch_size*dp = " + s(p.micro_batch_size) + "*" + s(p.dp) + " = " +

@@ -168,9 +168,8 @@ SearchResult search_plans(const Scenario& base, const std::vector<int>& gpu_coun
       else if (fixed.micro_batch_size > 0 && per_rank % fixed.micro_batch_size == 0) mbss = {fixed.micro_batch_size};
       std::vector<int> vpps{1};
       if (!space.vpp) vpps = {fixed.vpp};
-      else if (w.pp > 1)
-        for (int v : {2, 3, 4, 6, 8})
-          if (model.num_hidden_layers % (w.pp * v) == 0) vpps.push_back(v);
+      else if (w.pp > 1)  // uneven splits included (Megatron's layouts); check_layout refuses empty virtual stages
+        for (int v : {2, 3, 4, 6, 8}) vpps.push_back(v);
       std::vector<int> eps{1}, etps{1};
       if (model.is_moe()) {
         eps = space.ep ? powers_of_two(std::min(model.num_experts, gpus / w.pp)) : std::vector<int>{fixed.ep};

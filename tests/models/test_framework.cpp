@@ -12,6 +12,7 @@
 #include "models/compute.hpp"
 #include "models/errors.hpp"
 #include "models/framework.hpp"
+#include "models/layout_check.hpp"
 #include "models/scenario.hpp"
 #include "models/search.hpp"
 #include "models/step.hpp"
@@ -296,4 +297,26 @@ TEST_CASE("plan gives each candidate layout its implied framework, priced with t
   }
   CHECK(fsdp2 > 0);
   CHECK(megatron > 0);
+}
+
+TEST_CASE("ZeRO-3 with pipeline parallelism only where the framework shards each stage (FSDP2), named in the error") {
+  // torchtitan's Llama 3.1 405B recipe runs FSDP + TP + PP; DeepSpeed's pipeline engine and Megatron shard
+  // optimizer states only with pp > 1.
+  Json doc = {{"model", "llama3-8b"},
+              {"training", {{"seq_len", 4096}, {"global_batch_size", 16}, {"zero_stage", 3}, {"framework", "megatron-core"}}},
+              {"parallel", {{"tp", 1}, {"pp", 2}, {"micro_batch_size", 1}}},
+              {"hardware", {{"gpu", "h100-sxm-80gb"}, {"num_gpus", 16}}}};
+  std::string message;
+  try {
+    parse_scenario(doc);
+  } catch (const InputError& e) {
+    message = e.what();
+  }
+  CHECK(message.find("/training/zero_stage") != std::string::npos);
+  CHECK(message.find("megatron-core") != std::string::npos);
+  CHECK(message.find("fsdp2") != std::string::npos);
+  doc["training"]["framework"] = "fsdp2";
+  const Scenario s = parse_scenario(doc);
+  CHECK(check_layout(s.model, s.training, s.parallel, s.hardware.num_gpus) == LayoutIssue::None);
+  CHECK(StepModel(s.model, s.training, s.hardware).estimate(s.parallel).breakdown.dp_comm_s > 0);
 }
