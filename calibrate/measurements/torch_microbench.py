@@ -18,18 +18,21 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 
+def cuda_events_time(fn, iters):
+    """Mean time of `iters` back-to-back calls, timed with CUDA events (seconds)."""
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(iters):
+        fn()
+    end.record()
+    torch.cuda.synchronize()
+    return start.elapsed_time(end) / 1e3 / iters
+
+
 def cuda_time(fn, iters):
-    """Median over 5 repeats of the mean time of `iters` calls, timed with CUDA events."""
-    out = []
-    for _ in range(5):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(iters):
-            fn()
-        end.record()
-        torch.cuda.synchronize()
-        out.append(start.elapsed_time(end) / 1e3 / iters)
-    return sorted(out)[len(out) // 2]
+    """Median over 5 repeats of cuda_events_time."""
+    out = sorted(cuda_events_time(fn, iters) for _ in range(5))
+    return out[len(out) // 2]
 
 
 def attention(results):

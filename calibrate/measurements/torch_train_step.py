@@ -27,15 +27,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-
-def cuda_events_time(fn, iters):
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(iters):
-        fn()
-    end.record()
-    torch.cuda.synchronize()
-    return start.elapsed_time(end) / 1e3 / iters
+from torch_microbench import cuda_events_time  # same folder
 
 
 class PowerSampler:
