@@ -52,12 +52,14 @@ FrameworkTraits read_traits(const Json& values, const std::string& path, Framewo
   flag("fused_rope", base.fused_rope);
   flag("fused_activation", base.fused_activation);
   flag("shards_with_pipeline", base.shards_with_pipeline);
+  flag("fused_cross_entropy", base.fused_cross_entropy);
   if (need("attention_kernel"))
     base.attention_kernel = r.get_enum("attention_kernel", {"cudnn", "flash2"}, "cudnn", "") == "flash2" ? AttentionKernel::Flash2 : AttentionKernel::Fused;
   // Every trait is a known key (for "did you mean" on a misspelt override), whether given or not.
   r.mark_read({"preset", "grad_bucket_elements", "grad_bucket_elements_per_dp_rank", "param_gather_unit", "param_gather_bucket_elements",
                "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap_available", "kernel_launch_gap_us", "cuda_graphs",
-               "moe_grouped_gemm", "fused_norm", "fused_rope", "fused_activation", "attention_kernel", "shards_with_pipeline"});
+               "moe_grouped_gemm", "fused_norm", "fused_rope", "fused_activation", "attention_kernel", "shards_with_pipeline",
+               "fused_cross_entropy"});
   r.reject_unknown();
   return base;
 }
@@ -144,6 +146,7 @@ Json framework_to_json(const FrameworkTraits& f) {
     else if (key == "fused_rope") j[key] = f.fused_rope;
     else if (key == "fused_activation") j[key] = f.fused_activation;
     else if (key == "shards_with_pipeline") j[key] = f.shards_with_pipeline;
+    else if (key == "fused_cross_entropy") j[key] = f.fused_cross_entropy;
     else if (key == "attention_kernel") j[key] = f.attention_kernel == AttentionKernel::Flash2 ? "flash2" : "cudnn";
   }
   return j;

@@ -43,6 +43,8 @@ struct FrameworkTraits {
   // activation (vs the eager op sequence of the reference modeling code, compute.cpp).
   bool moe_grouped_gemm = true;
   bool fused_norm = true, fused_rope = true, fused_activation = true;
+  // Cross-entropy over the logits as one fused kernel (vs logits.float() + log_softmax + nll, compute.cpp).
+  bool fused_cross_entropy = true;
   // Fused attention kernel on Hopper: cuDNN / FlashAttention-3 class (Transformer Engine, PyTorch SDPA with
   // cuDNN) or FlashAttention-2 (the flash-attn package, SDPA's flash backend), about half as fast there
   // (compute.cpp). Other GPUs run FlashAttention-2-class kernels either way.

@@ -320,3 +320,14 @@ TEST_CASE("ZeRO-3 with pipeline parallelism only where the framework shards each
   CHECK(check_layout(s.model, s.training, s.parallel, s.hardware.num_gpus) == LayoutIssue::None);
   CHECK(StepModel(s.model, s.training, s.hardware).estimate(s.parallel).breakdown.dp_comm_s > 0);
 }
+
+TEST_CASE("eager cross-entropy moves 28 more bytes per logit than a fused kernel") {
+  // transformers, torchtitan: logits.float() (read 2, write 4), log_softmax (read 4 twice, write 4); backward: nll's
+  // fp32 gradient (write 4), log_softmax backward (read 4 + 4, write 4), cast back (read 4, write 2): 18 + 22 = 40
+  // bytes per bf16 logit, against 6 + 6 = 12 fused. One micro-batch of 4096 tokens x 128,256 logits (Llama-3-8B, tp 1).
+  Scenario eager = llama8b("fsdp2", 3);
+  Scenario fused = llama8b(Json{{"preset", "fsdp2"}, {"fused_cross_entropy", true}}, 3);
+  const EdgeCompute e = edge_compute(eager.model, eager.training, eager.parallel, eager.hardware.gpu);
+  const EdgeCompute f = edge_compute(fused.model, fused.training, fused.parallel, fused.hardware.gpu);
+  CHECK(e.head_s - f.head_s == trainsim::test::approx(memory_bound_time(eager.hardware.gpu, 28.0 * 4096 * 128256)).epsilon(1e-9));
+}
