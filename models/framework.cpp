@@ -1,5 +1,7 @@
 #include "framework.hpp"
 
+#include <algorithm>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string_view>
@@ -21,6 +23,24 @@ extern const std::string_view framework_transformers_json;
 
 namespace {
 
+// The yes/no traits, each once: read from presets and overrides, known as keys, written back by framework_to_json.
+struct FlagTrait {
+  const char* key;
+  bool FrameworkTraits::*member;
+};
+constexpr FlagTrait kFlagTraits[] = {
+    {"overlap_grad_reduce", &FrameworkTraits::overlap_grad_reduce},
+    {"overlap_param_gather", &FrameworkTraits::overlap_param_gather},
+    {"tp_comm_overlap_available", &FrameworkTraits::tp_comm_overlap_available},
+    {"cuda_graphs", &FrameworkTraits::cuda_graphs},
+    {"moe_grouped_gemm", &FrameworkTraits::moe_grouped_gemm},
+    {"fused_norm", &FrameworkTraits::fused_norm},
+    {"fused_rope", &FrameworkTraits::fused_rope},
+    {"fused_activation", &FrameworkTraits::fused_activation},
+    {"shards_with_pipeline", &FrameworkTraits::shards_with_pipeline},
+    {"fused_cross_entropy", &FrameworkTraits::fused_cross_entropy},
+};
+
 // Reads the traits present in `values` (plain JSON values) over `base`; `require_all` for preset files.
 FrameworkTraits read_traits(const Json& values, const std::string& path, FrameworkTraits base, bool require_all) {
   JsonReader r(values, path, nullptr);
@@ -31,9 +51,6 @@ FrameworkTraits read_traits(const Json& values, const std::string& path, Framewo
   auto elements = [&](const char* key, double& out, double min_value) {
     if (need(key)) out = r.get_quantity(key, Quantity::Count, out, "", {min_value, limits::kMaxBucketElements});
   };
-  auto flag = [&](const char* key, bool& out) {
-    if (need(key)) out = r.get_bool(key, out, "");
-  };
   elements("grad_bucket_elements", base.grad_bucket_elements, 1);
   elements("grad_bucket_elements_per_dp_rank", base.grad_bucket_elements_per_dp_rank, 0);
   if (need("param_gather_unit"))
@@ -42,24 +59,15 @@ FrameworkTraits read_traits(const Json& values, const std::string& path, Framewo
   if (base.param_gather_unit == GatherUnit::Bucket && !(base.param_gather_bucket_elements >= 1))
     throw InputError(path + "/param_gather_bucket_elements", Json(base.param_gather_bucket_elements).dump(),
                      "at least 1 element when param_gather_unit is \"bucket\"");
-  flag("overlap_grad_reduce", base.overlap_grad_reduce);
-  flag("overlap_param_gather", base.overlap_param_gather);
-  flag("tp_comm_overlap_available", base.tp_comm_overlap_available);
+  for (const FlagTrait& f : kFlagTraits)
+    if (need(f.key)) base.*f.member = r.get_bool(f.key, base.*f.member, "");
   if (need("kernel_launch_gap_us")) base.kernel_launch_gap_us = r.get_number("kernel_launch_gap_us", 0, "", 0, limits::kMaxLaunchGapUs);
-  flag("cuda_graphs", base.cuda_graphs);
-  flag("moe_grouped_gemm", base.moe_grouped_gemm);
-  flag("fused_norm", base.fused_norm);
-  flag("fused_rope", base.fused_rope);
-  flag("fused_activation", base.fused_activation);
-  flag("shards_with_pipeline", base.shards_with_pipeline);
-  flag("fused_cross_entropy", base.fused_cross_entropy);
   if (need("attention_kernel"))
     base.attention_kernel = r.get_enum("attention_kernel", {"cudnn", "flash2"}, "cudnn", "") == "flash2" ? AttentionKernel::Flash2 : AttentionKernel::Fused;
   // Every trait is a known key (for "did you mean" on a misspelt override), whether given or not.
   r.mark_read({"preset", "grad_bucket_elements", "grad_bucket_elements_per_dp_rank", "param_gather_unit", "param_gather_bucket_elements",
-               "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap_available", "kernel_launch_gap_us", "cuda_graphs",
-               "moe_grouped_gemm", "fused_norm", "fused_rope", "fused_activation", "attention_kernel", "shards_with_pipeline",
-               "fused_cross_entropy"});
+               "kernel_launch_gap_us", "attention_kernel"});
+  for (const FlagTrait& f : kFlagTraits) r.mark_read({f.key});
   r.reject_unknown();
   return base;
 }
@@ -132,21 +140,13 @@ Json framework_to_json(const FrameworkTraits& f) {
   if (f.overridden.empty()) return f.name;
   Json j = {{"preset", f.name}};
   for (const auto& key : f.overridden) {
-    if (key == "grad_bucket_elements") j[key] = f.grad_bucket_elements;
+    const auto flag = std::find_if(std::begin(kFlagTraits), std::end(kFlagTraits), [&](const FlagTrait& t) { return key == t.key; });
+    if (flag != std::end(kFlagTraits)) j[key] = f.*flag->member;
+    else if (key == "grad_bucket_elements") j[key] = f.grad_bucket_elements;
     else if (key == "grad_bucket_elements_per_dp_rank") j[key] = f.grad_bucket_elements_per_dp_rank;
     else if (key == "param_gather_unit") j[key] = f.param_gather_unit == GatherUnit::Bucket ? "bucket" : "layer";
     else if (key == "param_gather_bucket_elements") j[key] = f.param_gather_bucket_elements;
-    else if (key == "overlap_grad_reduce") j[key] = f.overlap_grad_reduce;
-    else if (key == "overlap_param_gather") j[key] = f.overlap_param_gather;
-    else if (key == "tp_comm_overlap_available") j[key] = f.tp_comm_overlap_available;
     else if (key == "kernel_launch_gap_us") j[key] = f.kernel_launch_gap_us;
-    else if (key == "cuda_graphs") j[key] = f.cuda_graphs;
-    else if (key == "moe_grouped_gemm") j[key] = f.moe_grouped_gemm;
-    else if (key == "fused_norm") j[key] = f.fused_norm;
-    else if (key == "fused_rope") j[key] = f.fused_rope;
-    else if (key == "fused_activation") j[key] = f.fused_activation;
-    else if (key == "shards_with_pipeline") j[key] = f.shards_with_pipeline;
-    else if (key == "fused_cross_entropy") j[key] = f.fused_cross_entropy;
     else if (key == "attention_kernel") j[key] = f.attention_kernel == AttentionKernel::Flash2 ? "flash2" : "cudnn";
   }
   return j;

@@ -146,17 +146,15 @@ StepEstimate StepModel::estimate(const ParallelLayout& p, const LayoutWork& work
   auto zero3_layer = [&](const LayerCompute& lc, double layer_params) {
     Zero3Layer z;
     if (t.zero_stage < 3 || dp_ranks == 1) return z;
-    const bool by_layer = fw.param_gather_unit == GatherUnit::Layer;
+    const bool by_layer = fw.param_gather_unit == GatherUnit::Layer;  // one call per layer: bucket 0
     const double param_bytes = layer_params * bytes_per_element(t.precision);
-    BucketedTime gather{collective_time(Collective::AllGather, param_bytes, dp_group, comm_).time_s, 0};
-    gather.one = gather.total;
-    if (!by_layer)
-      gather = bucketed_time(Collective::AllGather, param_bytes, fw.param_gather_bucket_elements * bytes_per_element(t.precision), dp_group, comm_);
+    const BucketedTime gather = bucketed_time(Collective::AllGather, param_bytes,
+                                              by_layer ? 0.0 : fw.param_gather_bucket_elements * bytes_per_element(t.precision), dp_group, comm_);
     BucketedTime reduce;
     if (t.trains_base_weights()) {
       const double grad_bytes = layer_params * grad_bytes_per_param;
       if (by_layer) {
-        reduce.total = reduce.one = collective_time(Collective::ReduceScatter, grad_bytes, dp_group, comm_).time_s;
+        reduce = bucketed_time(Collective::ReduceScatter, grad_bytes, 0.0, dp_group, comm_);
       } else {
         reduce = bucketed_time(Collective::ReduceScatter, grad_bytes * stage_layers, fw.grad_bucket_elements * grad_bytes_per_param, dp_group, comm_);
         reduce.total /= stage_layers;
