@@ -198,7 +198,23 @@ GpuComputeTraits gpu_compute_traits(const GpuSpec& gpu) {
     tr.gemm_ceiling = kCeilMean;
   }
   tr.attention_scale = tr.gemm_ceiling / kCeilA100Sxm;
+  apply_fitted_parameters(tr, gpu, shipped_fitted_parameters().values);
   return tr;
+}
+
+double power_limited_fraction(double tdp_watts, double flops_per_s, double energy_pj_per_flop) {
+  const double power = energy_pj_per_flop * 1e-12 * flops_per_s;
+  if (!(tdp_watts > 0) || !(power > tdp_watts)) return 1.0;
+  return std::cbrt(tdp_watts / power);
+}
+
+void apply_fitted_parameters(GpuComputeTraits& tr, const GpuSpec& gpu, const FittedParameters& params) {
+  // The GEMMs' power: the 16-bit rate they reach at the top clock (ceiling x peak). Every precision draws the
+  // same power at the same clock (fp8 doubles the rate per watt, tf32 halves it: NVIDIA's datasheet peaks at
+  // one TDP), so the clock fraction holds for all of them.
+  tr.tensor_slowdown = 1 / power_limited_fraction(gpu.tdp_watts, tr.gemm_ceiling * gemm_peak_flops(gpu, Precision::Bf16),
+                                                  params.tensor_energy_pj_per_flop);
+  tr.memory_kernel_efficiency = params.memory_kernel_efficiency;
 }
 
 double gemm_flops(const GemmShape& g) { return 2 * g.m * g.n * g.k * g.count; }
@@ -215,7 +231,7 @@ GemmCost gemm_cost(const GpuSpec& gpu, const GpuComputeTraits& tr, Precision p) 
   GemmCost c;
   c.fit = tr.gemm_fit[static_cast<int>(p)];
   c.precision = p;
-  c.seconds_per_flop = 1 / (gemm_peak_flops(gpu, p) * (c.fit ? 1.0 : tr.gemm_ceiling));
+  c.seconds_per_flop = tr.tensor_slowdown / (gemm_peak_flops(gpu, p) * (c.fit ? 1.0 : tr.gemm_ceiling));
   c.seconds_per_byte = 1 / (gpu.memory_bandwidth * tr.hbm_fraction);
   c.operand_bytes = bytes_per_element(p);
   c.output_bytes = p == Precision::Fp8 ? 2.0 : c.operand_bytes;  // fp8 GEMMs write 16-bit outputs (Transformer Engine)
@@ -243,7 +259,7 @@ double gemm_quantization(const GpuComputeTraits& tr, const GemmShape& g) {
 
 double memory_bound_time(const GpuSpec& gpu, const GpuComputeTraits& tr, double bytes) {
   if (bytes <= 0) return 0;
-  return bytes / (gpu.memory_bandwidth * tr.hbm_fraction);
+  return bytes / (gpu.memory_bandwidth * tr.hbm_fraction * tr.memory_kernel_efficiency);
 }
 
 double memory_bound_time(const GpuSpec& gpu, double bytes) { return memory_bound_time(gpu, gpu_compute_traits(gpu), bytes); }
@@ -268,9 +284,9 @@ double flash_attention_efficiency(const GpuComputeTraits& tr, double seq_len, bo
   if (tr.hopper_attention_table) {
     const double l = std::log2(std::max(seq_len, 1.0));
     const double fused = interpolate_log2(kHopperSeqLog2, backward ? kHopperBwdTflops : kHopperFwdTflops, l) / kHopperTablePeak;
-    return kernel == AttentionKernel::Flash2 ? fused * kFlash2OverFusedHopper : fused;
+    return (kernel == AttentionKernel::Flash2 ? fused * kFlash2OverFusedHopper : fused) / tr.tensor_slowdown;
   }
-  return (backward ? kFa2Backward : kFa2Forward) * tr.attention_scale;
+  return (backward ? kFa2Backward : kFa2Forward) * tr.attention_scale / tr.tensor_slowdown;
 }
 
 namespace {
@@ -537,7 +553,7 @@ LayerCompute layer_walk(const ModelSpec& m, const TrainingSpec& t, const Paralle
   const LoraTargets l = lora_targets(t);
 
   const Precision high_p = high_precision(t.precision);
-  OpBuilder<Record> ob(gemm_cost(gpu, tr, t.precision), gemm_cost(gpu, tr, high_p), 1 / (gpu.memory_bandwidth * tr.hbm_fraction),
+  OpBuilder<Record> ob(gemm_cost(gpu, tr, t.precision), gemm_cost(gpu, tr, high_p), 1 / (gpu.memory_bandwidth * tr.hbm_fraction * tr.memory_kernel_efficiency),
                        activation_bytes(t.precision), t.uses_adapters() ? dd(t.lora.rank) : 0.0);
   const double ab = ob.ab;
   const FrameworkTraits& fw = framework_for(t, p);

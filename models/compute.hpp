@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "framework.hpp"
+#include "fitted_parameters.hpp"
 #include "spec.hpp"
 
 namespace trainsim {
@@ -47,8 +48,21 @@ struct GpuComputeTraits {
   // gives the published answer.
   const GemmEfficiencyFit* gemm_fit[4] = {nullptr, nullptr, nullptr, nullptr};
   std::shared_ptr<const GemmEfficiencyFit> published_fit;
+  // The fitted parameters (models/fitted_parameters.hpp) as this GPU feels them: tensor-core work (GEMMs,
+  // fused attention) takes tensor_slowdown (>= 1) times longer under the power limit; memory-bound kernels
+  // reach hbm_fraction x memory_kernel_efficiency of the datasheet bandwidth.
+  double tensor_slowdown = 1;
+  double memory_kernel_efficiency = 1;
 };
+// The published traits with the shipped fitted parameters applied.
 GpuComputeTraits gpu_compute_traits(const GpuSpec& gpu);
+// Sets tensor_slowdown and memory_kernel_efficiency from `params` (after the GEMM ceiling is final: a
+// calibration profile's measured ceiling sets the power the GEMMs draw).
+void apply_fitted_parameters(GpuComputeTraits& tr, const GpuSpec& gpu, const FittedParameters& params);
+// Clock fraction a GPU holds while its tensor cores run `flops_per_s` (at the top clock) under its power limit:
+// min(1, (TDP / (e x flops_per_s))^(1/3)), dynamic power growing as the cube of the clock (P ~ C·V²·f with V
+// rising with f). 1 when the TDP or e is unknown (0).
+double power_limited_fraction(double tdp_watts, double flops_per_s, double energy_pj_per_flop);
 
 double gemm_flops(const GemmShape& g);  // 2·m·n·k·count
 // HBM bytes of the GEMM(s): A and B read, C written, once each (operands at the precision's element

@@ -149,7 +149,7 @@ SearchResult search_plans(const Scenario& base, const std::vector<int>& gpu_coun
     for (std::size_t g = 0; g < gpu_counts.size(); ++g)
       for (const auto& t : trainings) {
         memories[g].emplace_back(model, t, hardware[g]);
-        steps[g].emplace_back(model, t, hardware[g], options.calibration);
+        steps[g].emplace_back(model, t, hardware[g], options.calibration, options.fitted);
       }
     for (std::size_t i = next++; i < work.size(); i = next++) {
       if (reports && options.progress && std::chrono::steady_clock::now() - last_report > std::chrono::milliseconds(100)) {

@@ -33,6 +33,8 @@ struct SearchOptions {
   std::function<void(double)> progress;
   // Calibration profile every step model uses (calibration.hpp); nullptr = published defaults.
   const CalibrationProfile* calibration = nullptr;
+  // Fitted parameters every step model uses (fitted_parameters.hpp); nullptr = the shipped ones.
+  const FittedParameters* fitted = nullptr;
 };
 
 struct Plan {

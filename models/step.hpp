@@ -25,6 +25,7 @@ struct StepBreakdown {  // seconds per iteration on the critical path; only expo
   double dp_comm_s = 0;      // gradient reduce / parameter gather not hidden behind compute (and ZeRO-3 gathers)
   double bubble_s = 0;       // pipeline fill and drain
   double optimizer_s = 0;    // optimizer step (memory bound, or PCIe/host bound when offloaded)
+  double overhead_s = 0;     // host work once per iteration outside the layers (fitted: models/fitted_parameters.hpp)
   double total_s = 0;
 };
 
@@ -59,7 +60,9 @@ struct TrainingCost {
 // every number is the published default. The profile is only read during construction.
 class StepModel {
  public:
-  StepModel(const ModelSpec& m, const TrainingSpec& t, const HardwareSpec& h, const CalibrationProfile* calibration = nullptr);
+  // `fitted`: the fitted parameters to use instead of the shipped ones (the fit itself tries values this way).
+  StepModel(const ModelSpec& m, const TrainingSpec& t, const HardwareSpec& h, const CalibrationProfile* calibration = nullptr,
+            const FittedParameters* fitted = nullptr);
   StepEstimate estimate(const ParallelLayout& p) const;
   // The per-layer work of a layout does not depend on the ZeRO stage or offloading: the search computes
   // it once per layout and recompute mode and prices the variants with this overload.
@@ -82,6 +85,7 @@ class StepModel {
   const AccuracyBand* band_pytorch_ = nullptr;
   ModelParams params_;
   double adapter_params_ = 0;
+  double iteration_overhead_s_ = 0;
 };
 
 // Assumptions of the offloaded optimizer step (ZeRO-Offload, Ren et al. 2021): gradients go down and

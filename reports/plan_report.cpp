@@ -47,7 +47,8 @@ Json step_json(const StepEstimate& s) {
             {"pp_comm_s", b.pp_comm_s},
             {"dp_comm_s", b.dp_comm_s},
             {"bubble_s", b.bubble_s},
-            {"optimizer_s", b.optimizer_s}}}};
+            {"optimizer_s", b.optimizer_s},
+            {"overhead_s", b.overhead_s}}}};
 }
 
 Json training_cost_json(const TrainingCost& c) {
@@ -203,6 +204,7 @@ void print_step_table(std::ostream& os, const StepEstimate& st, const TrainingCo
   row("dp comm", b.dp_comm_s);
   row("bubble", b.bubble_s);
   row("optimizer", b.optimizer_s);
+  row("iteration overhead", b.overhead_s);
   t.add_row({"step", fixed(st.time_s, 4), "100.0%"});
   t.print(os);
   if (st.band)

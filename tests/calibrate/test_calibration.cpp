@@ -97,20 +97,24 @@ TEST_CASE("GEMM interpolation: the measured value at a measured shape, the mean 
   CHECK(q.ceiling(1000, 3000, 512) == trainsim::test::approx(0.8));
 }
 
-TEST_CASE("through the compute model a measured GEMM shape takes exactly its measured time") {
+TEST_CASE("through the compute model a measured GEMM shape takes its measured time, slowed only by the power limit") {
   Scenario s = default_scenario();
   CalibrationProfile p = minimal_profile();
   p.gemm.push_back({GemmDtype::Bf16, 8192, 8192, 8192, 798.0, ""});
   p.gemm.push_back({GemmDtype::Bf16, 6144, 17920, 2816, 792.1, ""});
   const CalibrationFit fit(p, s.hardware);
   const GpuComputeTraits tr = gpu_compute_traits(s.hardware.gpu, &fit);
+  // A microbenchmark runs seconds at a time; a training run holds the clock its power limit allows: the shipped
+  // power model's slowdown (models/fitted_parameters.hpp) applies to measured and published ceilings alike.
+  const double slow = tr.tensor_slowdown;
+  REQUIRE(slow >= 1);
   auto tflops = [&](const GemmShape& g) { return gemm_flops(g) / gemm_time(s.hardware.gpu, tr, Precision::Bf16, g) / 1e12; };
-  CHECK(tflops({8192, 8192, 8192}) == trainsim::test::approx(798.0));
-  CHECK(tflops({6144, 17920, 2816}) == trainsim::test::approx(792.1));
+  CHECK(tflops({8192, 8192, 8192}) == trainsim::test::approx(798.0 / slow));
+  CHECK(tflops({6144, 17920, 2816}) == trainsim::test::approx(792.1 / slow));
   // Without a profile the same GEMM is 784.6 TFLOP/s (test_compute.cpp): the preset's MAMF point with its own
   // quantization (3360/3432) divided out, times this shape's (2048/2112).
   CHECK(gemm_flops({8192, 8192, 8192}) / gemm_time(s.hardware.gpu, Precision::Bf16, {8192, 8192, 8192}) / 1e12 ==
-        trainsim::test::approx(792.1 * 3432.0 / 3360.0 * 2048.0 / 2112.0));
+        trainsim::test::approx(792.1 * 3432.0 / 3360.0 * 2048.0 / 2112.0 / slow));
   // A skinny GEMM stays on the HBM roofline (16 x 8192 x 8192: 134.7 MB at 3.0 TB/s = 44.9 us).
   CHECK(gemm_time(s.hardware.gpu, tr, Precision::Bf16, {16, 8192, 8192}) == trainsim::test::approx(2.0 * (16 * 8192 + 8192.0 * 8192 + 16 * 8192) / 3.0e12));
   // fp16 has no points: the published ceiling, identical to no profile.

@@ -31,7 +31,18 @@ ParallelLayout layout(int tp) {
   return p;
 }
 
-double tflops(const GpuSpec& g, Precision p, const GemmShape& s) { return gemm_flops(s) / gemm_time(g, p, s) / 1e12; }
+// The published figures alone: the traits with neutral fitted parameters (no power limit, copy-speed memory kernels).
+GpuComputeTraits published(const GpuSpec& g) {
+  GpuComputeTraits tr = gpu_compute_traits(g);
+  apply_fitted_parameters(tr, g, FittedParameters{});
+  return tr;
+}
+// What the shipped fitted parameters do to this GPU (models/fitted_parameters.hpp; the formula is tested below):
+// tensor-core work takes slowdown(g) times longer, memory-bound kernels reach mem_eff() of the copy bandwidth.
+double slowdown(const GpuSpec& g) { return gpu_compute_traits(g).tensor_slowdown; }
+double mem_eff() { return shipped_fitted_parameters().values.memory_kernel_efficiency; }
+
+double tflops(const GpuSpec& g, Precision p, const GemmShape& s) { return gemm_flops(s) / gemm_time(g, published(g), p, s) / 1e12; }
 
 // Llama-3-8B per layer: Q 4096x4096, K and V 4096x1024, O 4096x4096, gate/up/down 3 x 4096x14336.
 constexpr double kLlamaLayerMatrices = 4096.0 * 4096 * 2 + 2 * 4096.0 * 1024 + 3 * 4096.0 * 14336;  // 218,103,808
@@ -53,7 +64,9 @@ TEST_CASE("GEMM 8192^3 bf16 on H100 SXM matches the PyTorch and MAMF measurement
   // ../shared/reference/microbenchmarks.json: 798 TFLOP/s through PyTorch on H100 SXM, MAMF 792.1.
   CHECK(std::fabs(got / 798.0 - 1) < 0.05);
   CHECK(std::fabs(got / 792.1 - 1) < 0.05);
-  CHECK(gemm_efficiency(h100, Precision::Bf16, {8192, 8192, 8192}) == trainsim::test::approx(got / 989.4));
+  CHECK(gemm_efficiency(h100, published(h100), Precision::Bf16, {8192, 8192, 8192}) == trainsim::test::approx(got / 989.4));
+  // Under the shipped power limit the same GEMM takes slowdown(h100) times longer.
+  CHECK(gemm_time(h100, Precision::Bf16, {8192, 8192, 8192}) == trainsim::test::approx(gemm_flops({8192, 8192, 8192}) / (got * 1e12) * slowdown(h100)));
 }
 
 TEST_CASE("A skinny GEMM (m = 16) is memory bound: time = bytes / achievable HBM bandwidth") {
@@ -64,7 +77,8 @@ TEST_CASE("A skinny GEMM (m = 16) is memory bound: time = bytes / achievable HBM
   const double bytes = 2.0 * (16 * 8192 + 8192.0 * 8192 + 16 * 8192);
   CHECK(gemm_bytes(Precision::Bf16, g) == trainsim::test::approx(bytes));
   CHECK(gemm_time(h100, Precision::Bf16, g) == trainsim::test::approx(bytes / 3.0e12));
-  CHECK(memory_bound_time(h100, bytes) == trainsim::test::approx(bytes / 3.0e12));
+  // Memory-bound kernels (not GEMMs) run at the fitted fraction of the copy bandwidth.
+  CHECK(memory_bound_time(h100, bytes) == trainsim::test::approx(bytes / (3.0e12 * mem_eff())));
   // 2.15 GFLOP in 44.9 us = 47.8 TFLOP/s: under 5% of peak, far below the 0.80 ceiling.
   CHECK(gemm_efficiency(h100, Precision::Bf16, g) == trainsim::test::approx(gemm_flops(g) / (bytes / 3.0e12) / 989.4e12));
   CHECK(gemm_efficiency(h100, Precision::Bf16, g) < 0.05);
@@ -80,7 +94,7 @@ TEST_CASE("GEMM wave quantization: one tile more than the SMs costs a second wav
   CHECK(gemm_quantization(tr, full) == trainsim::test::approx(1.0));
   CHECK(gemm_quantization(tr, spill) == trainsim::test::approx(133.0 / 264.0));
   CHECK(gemm_efficiency(h100, Precision::Bf16, spill) < gemm_efficiency(h100, Precision::Bf16, full));
-  CHECK(gemm_efficiency(h100, Precision::Bf16, full) == trainsim::test::approx(792.1 / 989.4 * 3432.0 / 3360.0));
+  CHECK(gemm_efficiency(h100, published(h100), Precision::Bf16, full) == trainsim::test::approx(792.1 / 989.4 * 3432.0 / 3360.0));
   // A100: 128x128 tiles over 108 SMs; 12·9 = 108 tiles fill one wave, 1 x 109 tiles need two.
   const GpuComputeTraits a100 = gpu_compute_traits(gpu("a100-sxm-80gb"));
   CHECK(gemm_quantization(a100, {1536, 1152, 4096}) == trainsim::test::approx(1.0));
@@ -112,7 +126,7 @@ TEST_CASE("GEMM ceilings from the presets' published points, fp8 and the fallbac
   const GpuSpec ascend = gpu("ascend-910b-64gb");
   CHECK(gpu_compute_traits(ascend).gemm_ceiling == trainsim::test::approx(mean).epsilon(1e-4));
   CHECK(gpu_compute_traits(ascend).sms == 0);  // unknown: no quantization
-  CHECK(gemm_efficiency(ascend, Precision::Bf16, {8192, 8192, 8192}) == trainsim::test::approx(gpu_compute_traits(ascend).gemm_ceiling));
+  CHECK(gemm_efficiency(ascend, published(ascend), Precision::Bf16, {8192, 8192, 8192}) == trainsim::test::approx(gpu_compute_traits(ascend).gemm_ceiling));
   // fp8 runs against the fp8 peak (2x) with the same ceiling: a compute-bound GEMM takes half the time.
   const GpuSpec h100 = gpu("h100-sxm-80gb");
   CHECK(gemm_time(h100, Precision::Fp8, {8192, 8192, 8192}) ==
@@ -127,11 +141,11 @@ TEST_CASE("GEMM ceilings from the presets' published points, fp8 and the fallbac
 
 TEST_CASE("compute: flash attention efficiencies") {
   // A100: FlashAttention-2 (Dao 2023) 50-73% forward -> 0.615; backward x 63/73.
-  const GpuComputeTraits a100 = gpu_compute_traits(gpu("a100-sxm-80gb"));
+  const GpuComputeTraits a100 = published(gpu("a100-sxm-80gb"));
   CHECK(flash_attention_efficiency(a100, 4096, false) == trainsim::test::approx(0.615));
   CHECK(flash_attention_efficiency(a100, 4096, true) == trainsim::test::approx(0.615 * 63 / 73));
   // H100: cuDNN bars of Shah et al. 2024 Fig. 5/6 at 4k: 518 and 499 TFLOP/s of 989; between 2k and 4k halfway in log2.
-  const GpuComputeTraits h100 = gpu_compute_traits(gpu("h100-sxm-80gb"));
+  const GpuComputeTraits h100 = published(gpu("h100-sxm-80gb"));
   CHECK(flash_attention_efficiency(h100, 4096, false) == trainsim::test::approx(518.0 / 989));
   CHECK(flash_attention_efficiency(h100, 4096, true) == trainsim::test::approx(499.0 / 989));
   CHECK(flash_attention_efficiency(h100, 2048 * std::sqrt(2.0), false) == trainsim::test::approx((484.0 + 518.0) / 2 / 989));
@@ -184,7 +198,7 @@ TEST_CASE("layer_compute: Llama-3-8B, s = 4096, b = 1, tp = 1 against the hand c
     t.recompute = Recompute::Selective;
     const LayerCompute sel = layer_compute(sc.model, t, layout(1), h100, false);
     CHECK(sel.recompute_flops == trainsim::test::approx(attn_fwd));
-    CHECK(sel.recompute_s == trainsim::test::approx(attn_fwd / (989.4e12 * 518.0 / 989)));
+    CHECK(sel.recompute_s == trainsim::test::approx(attn_fwd / (989.4e12 * 518.0 / 989) * slowdown(h100)));
   }
   SUBCASE("without flash attention the s² work is not halved by the causal mask") {
     TrainingSpec t = sc.training;
@@ -208,7 +222,7 @@ TEST_CASE("layer_compute: Llama-3-8B, s = 4096, b = 1, tp = 1 against the hand c
     t.mode = TrainingMode::Qlora;
     const LayerCompute q = layer_compute(sc.model, t, layout(1), h100, false);
     const double dequant = kLlamaLayerMatrices * (4.127 / 8 + 2);
-    CHECK(q.memory_bound_s - lo.memory_bound_s == trainsim::test::approx(2 * dequant / 3.0e12));
+    CHECK(q.memory_bound_s - lo.memory_bound_s == trainsim::test::approx(2 * dequant / (3.0e12 * mem_eff())));
   }
   SUBCASE("DPO: chosen + rejected through the policy, and the reference model's forward") {
     TrainingSpec t = sc.training;
@@ -260,12 +274,12 @@ TEST_CASE("edge_compute: LM head GEMM FLOPs and a memory-bound embedding") {
   const EdgeCompute e = edge_compute(sc.model, sc.training, layout(1), h100);
   CHECK(e.head_flops == trainsim::test::approx(3 * 2 * T * h * V));     // forward, dgrad, wgrad
   // Embedding forward: read T rows + write T x h (2 B each); backward: read dy, read+write fp32 rows.
-  CHECK(e.embedding_s == trainsim::test::approx((2 * 2 * T * h + (2 * T * h + 8 * T * h)) / 3.0e12));
+  CHECK(e.embedding_s == trainsim::test::approx((2 * 2 * T * h + (2 * T * h + 8 * T * h)) / (3.0e12 * mem_eff())));
   TrainingSpec t = sc.training;
   t.mode = TrainingMode::Lora;
   const EdgeCompute lo = edge_compute(sc.model, t, layout(1), h100);
   CHECK(lo.head_flops == trainsim::test::approx(2 * 2 * T * h * V));    // frozen head: no wgrad
-  CHECK(lo.embedding_s == trainsim::test::approx(2 * 2 * T * h / 3.0e12));  // frozen embedding: no backward
+  CHECK(lo.embedding_s == trainsim::test::approx(2 * 2 * T * h / (3.0e12 * mem_eff())));  // frozen embedding: no backward
   CHECK(edge_compute(sc.model, sc.training, layout(2), h100).head_flops == trainsim::test::approx(e.head_flops / 2));
 }
 

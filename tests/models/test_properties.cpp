@@ -43,7 +43,7 @@ void check_step(const StepEstimate& e, const TrainingCost& c) {
   CHECK(e.mfu <= 1.0);
   CHECK_SANE(e.hfu);
   const StepBreakdown& b = e.breakdown;
-  for (double part : {b.compute_s, b.recompute_s, b.tp_comm_s, b.cp_comm_s, b.ep_comm_s, b.pp_comm_s, b.dp_comm_s, b.bubble_s, b.optimizer_s})
+  for (double part : {b.compute_s, b.recompute_s, b.tp_comm_s, b.cp_comm_s, b.ep_comm_s, b.pp_comm_s, b.dp_comm_s, b.bubble_s, b.optimizer_s, b.overhead_s})
     CHECK_SANE(part);
   CHECK_SANE(c.iterations);
   CHECK_SANE(c.time_to_train_s);

@@ -1,0 +1,48 @@
+#pragma once
+// The published runs of ../shared/reference/ as trainsim cases: each with its scenario, the layout it ran (or,
+// where the source leaves the micro-batch or interleaving out, the layout the plan search picks), what was
+// measured, and the source it comes from. One reader for the accuracy report (tests/accuracy) and for the fit
+// of the model's parameters (reference_fit.hpp).
+#include <string>
+#include <vector>
+
+#include "models/scenario.hpp"
+#include "models/search.hpp"
+#include "models/step.hpp"
+
+namespace trainsim {
+
+enum class ReferenceMetric { IterationSeconds, HardwareTflopsPerGpu, TokensPerSecondPerGpu, MfuPercent, MemoryGiB };
+const char* to_string(ReferenceMetric m);  // "iteration s", "TFLOP/s/GPU", ...
+
+struct ReferenceCase {
+  std::string id;
+  std::string file;    // "korthikanti2022.json", ...
+  std::string source;  // the publication or project it comes from: the unit left out in cross-validation
+  ReferenceMetric metric = ReferenceMetric::IterationSeconds;
+  double measured = 0;
+  Scenario scenario;   // parallel / training: the layout it ran, or the searched one (searched = true)
+  bool searched = false;
+  bool counted = true;  // false: the source file marks it unsupported (shown, not counted)
+  bool speed() const { return metric != ReferenceMetric::MemoryGiB; }
+};
+
+struct ReferenceSet {
+  std::vector<ReferenceCase> cases;  // in file order; a case with speed and memory figures appears twice
+  std::vector<std::string> refused;  // "id: why" for cases marked unsupported that trainsim still refuses
+  std::vector<std::string> files;    // the files read, in order
+};
+
+// Reads the four reference files under `dir`. Searched layouts are picked with `fitted` (nullptr: the shipped
+// parameters). Throws std::runtime_error when a file is missing or a counted case cannot be run.
+ReferenceSet load_reference_cases(const std::string& dir, const FittedParameters* fitted = nullptr);
+
+// The model's figure for a case in its metric's unit, at the case's layout.
+double predict_case(const ReferenceCase& c, const FittedParameters* fitted = nullptr);
+// Signed error with + = the model is faster than the run (speed: compared as speeds, a time t being a speed
+// 1/t) or needs more memory.
+double case_error(const ReferenceCase& c, double predicted);
+// measured / predicted iteration time (speed cases), the quantity the fit and the accuracy bands use.
+double time_ratio(const ReferenceCase& c, double predicted);
+
+}  // namespace trainsim

@@ -1,0 +1,48 @@
+#pragma once
+// `trainsim calibrate fit-reference`: the fitted parameters (models/fitted_parameters.hpp) by least squares on
+// the log of measured / predicted iteration time over every counted speed case of ../shared/reference/, each
+// case weighted alike, each parameter kept in its physical range. The honest error is the leave-one-source-out
+// cross-validation: refit without one publication's cases and predict them, for every source in turn.
+#include <string>
+#include <vector>
+
+#include "reference_cases.hpp"
+
+namespace trainsim {
+
+// Error figures over speed cases (signed errors as case_error: + = the model is faster).
+struct ErrorSummary {
+  int cases = 0;
+  double median = 0, mean = 0, max = 0, bias = 0;  // of |error|; bias = mean signed error
+};
+ErrorSummary summarize_errors(const std::vector<double>& signed_errors);
+
+struct SourceFit {
+  std::string source;
+  int cases = 0;
+  FittedParameters fitted;  // fitted without this source's cases
+  ErrorSummary held_out;    // this source's cases predicted with `fitted`
+};
+
+struct ReferenceFit {
+  FittedParameters start, fitted;
+  int cases = 0;            // counted speed cases
+  ErrorSummary before;      // at `start`
+  ErrorSummary in_sample;   // at `fitted`
+  ErrorSummary cross_validated;  // every case predicted by the fit that left its source out
+  std::vector<SourceFit> sources;
+  // Per counted speed case, in ReferenceSet order: measured / predicted time in sample and cross-validated.
+  std::vector<std::string> case_ids;
+  std::vector<double> in_sample_ratio, cross_validated_ratio;
+};
+
+// Least squares over `cases` (speed cases only are used) from `start`.
+FittedParameters fit_parameters(const std::vector<const ReferenceCase*>& cases, const FittedParameters& start);
+// The fit on every counted speed case of `set`, and the leave-one-source-out cross-validation.
+ReferenceFit fit_reference(const ReferenceSet& set, const FittedParameters& start);
+// What `trainsim calibrate fit-reference` runs: from fit_starting_point(), in two rounds (the layouts the sources
+// leave to the search picked with the start, then again with the first round's fit), so that the result does not
+// depend on the parameters shipped when it ran. `set` (optional) receives the second round's cases.
+ReferenceFit fit_reference_files(const std::string& dir, ReferenceSet* set = nullptr);
+
+}  // namespace trainsim

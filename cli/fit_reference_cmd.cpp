@@ -1,0 +1,127 @@
+// `trainsim calibrate fit-reference [--reference-dir DIR] [--write FILE] [--format table|json]`: fits the step
+// model's fitted parameters (models/fitted_parameters.hpp) to the published runs of ../shared/reference/ and
+// reports the in-sample and the leave-one-source-out error; --write stores the result as the shipped file
+// (presets/fitted_parameters.json, compiled in: rebuild to use it).
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "calibrate/reference_fit.hpp"
+#include "command.hpp"
+#include "models/errors.hpp"
+#include "output.hpp"
+#include "reports/table.hpp"
+#include "subcommand_hooks.hpp"
+
+namespace trainsim::cli {
+namespace {
+
+struct FitOptions {
+  std::string reference_dir = "../shared/reference";
+  std::string write;
+  std::string format = "table";
+};
+
+nlohmann::json summary_json(const ErrorSummary& s) {
+  return {{"cases", s.cases}, {"median_abs_error", s.median}, {"mean_abs_error", s.mean}, {"max_abs_error", s.max}, {"bias", s.bias}};
+}
+
+nlohmann::json parameters_json(const ReferenceFit& fit, const std::string& obtained) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& p : fitted_parameter_info())
+    out[p.key] = {{"value", fit.fitted.*p.member}, {"unit", p.unit}, {"start", fit.start.*p.member}, {"lower", p.lower}, {"upper", p.upper},
+                  {"meaning", p.meaning}, {"obtained", obtained}};
+  return out;
+}
+
+nlohmann::json fit_json(const ReferenceFit& fit, const std::string& obtained) {
+  nlohmann::json sources = nlohmann::json::array();
+  for (const auto& s : fit.sources) {
+    nlohmann::json fitted = nlohmann::json::object();
+    for (const auto& p : fitted_parameter_info()) fitted[p.key] = s.fitted.*p.member;
+    sources.push_back({{"source", s.source}, {"cases", s.cases}, {"fitted_without", fitted}, {"held_out", summary_json(s.held_out)}});
+  }
+  nlohmann::json cases = nlohmann::json::array();
+  for (std::size_t i = 0; i < fit.case_ids.size(); ++i)
+    cases.push_back({{"id", fit.case_ids[i]}, {"in_sample_time_ratio", fit.in_sample_ratio[i]}, {"cross_validated_time_ratio", fit.cross_validated_ratio[i]}});
+  return {{"parameters", parameters_json(fit, obtained)},
+          {"cases", fit.cases},
+          {"before", summary_json(fit.before)},
+          {"in_sample", summary_json(fit.in_sample)},
+          {"leave_one_source_out", summary_json(fit.cross_validated)},
+          {"sources", sources},
+          {"case_ratios", cases}};
+}
+
+std::string percent(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", 100 * v);
+  return buf;
+}
+std::string number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
+
+void print_table(std::ostream& os, const ReferenceFit& fit) {
+  os << "Fitted parameters (least squares on log(measured / predicted time), " << fit.cases << " speed cases)\n";
+  TextTable params({"parameter", "start", "fitted", "unit", "range", "meaning"});
+  for (const auto& p : fitted_parameter_info())
+    params.add_row({p.key, number(fit.start.*p.member), number(fit.fitted.*p.member), p.unit, number(p.lower) + "-" + number(p.upper), p.meaning});
+  params.print(os);
+  os << "\nSpeed error (+ = the model is faster than the run)\n";
+  TextTable errors({"", "cases", "median", "mean", "max", "bias"});
+  auto row = [&](const std::string& label, const ErrorSummary& s) {
+    errors.add_row({label, std::to_string(s.cases), percent(s.median), percent(s.mean), percent(s.max), percent(s.bias)});
+  };
+  row("at the start", fit.before);
+  row("in sample", fit.in_sample);
+  row("leave one source out", fit.cross_validated);
+  for (const auto& s : fit.sources) row("  held out: " + s.source, s.held_out);
+  errors.print(os);
+}
+
+std::string today() {
+  char date[16];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
+  return date;
+}
+
+int run_fit(const FitOptions& o) {
+  if (!std::filesystem::is_directory(o.reference_dir))
+    throw InputError("--reference-dir", o.reference_dir, "a directory holding the reference files (korthikanti2022.json, modern_runs.json, ...)");
+  const ReferenceFit fit = fit_reference_files(o.reference_dir);
+  const std::string obtained = "fitted to ../shared/reference on " + today() + ", " + std::to_string(fit.cases) + " speed cases from " +
+                               std::to_string(fit.sources.size()) + " sources (trainsim calibrate fit-reference)";
+  const nlohmann::json result = fit_json(fit, obtained);
+  if (!o.write.empty()) {
+    nlohmann::json doc = {{"source", obtained + "; leave-one-source-out median |error| " + percent(fit.cross_validated.median) +
+                                         ", in sample " + percent(fit.in_sample.median)}};
+    doc.update(result);
+    std::ofstream out(o.write);
+    out << json_text(doc) << "\n";
+    if (!out) throw InputError("--write", o.write, "a file that can be written");
+  }
+  emit_result(o.format, result, "fit-reference", {[&](std::ostream& os) {
+                print_table(os, fit);
+                if (!o.write.empty()) os << "\nwrote " << o.write << " (compiled in: rebuild to use it)\n";
+              }, {}});
+  return kExitOk;
+}
+
+const RegisterSubcommand registered{
+    {"calibrate", "fit-reference",
+     "Fit the step model's fitted parameters to the published runs of ../shared/reference/ and report the leave-one-source-out error",
+     [](CLI::App& sub) -> std::function<int()> {
+       auto opt = std::make_shared<FitOptions>();
+       sub.add_option("--reference-dir", opt->reference_dir, "directory of the reference files (default ../shared/reference)");
+       sub.add_option("--write", opt->write, "write the fitted parameters file (presets/fitted_parameters.json)");
+       sub.add_option("--format", opt->format, "output: table or json")->check(CLI::IsMember({"table", "json"}));
+       return [opt]() { return run_fit(*opt); };
+     }}};
+
+}  // namespace
+}  // namespace trainsim::cli

@@ -1,0 +1,52 @@
+#include "fitted_parameters.hpp"
+
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string_view>
+
+#include "json_text.hpp"
+
+namespace trainsim {
+namespace embedded {
+extern const std::string_view fitted_parameters_json;
+}  // namespace embedded
+
+const std::vector<FittedParameterInfo>& fitted_parameter_info() {
+  static const std::vector<FittedParameterInfo> info = {
+      {"tensor_energy_pj_per_flop", "pJ/FLOP", &FittedParameters::tensor_energy_pj_per_flop, 0.0, 3.0,
+       "energy per 16-bit tensor-core FLOP at the top clock: GEMMs above the power limit run at (TDP / power)^(1/3) of it"},
+      {"memory_kernel_efficiency", "fraction", &FittedParameters::memory_kernel_efficiency, 0.3, 1.0,
+       "HBM bandwidth of memory-bound training kernels over a device-to-device copy's"},
+      {"iteration_overhead_ms", "ms", &FittedParameters::iteration_overhead_ms, 0.0, 500.0,
+       "host work once per iteration outside the layers (data loading, loss and grad-norm reductions, logging)"},
+  };
+  return info;
+}
+
+FittedParameters fit_starting_point() {
+  FittedParameters f;
+  // One H100 SXM at its 700 W limit held 688 TFLOP/s of bf16 GEMM for minutes at 1383 MHz
+  // (calibrate/measurements/h100-sxm-80gb-2026-11-22/torch_train_step_sustained.json): 700 W / 688e12 FLOP/s.
+  f.tensor_energy_pj_per_flop = 700.0 / 688e12 * 1e12;
+  f.memory_kernel_efficiency = 1.0;  // memory-bound kernels as fast as a copy
+  f.iteration_overhead_ms = 0.0;     // nothing outside the layers
+  return f;
+}
+
+const FittedParameterSet& shipped_fitted_parameters() {
+  static const FittedParameterSet set = [] {
+    const nlohmann::json doc = parse_json_text(embedded::fitted_parameters_json, "presets/fitted_parameters.json", "fitted parameters");
+    FittedParameterSet out;
+    out.source = doc.at("source").get<std::string>();
+    for (const auto& p : fitted_parameter_info()) {
+      const double v = doc.at("parameters").at(p.key).at("value").get<double>();
+      if (!(v >= p.lower && v <= p.upper))
+        throw std::logic_error(std::string("presets/fitted_parameters.json: ") + p.key + " outside its range");
+      out.values.*p.member = v;
+    }
+    return out;
+  }();
+  return set;
+}
+
+}  // namespace trainsim

@@ -1,0 +1,46 @@
+#pragma once
+// The step model's fitted parameters: physical quantities with a unit that no datasheet or first-principles
+// formula gives, fitted once by least squares across every speed case of ../shared/reference/ by
+// `trainsim calibrate fit-reference` (calibrate/reference_fit.hpp) and shipped in presets/fitted_parameters.json
+// with their provenance and the leave-one-source-out cross-validation error. Nothing is fitted per case or
+// per file; each parameter applies to every scenario.
+#include <string>
+#include <vector>
+
+namespace trainsim {
+
+struct FittedParameters {
+  // Energy per dense 16-bit tensor-core FLOP at the GPU's top clock (whole board), pJ/FLOP. With dynamic power
+  // P = a·C·V²·f and V rising with f, power grows as f³ (DVFS): a GPU whose GEMMs would draw
+  // P = e x achieved FLOP/s above its power limit runs at clock fraction (TDP / P)^(1/3) (compute.hpp,
+  // power_limited_fraction). Measured on one H100 SXM at 700 W: sustained 688 TFLOP/s -> e >= 1.02.
+  double tensor_energy_pj_per_flop = 0;
+  // Achieved HBM bandwidth of the memory-bound training kernels (norms, activations, casts, softmax, optimizer)
+  // over a device-to-device copy's, dimensionless.
+  double memory_kernel_efficiency = 1;
+  // Host work once per iteration outside the layers' kernels (data loading, loss and grad-norm reductions,
+  // logging, optimizer launches), milliseconds.
+  double iteration_overhead_ms = 0;
+};
+
+// One parameter as the fit, the JSON file and the printed table see it.
+struct FittedParameterInfo {
+  const char* key;     // JSON key in presets/fitted_parameters.json
+  const char* unit;
+  double FittedParameters::*member;
+  double lower, upper;  // physical range the fit searches
+  const char* meaning;
+};
+const std::vector<FittedParameterInfo>& fitted_parameter_info();
+
+// What is shipped: the values and the provenance of the fit that produced them.
+struct FittedParameterSet {
+  FittedParameters values;
+  std::string source;  // "fitted to ../shared/reference on DATE, N cases (...)"
+};
+const FittedParameterSet& shipped_fitted_parameters();
+// Where the fit starts, each value from a measurement or the physical default (the reasons in
+// fitted_parameters.cpp): no fit result feeds back into its own start, so a rerun reproduces it.
+FittedParameters fit_starting_point();
+
+}  // namespace trainsim

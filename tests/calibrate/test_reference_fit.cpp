@@ -1,0 +1,101 @@
+// The fitted parameters: the power-limit formula by hand, the per-iteration overhead, and the least-squares fit
+// recovering parameters it did not see from cases generated with them (calibrate/reference_fit.hpp).
+#include <doctest/doctest.h>
+
+#include "../approx.hpp"
+
+#include <cmath>
+
+#include "calibrate/reference_fit.hpp"
+#include "models/compute.hpp"
+#include "models/scenario.hpp"
+
+using namespace trainsim;
+
+namespace {
+Scenario scenario(const char* model, const char* gpu, int gpus, nlohmann::json parallel, const char* framework) {
+  return parse_scenario({{"model", model},
+                         {"training", {{"seq_len", 4096}, {"global_batch_size", 64}, {"framework", framework}}},
+                         {"parallel", parallel},
+                         {"hardware", {{"gpu", gpu}, {"num_gpus", gpus}}}});
+}
+
+ReferenceCase synthetic(const std::string& id, const std::string& source, Scenario s, const FittedParameters& truth) {
+  ReferenceCase c;
+  c.id = id;
+  c.source = source;
+  c.metric = ReferenceMetric::IterationSeconds;
+  c.scenario = std::move(s);
+  c.measured = predict_case(c, &truth);
+  return c;
+}
+}  // namespace
+
+TEST_CASE("power limit: the clock fraction a GPU holds is (TDP / power)^(1/3), by hand") {
+  // 1.4 pJ/FLOP x 1000 TFLOP/s = 1400 W on a 700 W part: cbrt(0.5) = 0.7937.
+  CHECK(power_limited_fraction(700, 1000e12, 1.4) == trainsim::test::approx(std::cbrt(0.5)));
+  CHECK(power_limited_fraction(700, 1000e12, 0.5) == 1.0);  // 500 W: under the limit
+  CHECK(power_limited_fraction(0, 1000e12, 1.4) == 1.0);    // unknown TDP: no limit
+  CHECK(power_limited_fraction(700, 1000e12, 0) == 1.0);    // e = 0: no limit
+  // In the traits: H100 SXM GEMMs at its published ceiling, 792.1/989.4 x 3432/3360 = 0.8177 of 989.4 TFLOP/s
+  // (test_compute.cpp), at 1.5 pJ/FLOP draw 1213.6 W against 700 W: clock fraction cbrt(700 / 1213.6) = 0.8325.
+  FittedParameters f;
+  f.tensor_energy_pj_per_flop = 1.5;
+  f.memory_kernel_efficiency = 0.8;
+  const GpuSpec h100 = parse_gpu("h100-sxm-80gb", "/gpu");
+  GpuComputeTraits tr = gpu_compute_traits(h100);
+  apply_fitted_parameters(tr, h100, f);
+  CHECK(1 / tr.tensor_slowdown == trainsim::test::approx(std::cbrt(700 / (1.5 * 792.1 * 3432.0 / 3360.0))));
+  CHECK(tr.memory_kernel_efficiency == 0.8);
+  // A100 SXM: 1.5 x 267.9 TFLOP/s = 401.9 W against 400 W: barely limited (0.9985); at 1.0 pJ/FLOP not at all.
+  const GpuSpec a100 = parse_gpu("a100-sxm-80gb", "/gpu");
+  GpuComputeTraits ta = gpu_compute_traits(a100);
+  apply_fitted_parameters(ta, a100, f);
+  CHECK(1 / ta.tensor_slowdown == trainsim::test::approx(std::cbrt(400 / (1.5 * 267.9))));
+  f.tensor_energy_pj_per_flop = 1.0;
+  apply_fitted_parameters(ta, a100, f);
+  CHECK(ta.tensor_slowdown == 1.0);
+}
+
+TEST_CASE("the iteration overhead adds its milliseconds to every step, once") {
+  const Scenario s = scenario("llama3-8b", "h100-sxm-80gb", 8, {{"tp", 1}, {"pp", 1}, {"dp", 8}, {"micro_batch_size", 2}}, "fsdp2");
+  FittedParameters none, some;
+  some.iteration_overhead_ms = 250;
+  const StepEstimate a = StepModel(s.model, s.training, s.hardware, nullptr, &none).estimate(s.parallel);
+  const StepEstimate b = StepModel(s.model, s.training, s.hardware, nullptr, &some).estimate(s.parallel);
+  CHECK(b.time_s - a.time_s == trainsim::test::approx(0.25));
+  CHECK(b.breakdown.overhead_s == 0.25);
+  CHECK(a.breakdown.overhead_s == 0.0);
+}
+
+TEST_CASE("the least-squares fit recovers parameters from cases generated with them, and cross-validates to zero error") {
+  FittedParameters truth;
+  truth.tensor_energy_pj_per_flop = 1.6;
+  truth.memory_kernel_efficiency = 0.8;
+  truth.iteration_overhead_ms = 40;
+  // Cases that tell the parameters apart: power-limited Hopper GEMMs (H100, H200), A100s below the limit, eager
+  // memory-bound kernels (FSDP2 on a small model), short and long steps (the overhead).
+  std::vector<ReferenceCase> cases;
+  cases.push_back(synthetic("8b-h100-fsdp2", "a", scenario("llama3-8b", "h100-sxm-80gb", 8, {{"dp", 8}, {"micro_batch_size", 2}}, "fsdp2"), truth));
+  cases.push_back(synthetic("7b-h100-fsdp2", "a", scenario("qwen2.5-7b", "h100-sxm-80gb", 8, {{"dp", 8}, {"micro_batch_size", 4}}, "fsdp2"), truth));
+  cases.push_back(synthetic("8b-a100-mcore", "b", scenario("llama3-8b", "a100-sxm-80gb", 8, {{"tp", 2}, {"dp", 4}, {"micro_batch_size", 1}}, "megatron-core"), truth));
+  cases.push_back(synthetic("70b-h100-mcore", "b", scenario("llama3-70b", "h100-sxm-80gb", 64, {{"tp", 8}, {"pp", 2}, {"dp", 4}, {"micro_batch_size", 1}}, "megatron-core"), truth));
+  cases.push_back(synthetic("8b-h200-fsdp2", "c", scenario("llama3-8b", "h200-sxm-141gb", 16, {{"dp", 16}, {"micro_batch_size", 4}}, "fsdp2"), truth));
+  cases.push_back(synthetic("7b-a100-fsdp", "c", scenario("qwen2.5-7b", "a100-sxm-80gb", 8, {{"dp", 8}, {"micro_batch_size", 8}}, "fsdp"), truth));
+  std::vector<const ReferenceCase*> all;
+  for (const auto& c : cases) all.push_back(&c);
+
+  const FittedParameters got = fit_parameters(all, fit_starting_point());
+  CHECK(got.tensor_energy_pj_per_flop == trainsim::test::approx(1.6).epsilon(1e-3));
+  CHECK(got.memory_kernel_efficiency == trainsim::test::approx(0.8).epsilon(1e-3));
+  CHECK(got.iteration_overhead_ms == trainsim::test::approx(40).epsilon(1e-3));
+
+  ReferenceSet set;
+  set.cases = cases;
+  const ReferenceFit fit = fit_reference(set, fit_starting_point());
+  CHECK(fit.cases == 6);
+  CHECK(fit.before.median > 0.01);  // the start is off ...
+  CHECK(fit.in_sample.max < 1e-3);  // ... the fit is not
+  CHECK(fit.cross_validated.max < 1e-2);
+  CHECK(fit.sources.size() == 3);
+}
