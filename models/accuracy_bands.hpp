@@ -1,9 +1,10 @@
 #pragma once
 // How sure a predicted step time is: the spread of measured / predicted time over the published runs of
-// ../shared/reference/ most like the scenario (the framework family and the GPU class), stored in
-// presets/accuracy_bands.json by `make accuracy-bands` (tests/accuracy/reference_accuracy.cpp --write-bands) and
-// checked against a fresh run by the accuracy.reference test. No model parameter is fitted to these runs, so
-// their errors are out-of-sample errors: the band is the 10th to 90th percentile of them.
+// ../shared/reference/ most like the scenario (the framework family and the GPU class), each run predicted with
+// the fitted parameters refit without its own source (leave-one-source-out, calibrate/reference_fit.hpp), so the
+// errors are out of sample. Stored in presets/accuracy_bands.json by `make fit-reference`
+// (tests/accuracy/reference_accuracy.cpp --write-bands) and checked against a fresh run by the accuracy.reference
+// test: the band is the 10th to 90th percentile of them.
 #include <string>
 
 #include "framework.hpp"

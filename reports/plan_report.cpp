@@ -173,7 +173,7 @@ void print_plan_table(std::ostream& os, const PlanReport& r) {
   t.print(os);
   if (best.step.band)
     os << "likely step: the step time x the 10th-90th percentile of measured / predicted time over the reference runs of the plan's\n"
-          "framework family and GPU class (the model is mostly optimistic); ~: overlaps plan 1's range, so the ranking between them\n"
+          "framework family and GPU class (each run predicted without its source in the fit); ~: overlaps plan 1's range, so the ranking between them\n"
           "is within the model's known error.\n";
 
   os << "\nBest plan, step breakdown (critical pipeline stage, exposed communication only)\n";
