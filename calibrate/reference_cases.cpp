@@ -35,11 +35,6 @@ Json without_notes(const Json& j) {
   return j;
 }
 
-// A reference case as a scenario document: its four sections, without id/source/measured/notes.
-Json case_scenario(const Json& c) {
-  return without_notes(Json{{"model", c.at("model")}, {"training", c.at("training")}, {"parallel", c.at("parallel")}, {"hardware", c.at("hardware")}});
-}
-
 // The framework each source measured with, where its case does not name one (training.framework): the
 // llm-foundry rows ran PyTorch FSDP1, torchtitan rows FSDP2 (torch.compile fuses the norm, RoPE and
 // activation: Inductor), Megatron rows Megatron-Core (what the layout implies anyway).
@@ -86,6 +81,10 @@ bool search_layout(Scenario& s, const FittedParameters* fitted) {
 
 }  // namespace
 
+Json reference_case_scenario(const Json& c) {
+  return without_notes(Json{{"model", c.at("model")}, {"training", c.at("training")}, {"parallel", c.at("parallel")}, {"hardware", c.at("hardware")}});
+}
+
 const char* to_string(ReferenceMetric m) {
   switch (m) {
     case ReferenceMetric::IterationSeconds: return "iteration s";
@@ -116,14 +115,14 @@ ReferenceSet load_reference_cases(const std::string& dir, const FittedParameters
   out.files.push_back("korthikanti2022.json");
   const Json korthikanti = load(dir, "korthikanti2022.json");  // kept alive: a range-for over a temporary's member dangles
   for (const auto& c : korthikanti.at("cases"))
-    add("korthikanti2022.json", c, ReferenceMetric::IterationSeconds, c["measured"]["iteration_time_s"].get<double>(), parse_scenario(case_scenario(c)),
+    add("korthikanti2022.json", c, ReferenceMetric::IterationSeconds, c["measured"]["iteration_time_s"].get<double>(), parse_scenario(reference_case_scenario(c)),
         false);
 
   // Narayanan et al. SC'21, Table 1: TFLOP/s per GPU (full recompute); micro-batch and interleaving searched.
   out.files.push_back("megatron_sc21_table1.json");
   const Json sc21 = load(dir, "megatron_sc21_table1.json");  // kept alive: a range-for over a temporary's member dangles
   for (const auto& c : sc21.at("cases")) {
-    Scenario s = parse_scenario(case_scenario(c), false);
+    Scenario s = parse_scenario(reference_case_scenario(c), false);
     if (!search_layout(s, fitted)) throw std::runtime_error(c["id"].get<std::string>() + ": no layout fits");
     add("megatron_sc21_table1.json", c, ReferenceMetric::HardwareTflopsPerGpu, c["measured"]["hardware_tflops_per_gpu"].get<double>(), s, true);
   }
@@ -133,7 +132,7 @@ ReferenceSet load_reference_cases(const std::string& dir, const FittedParameters
   const Json mosaicml = load(dir, "mosaicml_h100_fsdp.json");  // kept alive: a range-for over a temporary's member dangles
   for (const auto& c : mosaicml.at("cases"))
     add("mosaicml_h100_fsdp.json", c, ReferenceMetric::TokensPerSecondPerGpu, c["measured"]["tokens_per_s_per_gpu"].get<double>(),
-        parse_scenario(with_framework(case_scenario(c), c["id"])), false);
+        parse_scenario(with_framework(reference_case_scenario(c), c["id"])), false);
 
   // 2024-26 runs: the published layout, searched where the source leaves the micro-batch out. Compared:
   // iteration time, tokens/s/GPU or MFU (Megatron's formula on both sides), and memory per GPU. Model TFLOP/s
@@ -142,7 +141,7 @@ ReferenceSet load_reference_cases(const std::string& dir, const FittedParameters
   const Json modern = load(dir, "modern_runs.json");  // kept alive: a range-for over a temporary's member dangles
   for (const auto& c : modern.at("cases")) {
     const std::string id = c.at("id");
-    const Json doc = with_framework(case_scenario(c), id);
+    const Json doc = with_framework(reference_case_scenario(c), id);
     const bool fixed = doc["parallel"].contains("micro_batch_size");
     Scenario s;
     try {

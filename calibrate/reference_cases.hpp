@@ -3,6 +3,7 @@
 // where the source leaves the micro-batch or interleaving out, the layout the plan search picks), what was
 // measured, and the source it comes from. One reader for the accuracy report (tests/accuracy) and for the fit
 // of the model's parameters (reference_fit.hpp).
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,10 @@ struct ReferenceSet {
   std::vector<std::string> refused;  // "id: why" for cases marked unsupported that trainsim still refuses
   std::vector<std::string> files;    // the files read, in order
 };
+
+// A reference case as a scenario document: its model, training, parallel and hardware sections, without the
+// "note" keys the files keep as comments at any depth.
+nlohmann::json reference_case_scenario(const nlohmann::json& c);
 
 // Reads the four reference files under `dir`. Searched layouts are picked with `fitted` (nullptr: the shipped
 // parameters). Throws std::runtime_error when a file is missing or a counted case cannot be run.

@@ -2,11 +2,11 @@
 // model's fitted parameters (models/fitted_parameters.hpp) to the published runs of ../shared/reference/ and
 // reports the in-sample and the leave-one-source-out error; --write stores the result as the shipped file
 // (presets/fitted_parameters.json, compiled in: rebuild to use it).
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 
+#include "calibrate/import_common.hpp"
 #include "calibrate/reference_fit.hpp"
 #include "command.hpp"
 #include "models/errors.hpp"
@@ -54,11 +54,7 @@ nlohmann::json fit_json(const ReferenceFit& fit, const std::string& obtained) {
           {"case_ratios", cases}};
 }
 
-std::string percent(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f%%", 100 * v);
-  return buf;
-}
+std::string percent(double v) { return fixed(100 * v, 1) + "%"; }
 std::string number(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.4g", v);
@@ -83,18 +79,11 @@ void print_table(std::ostream& os, const ReferenceFit& fit) {
   errors.print(os);
 }
 
-std::string today() {
-  char date[16];
-  const std::time_t now = std::time(nullptr);
-  std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
-  return date;
-}
-
 int run_fit(const FitOptions& o) {
   if (!std::filesystem::is_directory(o.reference_dir))
     throw InputError("--reference-dir", o.reference_dir, "a directory holding the reference files (korthikanti2022.json, modern_runs.json, ...)");
   const ReferenceFit fit = fit_reference_files(o.reference_dir);
-  const std::string obtained = "fitted to ../shared/reference on " + today() + ", " + std::to_string(fit.cases) + " speed cases from " +
+  const std::string obtained = "fitted to ../shared/reference on " + utc_timestamp().substr(0, 10) + ", " + std::to_string(fit.cases) + " speed cases from " +
                                std::to_string(fit.sources.size()) + " sources (trainsim calibrate fit-reference)";
   const nlohmann::json result = fit_json(fit, obtained);
   if (!o.write.empty()) {

@@ -67,9 +67,9 @@ StepModel::StepModel(const ModelSpec& m, const TrainingSpec& t, const HardwareSp
       calibration_(calibration ? std::make_shared<const CalibrationFit>(*calibration, h) : nullptr),
       comm_(make_comm_model(h, calibration_.get())), traits_(gpu_compute_traits(h.gpu, calibration_.get())),
       params_(count_parameters(m)) {
-  const FittedParameters& f = fitted ? *fitted : shipped_fitted_parameters().values;
-  apply_fitted_parameters(traits_, h.gpu, f);
-  iteration_overhead_s_ = f.iteration_overhead_ms * 1e-3;
+  // gpu_compute_traits applied the shipped fitted parameters; an explicit set replaces them.
+  if (fitted) apply_fitted_parameters(traits_, h.gpu, *fitted);
+  iteration_overhead_s_ = (fitted ? *fitted : shipped_fitted_parameters().values).iteration_overhead_ms * 1e-3;
   if (t.uses_adapters()) adapter_params_ = lora_parameters(m, t.lora);
   band_megatron_ = &accuracy_band("megatron", band_gpu_class(h.gpu));
   band_pytorch_ = &accuracy_band("pytorch", band_gpu_class(h.gpu));

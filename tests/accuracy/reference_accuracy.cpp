@@ -12,13 +12,13 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <ctime>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "calibrate/import_common.hpp"
 #include "calibrate/reference_fit.hpp"
 #include "models/accuracy_bands.hpp"
 
@@ -167,9 +167,7 @@ int main(int argc, char** argv) {
     std::printf("  %-18s %2d cases  %.3f  %.3f  %.3f\n", key.c_str(), g["cases"].get<int>(), g["p10"].get<double>(), g["median"].get<double>(),
                 g["p90"].get<double>());
   if (!write_bands.empty()) {
-    char date[16];
-    const std::time_t now = std::time(nullptr);
-    std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
+    const std::string date = utc_timestamp().substr(0, 10);
     const Json doc = {{"source", std::string("leave-one-source-out measured / predicted step time of the ") + std::to_string(fit.cases) +
                                      " speed cases of ../shared/reference/ (tests/accuracy/reference_accuracy.cpp --write-bands, " + date +
                                      "): each case predicted with the fitted parameters refit without its source; 10th, 50th and "

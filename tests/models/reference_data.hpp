@@ -13,9 +13,4 @@ inline std::optional<nlohmann::json> reference_file(const std::string& name) {
   return nlohmann::json::parse(in);
 }
 
-// A reference case as a scenario document: its four sections, without id/source/measured.
-inline nlohmann::json case_scenario(const nlohmann::json& c) {
-  return {{"model", c.at("model")}, {"training", c.at("training")}, {"parallel", c.at("parallel")}, {"hardware", c.at("hardware")}};
-}
-
 }  // namespace trainsim::test

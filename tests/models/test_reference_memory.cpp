@@ -10,6 +10,7 @@
 
 #include "models/memory.hpp"
 #include "models/scenario.hpp"
+#include "calibrate/reference_cases.hpp"
 #include "reference_data.hpp"
 
 using namespace trainsim;
@@ -27,7 +28,7 @@ TEST_CASE("Korthikanti 2022 Fig. 1 memory within 1%") {
     if (!c["measured"].contains("memory_gib")) continue;
     CAPTURE(c["id"].get<std::string>());
     const Json& measured = c["measured"]["memory_gib"];
-    Scenario s = parse_scenario(test::case_scenario(c));
+    Scenario s = parse_scenario(reference_case_scenario(c));
     MemoryModel mm(s.model, s.training, s.hardware);
     const ParallelLayout& p = s.parallel;
 
