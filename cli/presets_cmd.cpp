@@ -74,15 +74,27 @@ int run_presets(const std::string& format, const std::string& kind) {
   }
   if (kind.empty() || kind == "frameworks") {
     std::cout << "\nFrameworks (training.framework / --framework; traits and their sources: --format json)\n";
-    TextTable t({"name", "grad bucket", "ZeRO-3 gather", "overlap grad/param", "launch gap", "MoE", "fused norm/rope/act", "attention (Hopper)", "what"});
+    TextTable t({"name", "parallel", "grad bucket", "ZeRO-3 gather", "overlap grad/param", "launch gap", "MoE", "fused norm/rope/act",
+                 "attention (Hopper)", "what"});
     auto yn = [](bool b) { return std::string(b ? "yes" : "no"); };
+    // A bucket as the framework sizes it: a fixed element count, or a multiple of hidden_size².
+    auto bucket_text = [](double elements, double hidden_squared) {
+      return hidden_squared > 0 ? fixed(hidden_squared, 1) + " x h^2" : format_count(elements);
+    };
     for (const auto& name : framework_names()) {
       const FrameworkTraits& f = *find_framework(name);
-      std::string bucket = format_count(f.grad_bucket_elements);
+      std::string bucket = bucket_text(f.grad_bucket_elements, f.grad_bucket_hidden_squared);
       if (f.grad_bucket_elements_per_dp_rank > 0) bucket = "max(" + bucket + ", " + format_count(f.grad_bucket_elements_per_dp_rank) + " x dp)";
-      t.add_row({name, bucket, f.param_gather_unit == GatherUnit::Layer ? "per layer" : format_count(f.param_gather_bucket_elements) + " buckets",
+      std::string dims = "dp";
+      for (auto [key, available] : {std::pair{" tp", f.tp_available}, std::pair{" pp", f.pp_available}, std::pair{" cp", f.cp_available},
+                                    std::pair{" ep", f.ep_available}})
+        if (available) dims += key;
+      t.add_row({name, dims, bucket,
+                 f.param_gather_unit == GatherUnit::Layer ? "per layer"
+                                                          : bucket_text(f.param_gather_bucket_elements, f.param_gather_bucket_hidden_squared) + " buckets",
                  yn(f.overlap_grad_reduce) + "/" + yn(f.overlap_param_gather),
-                 f.cuda_graphs ? "graphs" : fixed(f.kernel_launch_gap_us, 1) + " us", f.moe_grouped_gemm ? "grouped" : "loop",
+                 f.cuda_graphs ? "graphs" : fixed(f.kernel_launch_gap_us, 1) + " us",
+                 f.moe_grouped_gemm ? "grouped" : (f.moe_loop_host_sync ? "loop, sync" : "loop"),
                  yn(f.fused_norm) + "/" + yn(f.fused_rope) + "/" + yn(f.fused_activation),
                  f.attention_kernel == AttentionKernel::Flash2 ? "flash2" : "cudnn", f.description});
     }

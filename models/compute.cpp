@@ -60,6 +60,12 @@ constexpr double kFlash2OverFusedHopper = 0.558;
 constexpr double kCausalFraction = 0.5;
 constexpr double kFlashBackwardFlops = 2.5;
 
+// A per-expert MoE loop (transformers Qwen3MoeSparseMoeBlock / MixtralSparseMoeBlock.forward) launches, per
+// expert and beside the expert MLP: torch.where on the routing mask (nonzero: a count and a write kernel), the
+// index of the expert's hidden states, the index of its routing weights, the scaling multiply and index_add_;
+// its backward as many (index_select for index_add_, two for the multiply, index_put for each indexing).
+constexpr double kLoopRoutingKernelsPerExpert = 6;
+
 // QLoRA: NF4 weights with double-quantized constants, 4.127 bits per parameter (Dettmers et al. 2023,
 // §3), dequantized to 16 bits before every forward and backward GEMM (bitsandbytes).
 constexpr double kNf4BytesPerParam = 4.127 / 8.0;
@@ -309,6 +315,18 @@ struct Acc {
   double host_exposed(double gap_s) const { return std::max(0.0, kernels * gap_s - time()); }
 };
 
+// The host time a pass exposes when part of it, `loop` (the forward of a per-expert MoE loop, `iterations`
+// experts), synchronises the host with the GPU once per expert: the GPU drains at each sync, so each
+// expert's kernels run at the pace of their launches (max(kernels x gap, gap + GPU time): the first launch
+// after a sync is always exposed), while the rest of the pass launches ahead as host_exposed says.
+double host_exposed_with_syncs(const Acc& pass, const Acc& loop, double iterations, double gap_s) {
+  if (iterations <= 0 || loop.kernels <= 0) return pass.host_exposed(gap_s);
+  Acc rest = pass;
+  rest.add(loop, -1);
+  const double per_expert = std::max(loop.kernels / iterations * gap_s - loop.time() / iterations, gap_s);
+  return rest.host_exposed(gap_s) + iterations * per_expert;
+}
+
 // Which LoRA target modules are adapted (PEFT names, as in lora_parameters).
 struct LoraTargets {
   bool q = false, k = false, v = false, o = false, gate = false, up = false, down = false;
@@ -366,6 +384,8 @@ struct OpBuilder {
   Acc fwd, bwd;         // the policy model's forward / backward
   Acc adapter_fwd;      // of which LoRA adapters (not run by the DPO reference forward)
   Acc core_fwd;         // of which the attention core (what selective recompute repeats)
+  Acc synced_fwd;       // of which a per-expert loop that syncs the host once per expert (moe_loop_host_sync)
+  double synced_iterations = 0;  // experts in that loop
   using OpList = std::conditional_t<Record, std::vector<RecordedOp>, NoRecord>;
   [[no_unique_address]] OpList fwd_ops, bwd_ops;  // Record: every op, forward and backward, in layer order
   bool in_adapter = false, in_core = false;       // Record: what the ops being added belong to
@@ -511,7 +531,14 @@ struct OpBuilder {
     const double h = m.hidden_size;
     const double launches = serial_count ? count : 1;  // memory-bound kernels of a per-expert loop: one per expert
     if (m.mlp == MlpKind::Gated) {
-      dense({group, "gate_up"}, tokens, h, 2 * f, count, trained, linear);  // gate and up projections as one GEMM
+      // Gate and up projections as one GEMM; a per-expert loop runs the modeling code's expert module, whose
+      // gate_proj and up_proj are two Linear layers (transformers Qwen3MoeMLP / MixtralBlockSparseTop2MLP).
+      if (serial_count) {
+        dense({group, "gate"}, tokens, h, f, count, trained, linear);
+        dense({group, "up"}, tokens, h, f, count, trained, linear);
+      } else {
+        dense({group, "gate_up"}, tokens, h, 2 * f, count, trained, linear);
+      }
       if (l.gate) lora(group, "gate_lora", tokens, h, f, count);
       if (l.up) lora(group, "up_lora", tokens, h, f, count);
       // SwiGLU/GeGLU: read gate and up, write the product; backward reads gate, up, dy and writes two grads.
@@ -672,15 +699,24 @@ LayerCompute layer_walk(const ModelSpec& m, const TrainingSpec& t, const Paralle
     ob.memory({"moe", "router_topk"}, (ab + 4) * routing_tokens * E, (4 + 4 + ab) * routing_tokens * E);   // softmax/top-k in fp32
     // Permute and unpermute: read the tokens, write the top-k copies, and back (Megatron-Core token dispatcher).
     const double permute = 2 * ab * h * (routing_tokens + routed);
-    // A grouped dispatcher permutes and unpermutes in one kernel each; a per-expert loop gathers each expert's
-    // tokens and scatter-adds its output (transformers: index and index_add_ per expert).
-    const double permute_kernels = fw.moe_grouped_gemm ? 2 : 2 * local_experts;
+    // A grouped dispatcher permutes and unpermutes in one kernel each. A per-expert loop, per expert
+    // (transformers Qwen3MoeSparseMoeBlock.forward): torch.where on the expert's routing mask (nonzero: count
+    // and write), index the hidden states, index the routing weights, scale the output, index_add_ it back;
+    // backward as many (index_select, mul backward, index_put for the two indexings).
+    const double permute_kernels = fw.moe_grouped_gemm ? 2 : kLoopRoutingKernelsPerExpert * local_experts;
+    const bool synced = !fw.moe_grouped_gemm && fw.moe_loop_host_sync;
+    const Acc before = ob.fwd;
     ob.memory({"moe", "permute"}, permute, permute, permute_kernels, permute_kernels);
     // Grouped GEMM: each expert GEMM of the local experts in one kernel sharing waves; a loop: one GEMM per
     // expert, each with the per-expert token count as M (tile/wave quantization per expert) and its own launch.
     ob.serial_count = !fw.moe_grouped_gemm;
     ob.mlp("moe.experts", m, l, tokens_per_expert, f_expert, local_experts, trained);
     ob.serial_count = false;
+    if (synced) {
+      ob.synced_fwd = ob.fwd;
+      ob.synced_fwd.add(before, -1);
+      ob.synced_iterations = local_experts;
+    }
     linear_weights += local_experts * OpBuilder<Record>::mlp_weights(m, f_expert);
     if (m.shared_expert_intermediate_size > 0) {
       const double fs = m.shared_expert_intermediate_size / tp;
@@ -724,9 +760,14 @@ LayerCompute layer_walk(const ModelSpec& m, const TrainingSpec& t, const Paralle
   out.kernels_forward = forward.kernels;
   out.kernels_backward = ob.bwd.kernels;
   const double gap = fw.launch_gap_s();
-  out.host_s = forward.host_exposed(gap) + ob.bwd.host_exposed(gap);
+  // A per-expert loop that syncs the host runs in every forward of the layer: the policy's, the DPO reference's
+  // and full recompute's. Backward has no sync (autograd launches ahead).
+  const double forwards = dpo ? 2 : 1;
+  Acc synced_forward = ob.synced_fwd;
+  synced_forward.add(ob.synced_fwd, forwards - 1);
+  out.host_s = host_exposed_with_syncs(forward, synced_forward, forwards * ob.synced_iterations, gap) + ob.bwd.host_exposed(gap);
   if (t.recompute == Recompute::Selective) out.host_s += ob.core_fwd.host_exposed(gap);
-  if (t.recompute == Recompute::Full) out.host_s += ob.fwd.host_exposed(gap);
+  if (t.recompute == Recompute::Full) out.host_s += host_exposed_with_syncs(ob.fwd, ob.synced_fwd, ob.synced_iterations, gap);
 
   if constexpr (Record) {
     // The same ops as the sums above: forward; the DPO reference forward (every forward op but the adapters);

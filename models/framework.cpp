@@ -39,6 +39,11 @@ constexpr FlagTrait kFlagTraits[] = {
     {"fused_activation", &FrameworkTraits::fused_activation},
     {"shards_with_pipeline", &FrameworkTraits::shards_with_pipeline},
     {"fused_cross_entropy", &FrameworkTraits::fused_cross_entropy},
+    {"tp_available", &FrameworkTraits::tp_available},
+    {"pp_available", &FrameworkTraits::pp_available},
+    {"cp_available", &FrameworkTraits::cp_available},
+    {"ep_available", &FrameworkTraits::ep_available},
+    {"moe_loop_host_sync", &FrameworkTraits::moe_loop_host_sync},
 };
 
 // Reads the traits present in `values` (plain JSON values) over `base`; `require_all` for preset files.
@@ -56,9 +61,14 @@ FrameworkTraits read_traits(const Json& values, const std::string& path, Framewo
   if (need("param_gather_unit"))
     base.param_gather_unit = r.get_enum("param_gather_unit", {"layer", "bucket"}, "layer", "") == "bucket" ? GatherUnit::Bucket : GatherUnit::Layer;
   elements("param_gather_bucket_elements", base.param_gather_bucket_elements, 0);
-  if (base.param_gather_unit == GatherUnit::Bucket && !(base.param_gather_bucket_elements >= 1))
+  if (base.param_gather_unit == GatherUnit::Bucket && !(base.param_gather_bucket_elements >= 1) && !(base.param_gather_bucket_hidden_squared > 0))
     throw InputError(path + "/param_gather_bucket_elements", Json(base.param_gather_bucket_elements).dump(),
                      "at least 1 element when param_gather_unit is \"bucket\"");
+  auto factor = [&](const char* key, double& out) {
+    if (need(key)) out = r.get_number(key, out, "", 0, limits::kMaxBucketHiddenSquared);
+  };
+  factor("grad_bucket_hidden_squared", base.grad_bucket_hidden_squared);
+  factor("param_gather_bucket_hidden_squared", base.param_gather_bucket_hidden_squared);
   for (const FlagTrait& f : kFlagTraits)
     if (need(f.key)) base.*f.member = r.get_bool(f.key, base.*f.member, "");
   if (need("kernel_launch_gap_us")) base.kernel_launch_gap_us = r.get_number("kernel_launch_gap_us", 0, "", 0, limits::kMaxLaunchGapUs);
@@ -66,7 +76,7 @@ FrameworkTraits read_traits(const Json& values, const std::string& path, Framewo
     base.attention_kernel = r.get_enum("attention_kernel", {"cudnn", "flash2"}, "cudnn", "") == "flash2" ? AttentionKernel::Flash2 : AttentionKernel::Fused;
   // Every trait is a known key (for "did you mean" on a misspelt override), whether given or not.
   r.mark_read({"preset", "grad_bucket_elements", "grad_bucket_elements_per_dp_rank", "param_gather_unit", "param_gather_bucket_elements",
-               "kernel_launch_gap_us", "attention_kernel"});
+               "grad_bucket_hidden_squared", "param_gather_bucket_hidden_squared", "kernel_launch_gap_us", "attention_kernel"});
   for (const FlagTrait& f : kFlagTraits) r.mark_read({f.key});
   r.reject_unknown();
   return base;
@@ -146,6 +156,8 @@ Json framework_to_json(const FrameworkTraits& f) {
     else if (key == "grad_bucket_elements_per_dp_rank") j[key] = f.grad_bucket_elements_per_dp_rank;
     else if (key == "param_gather_unit") j[key] = f.param_gather_unit == GatherUnit::Bucket ? "bucket" : "layer";
     else if (key == "param_gather_bucket_elements") j[key] = f.param_gather_bucket_elements;
+    else if (key == "grad_bucket_hidden_squared") j[key] = f.grad_bucket_hidden_squared;
+    else if (key == "param_gather_bucket_hidden_squared") j[key] = f.param_gather_bucket_hidden_squared;
     else if (key == "kernel_launch_gap_us") j[key] = f.kernel_launch_gap_us;
     else if (key == "attention_kernel") j[key] = f.attention_kernel == AttentionKernel::Flash2 ? "flash2" : "cudnn";
   }

@@ -28,6 +28,9 @@ struct FrameworkTraits {
   double grad_bucket_elements_per_dp_rank = 0;
   GatherUnit param_gather_unit = GatherUnit::Layer;
   double param_gather_bucket_elements = 0;  // GatherUnit::Bucket only
+  // Buckets sized by the model instead (transformers fills DeepSpeed's "auto" sizes from hidden_size): when
+  // above 0, the bucket is this many x hidden_size² elements and replaces the fixed count above.
+  double grad_bucket_hidden_squared = 0, param_gather_bucket_hidden_squared = 0;
   // What overlaps what. overlap_grad_reduce: the ZeRO 0-2 gradient reduce with the last backward.
   // overlap_param_gather: ZeRO-3's per-layer gathers and reduce-scatters with the layers' compute (prefetch on
   // side streams), and, together with overlap_grad_reduce, a sharded optimizer's parameter all-gather with
@@ -53,10 +56,24 @@ struct FrameworkTraits {
   // stage's module (torchtitan), DeepSpeed's pipeline engine and Megatron allow ZeRO-1 / the distributed
   // optimizer only (layout_check refuses the rest).
   bool shards_with_pipeline = false;
+  // Parallel dimensions the framework runs; layout_check refuses a layout with tp, pp, cp or ep (etp) above 1
+  // where the framework has none (HF Trainer is data parallel only; its modeling code keeps every expert on
+  // every rank).
+  bool tp_available = true, pp_available = true, cp_available = true, ep_available = true;
+  // The per-expert loop reads the routing result on the host once per expert (torch.where on the routing mask
+  // has a data-dependent size), so the host cannot launch ahead across experts: each expert's forward kernels
+  // run at the pace of their launches (compute.cpp). Only where moe_grouped_gemm is false.
+  bool moe_loop_host_sync = false;
 
   std::vector<std::string> overridden;  // trait keys the scenario set (for the resolved scenario JSON)
 
   double launch_gap_s() const { return cuda_graphs ? 0.0 : kernel_launch_gap_us * 1e-6; }
+  double grad_bucket(double hidden_size) const {
+    return grad_bucket_hidden_squared > 0 ? grad_bucket_hidden_squared * hidden_size * hidden_size : grad_bucket_elements;
+  }
+  double param_gather_bucket(double hidden_size) const {
+    return param_gather_bucket_hidden_squared > 0 ? param_gather_bucket_hidden_squared * hidden_size * hidden_size : param_gather_bucket_elements;
+  }
 };
 
 std::vector<std::string> framework_names();       // registered presets, in name order

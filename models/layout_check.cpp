@@ -7,6 +7,22 @@
 
 namespace trainsim {
 
+namespace {
+// The first parallel dimension above 1 that the framework does not run (available == nullptr when none).
+struct Dimension {
+  const char* key;
+  int degree;
+  bool FrameworkTraits::*available;
+};
+Dimension unavailable(const FrameworkTraits& fw, const ParallelLayout& p) {
+  for (Dimension d : {Dimension{"tp", p.tp, &FrameworkTraits::tp_available}, Dimension{"pp", p.pp, &FrameworkTraits::pp_available},
+                      Dimension{"cp", p.cp, &FrameworkTraits::cp_available}, Dimension{"ep", p.ep, &FrameworkTraits::ep_available},
+                      Dimension{"etp", p.etp, &FrameworkTraits::ep_available}})
+    if (d.degree > 1 && !(fw.*d.available)) return d;
+  return {"", 1, nullptr};
+}
+}  // namespace
+
 LayoutIssue check_layout(const ModelSpec& m, const TrainingSpec& t, const ParallelLayout& p, int num_gpus) {
   // Products in 64 bits (degrees and batch sizes are checked against their ranges where parsed, so none wraps).
   using ll = long long;
@@ -28,7 +44,9 @@ LayoutIssue check_layout(const ModelSpec& m, const TrainingSpec& t, const Parall
     if ((num_gpus / p.pp) % (ll(p.ep) * p.etp)) return LayoutIssue::EpWorld;
     if (m.moe_intermediate_size % p.etp) return LayoutIssue::EtpFfn;
   }
-  if (t.zero_stage >= 2 && p.pp > 1 && !framework_for(t, p).shards_with_pipeline) return LayoutIssue::ZeroPipeline;
+  const FrameworkTraits& fw = framework_for(t, p);
+  if (t.zero_stage >= 2 && p.pp > 1 && !fw.shards_with_pipeline) return LayoutIssue::ZeroPipeline;
+  if (unavailable(fw, p).available) return LayoutIssue::FrameworkParallel;
   if (t.global_batch_size % (ll(p.micro_batch_size) * p.dp)) return LayoutIssue::BatchSplit;
   return LayoutIssue::None;
 }
@@ -77,6 +95,15 @@ InputError layout_error(LayoutIssue issue, const ModelSpec& m, const TrainingSpe
                         "0 or 1 with pipeline parallelism (pp = " + s(p.pp) + ") in " + framework_for(t, p).name,
                         "DeepSpeed's pipeline engine and Megatron shard only optimizer states with pp > 1; use zero_stage 1 or "
                         "distributed_optimizer, or training.framework \"fsdp2\" (torchtitan shards each pipeline stage)");
+    case LayoutIssue::FrameworkParallel: {
+      const FrameworkTraits& fw = framework_for(t, p);
+      const Dimension d = unavailable(fw, p);
+      std::string others;
+      for (const auto& name : framework_names())
+        if (find_framework(name)->*d.available) others += (others.empty() ? "" : ", ") + name;
+      return InputError(std::string("/parallel/") + d.key, s(d.degree), std::string("1 in ") + fw.name + " (it runs no " + d.key + " parallelism)",
+                        "set training.framework to one that does: " + others);
+    }
     case LayoutIssue::BatchSplit:
       return InputError("/training/global_batch_size", s(t.global_batch_size),
                         "a multiple of micro_batch_size*dp = " + s(p.micro_batch_size) + "*" + s(p.dp) + " = " +

@@ -25,6 +25,7 @@ enum class LayoutIssue {
   EpWorld,             // ep·etp does not divide GPUs per pipeline stage
   EtpFfn,              // etp does not divide moe_intermediate_size
   ZeroPipeline,        // ZeRO-2/3 with pp > 1 (unsupported by DeepSpeed and Megatron)
+  FrameworkParallel,   // tp, pp, cp or ep > 1 in a framework that does not run that dimension
   BatchSplit,          // global batch not divisible by micro-batch·dp
 };
 

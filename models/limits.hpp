@@ -42,6 +42,7 @@ constexpr double kMaxEpochs = 1e6;
 // the largest published models; a launch gap of 1 ms is about a hundred times the measured eager PyTorch one.
 constexpr double kMaxBucketElements = 1e13;
 constexpr double kMaxLaunchGapUs = 1000;
+constexpr double kMaxBucketHiddenSquared = 1e4;  // bucket sizes as multiples of hidden_size² (DeepSpeed "auto": 0.9-1)
 
 // Hardware, in SI units.
 inline constexpr QuantityRange kGpuMemory{1073741824.0, 17592186044416.0};   // 1 GiB .. 16 TiB

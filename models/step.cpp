@@ -154,14 +154,14 @@ StepEstimate StepModel::estimate(const ParallelLayout& p, const LayoutWork& work
     const bool by_layer = fw.param_gather_unit == GatherUnit::Layer;  // one call per layer: bucket 0
     const double param_bytes = layer_params * bytes_per_element(t.precision);
     const BucketedTime gather = bucketed_time(Collective::AllGather, param_bytes,
-                                              by_layer ? 0.0 : fw.param_gather_bucket_elements * bytes_per_element(t.precision), dp_group, comm_);
+                                              by_layer ? 0.0 : fw.param_gather_bucket(m.hidden_size) * bytes_per_element(t.precision), dp_group, comm_);
     BucketedTime reduce;
     if (t.trains_base_weights()) {
       const double grad_bytes = layer_params * grad_bytes_per_param;
       if (by_layer) {
         reduce = bucketed_time(Collective::ReduceScatter, grad_bytes, 0.0, dp_group, comm_);
       } else {
-        reduce = bucketed_time(Collective::ReduceScatter, grad_bytes * stage_layers, fw.grad_bucket_elements * grad_bytes_per_param, dp_group, comm_);
+        reduce = bucketed_time(Collective::ReduceScatter, grad_bytes * stage_layers, fw.grad_bucket(m.hidden_size) * grad_bytes_per_param, dp_group, comm_);
         reduce.total /= stage_layers;
       }
     }
@@ -255,7 +255,7 @@ StepEstimate StepModel::estimate(const ParallelLayout& p, const LayoutWork& work
     // parameter bucket (needed by the first forward) stay exposed: one call each at least.
     BucketedTime reduce, gather;
     auto sync = [&](double params, GroupPlacement group, double ranks) {
-      const double bucket = std::max(fw.grad_bucket_elements, fw.grad_bucket_elements_per_dp_rank * ranks);
+      const double bucket = std::max(fw.grad_bucket(m.hidden_size), fw.grad_bucket_elements_per_dp_rank * ranks);
       const BucketedTime r = bucketed_time(sharded ? Collective::ReduceScatter : Collective::AllReduce, params * grad_bytes_per_param,
                                            bucket * grad_bytes_per_param, group, comm_);
       reduce.total += r.total;

@@ -29,13 +29,17 @@ Scenario llama8b(Json framework, int zero, int gbs = 8) {
                          {"hardware", {{"gpu", "h100-sxm-80gb"}, {"num_gpus", 8}}}});
 }
 
-std::string input_error(const Json& framework) {
+template <class F>
+std::string input_error_of(F&& f) {
   try {
-    llama8b(framework, 0);
+    f();
   } catch (const InputError& e) {
     return e.what();
   }
   return "no error";
+}
+std::string input_error(const Json& framework) {
+  return input_error_of([&] { llama8b(framework, 0); });
 }
 
 double seconds(Collective op, double bytes, GroupPlacement g, const CommModel& comm) { return collective_time(op, bytes, g, comm).time_s; }
@@ -112,8 +116,9 @@ TEST_CASE("DP gradient reduce and parameter gather go in buckets: ceil(B/b) call
   // (4 B) and all-gathers the bf16 weights (2 B) over dp 8 on one node. DeepSpeed below ZeRO-3 does not
   // overlap (overlap_comm false): dp comm = reduce + gather in full.
   const double P = 8030261248.0;
-  Scenario one = llama8b(Json{{"preset", "deepspeed"}, {"grad_bucket_elements", 1e12}}, 1);  // one call each
-  Scenario nine = llama8b(Json{{"preset", "deepspeed"}, {"grad_bucket_elements", 1e9}}, 1);  // ceil(8.03e9 / 1e9) = 9 calls
+  // Fixed bucket sizes here (the preset sizes them from hidden_size like transformers: the next test).
+  Scenario one = llama8b(Json{{"preset", "deepspeed"}, {"grad_bucket_elements", 1e12}, {"grad_bucket_hidden_squared", 0}}, 1);  // one call each
+  Scenario nine = llama8b(Json{{"preset", "deepspeed"}, {"grad_bucket_elements", 1e9}, {"grad_bucket_hidden_squared", 0}}, 1);  // 9 calls
   const CommModel comm = make_comm_model(one.hardware);
   const GroupPlacement dp{8, 8};
   const double one_call = seconds(Collective::ReduceScatter, 4 * P, dp, comm) + seconds(Collective::AllGather, 2 * P, dp, comm);
@@ -138,16 +143,18 @@ TEST_CASE("DP gradient reduce and parameter gather go in buckets: ceil(B/b) call
 
 TEST_CASE("ZeRO-3 in DeepSpeed: prefetch buckets for gathers, reduce buckets across layers; all exposed without overlap") {
   // A Llama-3-8B layer at tp 1: attention 4096·4096·2 + 2·4096·1024 = 41,943,040, MLP 3·4096·14336 = 176,160,768,
-  // two norms 8,192: 218,112,000 parameters. Gather (bf16): ceil(218,112,000 / 5e7) = 5 calls. Reduce-scatter (fp32)
-  // in 5e8-element buckets filled across the 32 layers: ceil(32 · 218,112,000 / 5e8) = ceil(13.96) = 14 calls per
-  // step's backward, a 32nd of them per layer. Without overlap, per layer and micro-batch: gather (forward) +
-  // gather (backward) + reduce; one micro-batch, 32 layers.
+  // two norms 8,192: 218,112,000 parameters. transformers fills DeepSpeed's "auto" buckets from hidden_size
+  // (integrations/deepspeed.py): prefetch 0.9·4096² = 15,099,494.4 elements, reduce 4096² = 16,777,216.
+  // Gather (bf16): ceil(218,112,000 / 15,099,494.4) = ceil(14.44) = 15 calls. Reduce-scatter (fp32) in buckets
+  // filled across the 32 layers: ceil(32 · 218,112,000 / 16,777,216) = ceil(416.01) = 417 calls per step's
+  // backward, a 32nd of them per layer. Without overlap, per layer and micro-batch: gather (forward) + gather
+  // (backward) + reduce; one micro-batch, 32 layers.
   const double layer = 218112000.0;
   Scenario s = llama8b(Json{{"preset", "deepspeed"}, {"overlap_param_gather", false}}, 3);
   const CommModel comm = make_comm_model(s.hardware);
   const GroupPlacement dp{8, 8};
-  const double gather = 5 * seconds(Collective::AllGather, 2 * layer / 5, dp, comm);
-  const double reduce = 14 * seconds(Collective::ReduceScatter, 4 * layer * 32 / 14, dp, comm) / 32;
+  const double gather = 15 * seconds(Collective::AllGather, 2 * layer / 15, dp, comm);
+  const double reduce = 417 * seconds(Collective::ReduceScatter, 4 * layer * 32 / 417, dp, comm) / 32;
   const StepEstimate e = StepModel(s.model, s.training, s.hardware).estimate(s.parallel);
   CHECK(e.breakdown.dp_comm_s == trainsim::test::approx(32 * (2 * gather + reduce)).epsilon(1e-9));
   // With DeepSpeed's default overlap at ZeRO-3 the same gathers hide behind the layers' compute.
@@ -244,19 +251,62 @@ TEST_CASE("MoE as a per-expert loop: one GEMM per expert with its own waves and 
                            {"parallel", {{"tp", 1}, {"pp", 1}, {"ep", 1}, {"micro_batch_size", 1}}},
                            {"hardware", {{"gpu", "h100-sxm-80gb"}, {"num_gpus", 8}}}});
   };
-  auto gate_up = [](const Scenario& s) {
-    for (const auto& op : layer_ops(s.model, s.training, s.parallel, s.hardware.gpu, true))
-      if (op.name == "moe.experts.gate_up.fprop") return op;
+  auto op = [](const Scenario& s, const std::string& name) {
+    for (const auto& o : layer_ops(s.model, s.training, s.parallel, s.hardware.gpu, true))
+      if (o.name == name) return o;
     return LayerOp{};
   };
   Scenario loop = mixtral("transformers"), grouped = mixtral("megatron-core");
   const GpuSpec& gpu = loop.hardware.gpu;
-  const LayerOp l = gate_up(loop), g = gate_up(grouped);
-  CHECK(l.kernels == 8);
+  // The loop runs the modeling code's expert module: gate_proj and up_proj as two GEMMs, each once per expert.
+  const LayerOp gate = op(loop, "moe.experts.gate.fprop"), up = op(loop, "moe.experts.up.fprop");
+  const LayerOp g = op(grouped, "moe.experts.gate_up.fprop");
+  CHECK(gate.kernels == 8);
+  CHECK(up.kernels == 8);
   CHECK(g.kernels == 1);
-  CHECK(l.predicted_s == trainsim::test::approx(8 * gemm_time(gpu, Precision::Bf16, {1024, 28672, 4096, 1})));
+  CHECK(gate.predicted_s == trainsim::test::approx(8 * gemm_time(gpu, Precision::Bf16, {1024, 14336, 4096, 1})));
   CHECK(g.predicted_s == trainsim::test::approx(gemm_time(gpu, Precision::Bf16, {1024, 28672, 4096, 8})));
-  CHECK(l.predicted_s >= g.predicted_s);  // separate kernels cannot share a partly filled last wave
+  CHECK(gate.predicted_s + up.predicted_s >= g.predicted_s);  // separate kernels cannot share a partly filled last wave
+  // Routing bookkeeping per expert in the loop (where/nonzero x2, two index ops, scale, index_add_): 6 kernels each.
+  CHECK(op(loop, "moe.permute").kernels == 6 * 8);
+  CHECK(op(grouped, "moe.permute").kernels == 2);
+}
+
+TEST_CASE("a per-expert loop that syncs the host exposes each expert's first launch") {
+  // Mixtral 8x7B at ep 1 in transformers: torch.where per expert drains the GPU 8 times per forward. With a launch
+  // gap far below any kernel's time the GPU is never host-bound, except that each expert's first kernel waits
+  // for its launch after the sync: 8 x gap per forward, nothing in backward (no sync; recompute none).
+  const double gap_us = 0.01;
+  auto mixtral = [&](bool sync) {
+    return parse_scenario({{"model", "mixtral-8x7b"},
+                           {"training", {{"seq_len", 4096}, {"global_batch_size", 8}, {"zero_stage", 3}, {"recompute", "none"},
+                                         {"framework", {{"preset", "transformers"}, {"kernel_launch_gap_us", gap_us}, {"moe_loop_host_sync", sync}}}}},
+                           {"parallel", {{"tp", 1}, {"pp", 1}, {"micro_batch_size", 1}}},
+                           {"hardware", {{"gpu", "h100-sxm-80gb"}, {"num_gpus", 8}}}});
+  };
+  const Scenario synced = mixtral(true), ahead = mixtral(false);
+  const LayerCompute ls = layer_compute(synced.model, synced.training, synced.parallel, synced.hardware.gpu, true);
+  const LayerCompute la = layer_compute(ahead.model, ahead.training, ahead.parallel, ahead.hardware.gpu, true);
+  CHECK(la.host_s == 0);
+  CHECK(ls.host_s == trainsim::test::approx(8 * gap_us * 1e-6));
+  CHECK(ls.forward_s == la.forward_s);  // the sync costs host time, not GPU work
+}
+
+TEST_CASE("a framework runs only the parallel dimensions it has") {
+  // HF Trainer (transformers) is data parallel only: tp 2 is refused, naming the path and the frameworks that have it.
+  const std::string err = input_error_of([] {
+    parse_scenario({{"model", "llama3-8b"},
+                    {"training", {{"seq_len", 4096}, {"global_batch_size", 8}, {"framework", "transformers"}}},
+                    {"parallel", {{"tp", 2}, {"pp", 1}, {"micro_batch_size", 1}}},
+                    {"hardware", {{"gpu", "h100-sxm-80gb"}, {"num_gpus", 8}}}});
+  });
+  CHECK(err.find("/parallel/tp: got 2; expected 1 in transformers") != std::string::npos);
+  CHECK(err.find("megatron-core") != std::string::npos);
+  // Expert parallelism: HF modeling code keeps every expert on every rank; Megatron-Core and torchtitan split them.
+  CHECK_FALSE(find_framework("transformers")->ep_available);
+  CHECK_FALSE(find_framework("deepspeed")->ep_available);
+  CHECK(find_framework("megatron-core")->ep_available);
+  CHECK(find_framework("fsdp2")->ep_available);
 }
 
 TEST_CASE("TP communication overlap only where the framework has it") {
