@@ -35,16 +35,31 @@ Json without_notes(const Json& j) {
   return j;
 }
 
+// torchtitan commits whose training.compile also compiles the loss (torchtitan/components/loss.py
+// build_cross_entropy_loss wraps it in torch.compile from spring 2025; at 9dec370, Dec 2024, train.py leaves the
+// loss eager). Inductor fuses logits.float() with log-softmax and nll: the loss keeps what a fused kernel keeps.
+constexpr const char* kTorchtitanCompiledLoss[] = {"e7c0cae"};
+
 // The framework each source measured with, where its case does not name one (training.framework): the
 // llm-foundry rows ran PyTorch FSDP1, torchtitan rows FSDP2 (torch.compile fuses the norm, RoPE and
-// activation: Inductor), Megatron rows Megatron-Core (what the layout implies anyway).
-Json with_framework(Json scenario, const std::string& id) {
+// activation: Inductor), the DeepSpeed rows Hugging Face transformers with DeepSpeed, Megatron rows
+// Megatron-Core (what the layout implies anyway). `stack` is the case's own "framework" text (versions).
+Json with_framework(Json scenario, const std::string& id, const std::string& stack) {
   if (scenario["training"].contains("framework")) return scenario;
-  if (id.rfind("mosaicml", 0) == 0) scenario["training"]["framework"] = "fsdp";
-  else if (id.rfind("torchtitan", 0) == 0 && id.find("compile") != std::string::npos)
-    scenario["training"]["framework"] = {{"preset", "fsdp2"}, {"fused_norm", true}, {"fused_rope", true}, {"fused_activation", true}};
-  else if (id.rfind("torchtitan", 0) == 0) scenario["training"]["framework"] = "fsdp2";
-  else if (id.rfind("mcore", 0) == 0 || id.rfind("megatron", 0) == 0) scenario["training"]["framework"] = "megatron-core";
+  if (id.rfind("mosaicml", 0) == 0) {
+    scenario["training"]["framework"] = "fsdp";
+  } else if (id.rfind("torchtitan", 0) == 0 && id.find("compile") != std::string::npos) {
+    Json fw = {{"preset", "fsdp2"}, {"fused_norm", true}, {"fused_rope", true}, {"fused_activation", true}};
+    for (const char* commit : kTorchtitanCompiledLoss)
+      if (stack.find(commit) != std::string::npos) fw["fused_cross_entropy"] = true;
+    scenario["training"]["framework"] = fw;
+  } else if (id.rfind("torchtitan", 0) == 0) {
+    scenario["training"]["framework"] = "fsdp2";
+  } else if (id.rfind("deepspeed", 0) == 0) {
+    scenario["training"]["framework"] = "deepspeed";
+  } else if (id.rfind("mcore", 0) == 0 || id.rfind("megatron", 0) == 0) {
+    scenario["training"]["framework"] = "megatron-core";
+  }
   return scenario;
 }
 
@@ -108,6 +123,8 @@ ReferenceSet load_reference_cases(const std::string& dir, const FittedParameters
     rc.scenario = s;
     rc.searched = searched;
     rc.counted = !c.contains("unsupported");
+    // The DeepSpeed LLaMA-7B benchmark (chenyaofo's gist, its footnote) reports torch.cuda.max_memory_allocated.
+    rc.allocated_memory = rc.id.rfind("deepspeed", 0) == 0;
     out.cases.push_back(std::move(rc));
   };
 
@@ -132,7 +149,7 @@ ReferenceSet load_reference_cases(const std::string& dir, const FittedParameters
   const Json mosaicml = load(dir, "mosaicml_h100_fsdp.json");  // kept alive: a range-for over a temporary's member dangles
   for (const auto& c : mosaicml.at("cases"))
     add("mosaicml_h100_fsdp.json", c, ReferenceMetric::TokensPerSecondPerGpu, c["measured"]["tokens_per_s_per_gpu"].get<double>(),
-        parse_scenario(with_framework(reference_case_scenario(c), c["id"])), false);
+        parse_scenario(with_framework(reference_case_scenario(c), c["id"], c.value("framework", ""))), false);
 
   // 2024-26 runs: the published layout, searched where the source leaves the micro-batch out. Compared:
   // iteration time, tokens/s/GPU or MFU (Megatron's formula on both sides), and memory per GPU. Model TFLOP/s
@@ -141,7 +158,7 @@ ReferenceSet load_reference_cases(const std::string& dir, const FittedParameters
   const Json modern = load(dir, "modern_runs.json");  // kept alive: a range-for over a temporary's member dangles
   for (const auto& c : modern.at("cases")) {
     const std::string id = c.at("id");
-    const Json doc = with_framework(reference_case_scenario(c), id);
+    const Json doc = with_framework(reference_case_scenario(c), id, c.value("framework", ""));
     const bool fixed = doc["parallel"].contains("micro_batch_size");
     Scenario s;
     try {
@@ -170,8 +187,10 @@ ReferenceSet load_reference_cases(const std::string& dir, const FittedParameters
 
 double predict_case(const ReferenceCase& c, const FittedParameters* fitted) {
   const Scenario& s = c.scenario;
-  if (c.metric == ReferenceMetric::MemoryGiB)
-    return MemoryModel(s.model, s.training, s.hardware).worst_stage(s.parallel).total / (1024.0 * 1024 * 1024);
+  if (c.metric == ReferenceMetric::MemoryGiB) {
+    const StageMemory worst = MemoryModel(s.model, s.training, s.hardware).worst_stage(s.parallel);
+    return (c.allocated_memory ? worst.total - worst.other : worst.total) / (1024.0 * 1024 * 1024);
+  }
   const StepEstimate e = StepModel(s.model, s.training, s.hardware, nullptr, fitted).estimate(s.parallel);
   const double gpus = s.hardware.num_gpus;
   switch (c.metric) {

@@ -25,6 +25,9 @@ struct ReferenceCase {
   Scenario scenario;   // parallel / training: the layout it ran, or the searched one (searched = true)
   bool searched = false;
   bool counted = true;  // false: the source file marks it unsupported (shown, not counted)
+  // Memory measured as the caching allocator's allocated bytes (torch.cuda.max_memory_allocated), which leave
+  // out the CUDA context, NCCL's buffers and the allocator's reserve; otherwise reserved / nvidia-smi.
+  bool allocated_memory = false;
   bool speed() const { return metric != ReferenceMetric::MemoryGiB; }
 };
 

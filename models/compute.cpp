@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "calibration.hpp"
+#include "recompute_policy.hpp"
 
 namespace trainsim {
 
@@ -745,9 +746,21 @@ LayerCompute layer_walk(const ModelSpec& m, const TrainingSpec& t, const Paralle
   out.forward_flops = forward.flops();
   out.backward_s = ob.bwd.time();
   out.backward_flops = ob.bwd.flops();
+  // What "selective" repeats: the attention core (Megatron), or under torchtitan's per-op policy every
+  // memory-bound op of the forward and the even-numbered matmuls, taken as their share of the block's linear
+  // GEMM FLOPs (recompute_policy.hpp); the attention output is saved.
+  const bool per_op = t.recompute == Recompute::Selective && fw.selective_recompute == SelectiveRecompute::EveryOtherMatmul;
+  const double gemm_share = per_op ? every_other_matmul(m, moe_layer, tp).recomputed_gemm_fraction : 0.0;
+  Acc selective = ob.core_fwd;
+  if (per_op) {
+    selective = Acc{};
+    selective.gemm_s = gemm_share * ob.fwd.gemm_s, selective.gemm_flops = gemm_share * ob.fwd.gemm_flops;
+    selective.memory_s = ob.fwd.memory_s;
+    selective.kernels = ob.fwd.kernels - ob.core_fwd.kernels;
+  }
   switch (t.recompute) {
     case Recompute::None: break;
-    case Recompute::Selective: out.recompute_s = ob.core_fwd.time(), out.recompute_flops = ob.core_fwd.flops(); break;
+    case Recompute::Selective: out.recompute_s = selective.time(), out.recompute_flops = selective.flops(); break;
     case Recompute::Full: out.recompute_s = ob.fwd.time(), out.recompute_flops = ob.fwd.flops(); break;
   }
   Acc all = forward;
@@ -766,7 +779,7 @@ LayerCompute layer_walk(const ModelSpec& m, const TrainingSpec& t, const Paralle
   Acc synced_forward = ob.synced_fwd;
   synced_forward.add(ob.synced_fwd, forwards - 1);
   out.host_s = host_exposed_with_syncs(forward, synced_forward, forwards * ob.synced_iterations, gap) + ob.bwd.host_exposed(gap);
-  if (t.recompute == Recompute::Selective) out.host_s += ob.core_fwd.host_exposed(gap);
+  if (t.recompute == Recompute::Selective) out.host_s += selective.host_exposed(gap);
   if (t.recompute == Recompute::Full) out.host_s += host_exposed_with_syncs(ob.fwd, ob.synced_fwd, ob.synced_iterations, gap);
 
   if constexpr (Record) {
@@ -787,9 +800,12 @@ LayerCompute layer_walk(const ModelSpec& m, const TrainingSpec& t, const Paralle
     }
     if (t.recompute != Recompute::None) {
       for (const RecordedOp& r : ob.fwd_ops) {
-        if (t.recompute == Recompute::Selective && !r.core) continue;
+        if (t.recompute == Recompute::Selective && (per_op ? r.core : !r.core)) continue;
         LayerOp o = r.op;
         o.pass = "recompute";
+        if (per_op && o.kind == LayerOp::Gemm) {  // the policy's share of each GEMM (see above)
+          o.predicted_s *= gemm_share, o.flops *= gemm_share, o.bytes *= gemm_share;
+        }
         ops->push_back(std::move(o));
       }
     }

@@ -1,11 +1,14 @@
 #include "flops.hpp"
 
+#include "recompute_policy.hpp"
+
 namespace trainsim {
 
 namespace {
 struct ForwardFlops {
   double layers = 0;     // transformer layers, all of them
   double attention = 0;  // of which the s² attention-score terms (QK^T and AV)
+  double dense_linear = 0, moe_linear = 0;  // of which the weight GEMMs of the dense / MoE layers
   double head = 0;       // LM head
 };
 
@@ -28,6 +31,8 @@ ForwardFlops forward_flops_per_sequence(const ModelSpec& m, double s) {
   ForwardFlops f;
   f.attention = m.num_hidden_layers * scores;
   f.layers = m.num_hidden_layers * (attn_proj + scores) + m.num_dense_layers() * dense_mlp + m.num_moe_layers() * moe_mlp;
+  f.dense_linear = m.num_dense_layers() * (attn_proj + dense_mlp);
+  f.moe_linear = m.num_moe_layers() * (attn_proj + moe_mlp);
   f.head = 2 * s * h * m.vocab_size;
   return f;
 }
@@ -49,11 +54,14 @@ double model_flops_per_iteration(const ModelSpec& m, const TrainingSpec& t, doub
   return sequences_processed(t, sequences) * passes(t) * (f.layers + f.head);
 }
 
-double hardware_flops_per_iteration(const ModelSpec& m, const TrainingSpec& t, double sequences) {
+double hardware_flops_per_iteration(const ModelSpec& m, const TrainingSpec& t, double sequences, SelectiveRecompute selective) {
   const ForwardFlops f = forward_flops_per_sequence(m, t.seq_len);
   double extra = 0;
   if (t.recompute == Recompute::Full) extra = f.layers;
-  else if (t.recompute == Recompute::Selective) extra = f.attention;
+  else if (t.recompute == Recompute::Selective && selective == SelectiveRecompute::AttentionCore) extra = f.attention;
+  else if (t.recompute == Recompute::Selective)  // per-op: the even-numbered matmuls' share of each layer's weight GEMMs
+    extra = f.dense_linear * every_other_matmul(m, false, 1).recomputed_gemm_fraction +
+            f.moe_linear * every_other_matmul(m, true, 1).recomputed_gemm_fraction;
   return model_flops_per_iteration(m, t, sequences) + sequences_processed(t, sequences) * extra;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // Model FLOPs per iteration with Megatron-LM's formula, the basis of MFU (model FLOPs utilisation)
 // and HFU (hardware FLOPs utilisation, which also counts recomputation).
+#include "framework.hpp"
 #include "spec.hpp"
 
 namespace trainsim {
@@ -14,7 +15,9 @@ namespace trainsim {
 double model_flops_per_iteration(const ModelSpec& m, const TrainingSpec& t, double sequences);
 
 // The same plus recomputation: full recompute adds a forward pass (4/3 of the model FLOPs; Megatron's
-// 96·B·s·L·h² form), selective adds the attention-score work of the forward pass (4·B·s²·a·d per layer).
-double hardware_flops_per_iteration(const ModelSpec& m, const TrainingSpec& t, double sequences);
+// 96·B·s·L·h² form), selective adds the attention-score work of the forward pass (4·B·s²·a·d per layer), or
+// under torchtitan's per-op policy the recomputed matmuls' share of the weight GEMMs (recompute_policy.hpp).
+double hardware_flops_per_iteration(const ModelSpec& m, const TrainingSpec& t, double sequences,
+                                    SelectiveRecompute selective = SelectiveRecompute::AttentionCore);
 
 }  // namespace trainsim

@@ -74,9 +74,14 @@ FrameworkTraits read_traits(const Json& values, const std::string& path, Framewo
   if (need("kernel_launch_gap_us")) base.kernel_launch_gap_us = r.get_number("kernel_launch_gap_us", 0, "", 0, limits::kMaxLaunchGapUs);
   if (need("attention_kernel"))
     base.attention_kernel = r.get_enum("attention_kernel", {"cudnn", "flash2"}, "cudnn", "") == "flash2" ? AttentionKernel::Flash2 : AttentionKernel::Fused;
+  if (need("selective_recompute"))
+    base.selective_recompute = r.get_enum("selective_recompute", {"attention-core", "every-other-matmul"}, "attention-core", "") == "every-other-matmul"
+                                   ? SelectiveRecompute::EveryOtherMatmul
+                                   : SelectiveRecompute::AttentionCore;
   // Every trait is a known key (for "did you mean" on a misspelt override), whether given or not.
   r.mark_read({"preset", "grad_bucket_elements", "grad_bucket_elements_per_dp_rank", "param_gather_unit", "param_gather_bucket_elements",
-               "grad_bucket_hidden_squared", "param_gather_bucket_hidden_squared", "kernel_launch_gap_us", "attention_kernel"});
+               "grad_bucket_hidden_squared", "param_gather_bucket_hidden_squared", "kernel_launch_gap_us", "attention_kernel",
+               "selective_recompute"});
   for (const FlagTrait& f : kFlagTraits) r.mark_read({f.key});
   r.reject_unknown();
   return base;
@@ -160,6 +165,8 @@ Json framework_to_json(const FrameworkTraits& f) {
     else if (key == "param_gather_bucket_hidden_squared") j[key] = f.param_gather_bucket_hidden_squared;
     else if (key == "kernel_launch_gap_us") j[key] = f.kernel_launch_gap_us;
     else if (key == "attention_kernel") j[key] = f.attention_kernel == AttentionKernel::Flash2 ? "flash2" : "cudnn";
+    else if (key == "selective_recompute")
+      j[key] = f.selective_recompute == SelectiveRecompute::EveryOtherMatmul ? "every-other-matmul" : "attention-core";
   }
   return j;
 }

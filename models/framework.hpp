@@ -17,6 +17,8 @@ struct ParallelLayout;  // spec.hpp
 // param_gather_bucket_elements (DeepSpeed's prefetch bucket).
 enum class GatherUnit { Layer, Bucket };
 enum class AttentionKernel { Fused, Flash2 };
+// What training.recompute "selective" means in the framework (recompute_policy.hpp).
+enum class SelectiveRecompute { AttentionCore, EveryOtherMatmul };
 
 struct FrameworkTraits {
   std::string name;  // preset name; empty in TrainingSpec = not named (the layout implies one)
@@ -52,6 +54,9 @@ struct FrameworkTraits {
   // cuDNN) or FlashAttention-2 (the flash-attn package, SDPA's flash backend), about half as fast there
   // (compute.cpp). Other GPUs run FlashAttention-2-class kernels either way.
   AttentionKernel attention_kernel = AttentionKernel::Fused;
+  // "selective" recomputation: Megatron's attention core (Korthikanti et al. 2022), or torchtitan's per-op
+  // policy that saves every other matmul's output and recomputes the rest of the block.
+  SelectiveRecompute selective_recompute = SelectiveRecompute::AttentionCore;
   // ZeRO-2/3 (sharded gradients and weights) together with pipeline parallelism: FSDP2 shards each pipeline
   // stage's module (torchtitan), DeepSpeed's pipeline engine and Megatron allow ZeRO-1 / the distributed
   // optimizer only (layout_check refuses the rest).

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "framework.hpp"
+#include "recompute_policy.hpp"
+
 namespace trainsim {
 
 namespace {
@@ -60,8 +63,14 @@ LayerActivations layer_activations(const ModelSpec& m, const TrainingSpec& t, co
   // Linear caches its fp8-quantized input for backward). 16-bit training: 2 and 2, the paper's terms.
   const double e = activation_bytes(t.precision), g = saved_gemm_input_bytes(t.precision);
   const double gated = m.mlp == MlpKind::Gated ? 2 : 1;          // activation-function inputs (gate and up)
+  const FrameworkTraits& fw = framework_for(t, p);
+  // Eager modeling code saves more than fused kernels: an eager RMSNorm keeps its input cast to fp32 for the
+  // backward of pow and mul (4 bytes where a fused norm keeps the 16-bit input), and an eager gated activation
+  // keeps the activation's output for the product's backward (transformers LlamaRMSNorm / LlamaMLP).
+  const double norm_in = !fw.fused_norm && m.norm == NormKind::RmsNorm ? std::max(4.0, e) : e;
+  const double act_out = !fw.fused_activation && m.mlp == MlpKind::Gated ? e : 0.0;
 
-  double outside = sb * h * (e + g + e) + hidden_mask * sb * h;   // LN1 input, QKV input, LN2 input; attention-out mask
+  double outside = sb * h * (norm_in + g + norm_in) + hidden_mask * sb * h;   // LN1 input, QKV input, LN2 input; attention-out mask
   double inside = e * sb * q + 2 * e * sb * kv + g * sb * q;      // Q, K, V (attention inputs), out-projection input
   double replicated = 0;                                          // whole on every TP rank (MLA's down-projections)
   if (m.is_mla()) {
@@ -80,16 +89,16 @@ LayerActivations layer_activations(const ModelSpec& m, const TrainingSpec& t, co
   }
   if (!moe_layer) {
     outside += g * sb * h + hidden_mask * sb * h;                 // fc1 input, MLP-out mask
-    inside += (gated * e + g) * sb * m.intermediate_size;         // act input(s), fc2 input
+    inside += (gated * e + act_out + g) * sb * m.intermediate_size;  // act input(s) (and output), fc2 input
   } else {
     const double tokens = sb / (sp ? tp : 1);                     // tokens this rank routes
     const double routed = tokens * m.num_experts_per_tok;         // expert inputs it processes (balanced routing)
     // Router input (the router GEMM stays in 16/32 bits), fp32 routing probabilities, mask.
     outside += e * sb * h + 4 * sb * m.num_experts + hidden_mask * sb * h;
     double expert = g * routed * h                               // permuted expert inputs
-                    + (gated * e + g) * routed * m.moe_intermediate_size / p.etp
+                    + (gated * e + act_out + g) * routed * m.moe_intermediate_size / p.etp
                     + e * routed * h;                             // expert outputs kept for the weighted combine
-    inside += (gated * e + g) * sb * m.shared_expert_intermediate_size;
+    inside += (gated * e + act_out + g) * sb * m.shared_expert_intermediate_size;
     outside += expert * (sp ? tp : 1);                            // already per rank: undo the SP division below
   }
   double lora = 0;
@@ -99,7 +108,16 @@ LayerActivations layer_activations(const ModelSpec& m, const TrainingSpec& t, co
   out.full = outside / (sp ? tp : 1) + (inside + core) / tp + replicated + lora;
   switch (t.recompute) {
     case Recompute::None: out.stored = out.full; break;
-    case Recompute::Selective: out.stored = out.full - core / tp; break;
+    case Recompute::Selective:
+      if (fw.selective_recompute == SelectiveRecompute::EveryOtherMatmul) {
+        // The block's input, the odd-numbered matmuls' outputs, the attention output and its fp32 log-sum-exp.
+        const PerOpCheckpoint c = every_other_matmul(m, moe_layer, tp);
+        out.stored = e * sb * h / (sp ? tp : 1) + e * sb * c.saved_outputs_per_token + e * sb * a * m.value_head_dim() / tp +
+                     (t.flash_attention ? 4 * sb * a / tp : core / tp);
+      } else {
+        out.stored = out.full - core / tp;
+      }
+      break;
     case Recompute::Full: out.stored = e * sb * h / (sp ? tp : 1); break;  // only the layer input
   }
   return out;
@@ -201,12 +219,15 @@ StageMemory MemoryModel::stage(const ParallelLayout& p, int stage, const LayoutA
   if (stage == 0 && m.hidden_dropout > 0)  // embedding dropout mask, for every micro-batch in flight
     out.activations_edges += s * b * h / (seq_par ? p.tp : 1) * out.layer_microbatches_in_flight / std::max(1, sp.layers);
   if (stage == p.pp - 1) {
-    // Final norm input and LM-head input, then the logits: the output of the vocab-parallel LM head (kept in
-    // 16 bits under fp8 too: Megatron runs the output layer outside fp8) plus the fp32 softmax that
-    // cross-entropy keeps for backward (Megatron's vocab_parallel_cross_entropy; Hugging Face upcasts to fp32
-    // likewise). One micro-batch at a time.
+    // Final norm input and LM-head input, then the logits, one micro-batch at a time. A fused cross-entropy
+    // keeps the vocab-parallel LM head's output (16 bits, under fp8 too: Megatron runs the output layer outside
+    // fp8) and the fp32 softmax for backward (Megatron's vocab_parallel_cross_entropy). Unfused
+    // (logits.float(), then log_softmax and nll_loss: torchtitan, transformers), the loss's backward peaks at
+    // three fp32 tensors of the logits' shape: the saved log-softmax, the nll gradient and the log-softmax
+    // gradient.
     const double e = activation_bytes(t.precision);
-    out.activations_edges += 2 * e * s * b * h / (seq_par ? p.tp : 1) + (e + 4) * s * b * m.vocab_size / p.tp;
+    const double per_logit = framework_for(t, p).fused_cross_entropy ? e + 4 : 3 * 4.0;
+    out.activations_edges += 2 * e * s * b * h / (seq_par ? p.tp : 1) + per_logit * s * b * m.vocab_size / p.tp;
   }
   out.activations = out.activations_layers + out.activations_recompute + out.activations_edges;
 

@@ -298,7 +298,7 @@ StepEstimate StepModel::estimate(const ParallelLayout& p, const LayoutWork& work
   const double sequences = t.global_batch_size;
   e.tokens_per_s = t.tokens_per_step() / e.time_s;
   e.model_flops = model_flops_per_iteration(m, t, sequences);
-  e.hardware_flops = hardware_flops_per_iteration(m, t, sequences);
+  e.hardware_flops = hardware_flops_per_iteration(m, t, sequences, fw.selective_recompute);
   const double peak = gpu.peak_flops(t.precision) * hardware_.num_gpus;
   e.mfu = e.model_flops / (e.time_s * peak);
   e.hfu = e.hardware_flops / (e.time_s * peak);

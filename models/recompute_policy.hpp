@@ -1,0 +1,25 @@
+#pragma once
+// What `training.recompute: "selective"` keeps and repeats, per framework (FrameworkTraits::selective_recompute):
+// Megatron's attention-core recomputation (Korthikanti et al. 2022, memory.cpp / compute.cpp), or torchtitan's
+// per-op selective activation checkpointing, modelled here.
+//
+// torchtitan (torchtitan/models/llama3/parallelize_llama.py, _custom_policy with selective_ac_option "op"):
+// inside each checkpointed transformer block it saves the outputs of aten.mm, the fused attention kernels and
+// reduce-scatters, except every second aten.mm (the counter restarts per block and per forward), and
+// recomputes everything else: the elementwise ops and the even-numbered matmuls. The block's input is saved
+// as the checkpoint's input. The block's matmuls in module order: wq, wk, wv, wo, then w1, w3, w2 (gated MLP)
+// or w1, w2, or for an MoE block the router, the experts (grouped_mm, not aten.mm: recomputed), and the
+// shared expert's.
+#include "spec.hpp"
+
+namespace trainsim {
+
+struct PerOpCheckpoint {
+  double recomputed_gemm_fraction = 0;  // of the block's forward linear-GEMM FLOPs, repeated in backward
+  double saved_outputs_per_token = 0;   // elements per token saved from the odd-numbered matmuls, per TP rank
+};
+
+// Per token of one block on one tensor-parallel rank (column/row splits by tp; MLA's down-projections whole).
+PerOpCheckpoint every_other_matmul(const ModelSpec& m, bool moe_layer, double tp);
+
+}  // namespace trainsim
