@@ -13,6 +13,8 @@
 #include "models/errors.hpp"
 #include "models/framework.hpp"
 #include "models/layout_check.hpp"
+#include "models/memory.hpp"
+#include "models/recompute_policy.hpp"
 #include "models/scenario.hpp"
 #include "models/search.hpp"
 #include "models/step.hpp"
@@ -380,4 +382,31 @@ TEST_CASE("eager cross-entropy moves 28 more bytes per logit than a fused kernel
   const EdgeCompute e = edge_compute(eager.model, eager.training, eager.parallel, eager.hardware.gpu);
   const EdgeCompute f = edge_compute(fused.model, fused.training, fused.parallel, fused.hardware.gpu);
   CHECK(e.head_s - f.head_s == trainsim::test::approx(memory_bound_time(eager.hardware.gpu, 28.0 * 4096 * 128256)).epsilon(1e-9));
+}
+
+TEST_CASE("torchtitan's per-op selective checkpointing: every other matmul's output saved, the rest recomputed") {
+  // Llama-3-8B block at tp 1 (h 4096, 32 heads x 128, 8 KV heads x 128, SwiGLU 14336). Matmuls in module order:
+  // wq (4096 out), wk (1024), wv (1024), wo (4096), w1 (14336), w3 (14336), w2 (4096); the odd ones are saved:
+  // 4096 + 1024 + 14336 + 4096 = 23,552 outputs per token. Recomputed FLOPs wk + wo + w3 = h·(1024 + 4096 + 14336)
+  // of h·(4096 + 2·1024 + 4096 + 3·14336): 19,456 / 53,248.
+  Scenario s = llama8b("fsdp2", 3);
+  const PerOpCheckpoint c = every_other_matmul(s.model, false, 1);
+  CHECK(c.saved_outputs_per_token == 23552);
+  CHECK(c.recomputed_gemm_fraction == trainsim::test::approx(19456.0 / 53248.0));
+  // Stored per token of a layer (bf16, FlashAttention): the block input 2·4096, the saved outputs 2·23,552, the
+  // attention output 2·4096 and its fp32 log-sum-exp 4·32 = 63,616 bytes; 4096 tokens per micro-batch.
+  s.training.recompute = Recompute::Selective;
+  CHECK(layer_activations(s.model, s.training, s.parallel, false).stored == trainsim::test::approx(4096.0 * 63616));
+  // The recompute repeats that share of the forward GEMMs and every memory-bound forward op, not the attention.
+  const LayerCompute lc = layer_compute(s.model, s.training, s.parallel, s.hardware.gpu, false);
+  CHECK(lc.recompute_flops == trainsim::test::approx(19456.0 / 53248.0 * 2 * 4096 * 4096 * (4096 + 2048 + 4096 + 3 * 14336)));
+}
+
+TEST_CASE("an unfused cross-entropy peaks at three fp32 tensors of the logits' shape in backward") {
+  // Llama-3-8B, 4096 tokens x 128,256 vocab on the last stage: fused (Megatron) keeps bf16 logits + fp32 softmax,
+  // 6 bytes per logit; unfused (logits.float(), log_softmax, nll) 12. The difference: 6 x 4096 x 128,256 bytes.
+  Scenario fused = llama8b("megatron-core", 1), unfused = llama8b("fsdp2", 1);
+  const double d = MemoryModel(unfused.model, unfused.training, unfused.hardware).stage(unfused.parallel, 0).activations_edges -
+                   MemoryModel(fused.model, fused.training, fused.hardware).stage(fused.parallel, 0).activations_edges;
+  CHECK(d == trainsim::test::approx(6.0 * 4096 * 128256));
 }
