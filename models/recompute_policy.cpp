@@ -13,7 +13,7 @@ struct Matmul {
 PerOpCheckpoint every_other_matmul(const ModelSpec& m, bool moe_layer, double tp) {
   const double h = m.hidden_size, q = double(m.num_attention_heads) * m.qk_head_dim() / tp;
   const double kv = double(m.num_key_value_heads) * m.head_dim / tp, v_out = double(m.num_attention_heads) * m.value_head_dim() / tp;
-  Matmul list[10];
+  Matmul list[10];  // at most: MLA's 5 attention matmuls + router, experts and a gated shared expert
   int n = 0;
   auto add = [&](double in, double out, bool counted = true) { list[n++] = {2 * in * out, out, counted}; };
   if (m.is_mla()) {
@@ -35,8 +35,8 @@ PerOpCheckpoint every_other_matmul(const ModelSpec& m, bool moe_layer, double tp
     mlp(m.intermediate_size / tp, true);
   } else {
     add(h, m.num_experts);  // router
-    const double routed = m.num_experts_per_tok;  // expert GEMMs per token, each over moe_intermediate_size
-    list[n++] = {2 * 3 * h * m.moe_intermediate_size * routed / (gated ? 1.0 : 1.5), 0, false};
+    // The experts a token visits: grouped GEMMs (gate, up, down or up, down), outside the mm counter.
+    list[n++] = {2 * (gated ? 3.0 : 2.0) * h * m.moe_intermediate_size * m.num_experts_per_tok, 0, false};
     if (m.shared_expert_intermediate_size > 0) mlp(m.shared_expert_intermediate_size / tp, true);
   }
   PerOpCheckpoint out;
