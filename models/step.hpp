@@ -6,6 +6,7 @@
 
 #include "collectives.hpp"
 #include "compute.hpp"
+#include "op_stream.hpp"
 #include "spec.hpp"
 #include "transformer.hpp"
 
@@ -13,21 +14,6 @@ namespace trainsim {
 
 struct CalibrationProfile;  // models/calibration.hpp
 class CalibrationFit;
-
-struct StepBreakdown {  // seconds per iteration on the critical path; only exposed communication counts
-  double compute_s = 0;      // forward + backward of every micro-batch on the slowest stage
-  double host_s = 0;         // GPU idle waiting for eager kernel launches (framework kernel_launch_gap_us)
-  double recompute_s = 0;    // recomputed forward work (selective / full)
-  double tp_comm_s = 0;      // tensor-parallel all-reduce / all-gather + reduce-scatter (sequence parallel)
-  double cp_comm_s = 0;      // context-parallel K/V exchange not hidden behind attention
-  double ep_comm_s = 0;      // MoE dispatch and combine all-to-all
-  double pp_comm_s = 0;      // pipeline send/recv of activations and gradients
-  double dp_comm_s = 0;      // gradient reduce / parameter gather not hidden behind compute (and ZeRO-3 gathers)
-  double bubble_s = 0;       // pipeline fill and drain
-  double optimizer_s = 0;    // optimizer step (memory bound, or PCIe/host bound when offloaded)
-  double overhead_s = 0;     // host work once per iteration outside the layers (fitted: models/fitted_parameters.hpp)
-  double total_s = 0;
-};
 
 struct AccuracyBand;  // models/accuracy_bands.hpp
 
@@ -72,6 +58,9 @@ class StepModel {
   };
   LayoutWork work(const ParallelLayout& p) const;
   StepEstimate estimate(const ParallelLayout& p, const LayoutWork& work) const;
+  // The step's op stream (models/op_stream.hpp): estimate() folds it, the iteration simulator replays it.
+  StepStream stream(const ParallelLayout& p) const;
+  StepStream stream(const ParallelLayout& p, const LayoutWork& work) const;
   TrainingCost training_cost(const StepEstimate& step, const ParallelLayout& p) const;
 
  private:
