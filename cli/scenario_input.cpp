@@ -1,5 +1,6 @@
 #include "scenario_input.hpp"
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -22,7 +23,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-enum class FlagType { Text, Integer, Boolean };
+enum class FlagType { Text, Integer, Number, Boolean };
 
 struct FieldFlag {
   const char* flag;
@@ -69,6 +70,10 @@ const FieldFlag kFieldFlags[] = {
     {"--micro-batch-size", "/parallel/micro_batch_size", FlagType::Integer, "sequences per micro-batch"},
     {"--gradient-accumulation-steps", "/parallel/gradient_accumulation_steps", FlagType::Integer, "micro-batches per step"},
     {"--schedule", "/parallel/schedule", FlagType::Text, "gpipe | 1f1b | interleaved"},
+    {"--topology", "/hardware/network/topology", FlagType::Text, "fat-tree | rail | single-switch (trainsim simulate)"},
+    {"--nodes-per-leaf", "/hardware/network/nodes_per_leaf", FlagType::Integer, "nodes under one leaf switch or rail group"},
+    {"--oversubscription", "/hardware/network/oversubscription", FlagType::Number, "leaf downlink / uplink bandwidth, e.g. 4 for 4:1"},
+    {"--levels", "/hardware/network/levels", FlagType::Integer, "fat-tree switch levels: 2 or 3"},
 };
 
 const FieldFlag& flag_for(const std::string& pointer) {
@@ -84,6 +89,13 @@ Json flag_value(const FieldFlag& f, const std::string& text) {
       long long v = 0;
       try { v = std::stoll(text, &used); } catch (...) { used = 0; }
       if (used != text.size() || text.empty()) throw InputError(std::string(f.flag), "\"" + text + "\"", "an integer");
+      return v;
+    }
+    case FlagType::Number: {
+      std::size_t used = 0;
+      double v = 0;
+      try { v = std::stod(text, &used); } catch (...) { used = 0; }
+      if (used != text.size() || text.empty() || !std::isfinite(v)) throw InputError(std::string(f.flag), "\"" + text + "\"", "a number");
       return v;
     }
     case FlagType::Boolean:

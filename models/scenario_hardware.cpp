@@ -200,6 +200,17 @@ HardwareSpec parse_hardware(const Json& section, std::vector<AppliedDefault>* de
   h.nics_per_node = ir.get_int("nics_per_node", h.gpus_per_node, "one NIC per GPU", 1, limits::kMaxNicsPerNode);
   ir.reject_unknown();
 
+  if (r.has("network")) {
+    JsonReader nr(r.raw("network"), path + "/network", defaults);
+    const std::string topo = nr.get_enum("topology", {"fat-tree", "rail", "single-switch"}, "fat-tree", "");
+    h.network.topology = topo == "rail" ? NetworkTopology::Rail : topo == "single-switch" ? NetworkTopology::SingleSwitch : NetworkTopology::FatTree;
+    h.network.nodes_per_leaf = nr.get_int("nodes_per_leaf", 32, "", 1, 4096);
+    h.network.oversubscription = nr.get_number("oversubscription", 1, "", 1, 64);
+    h.network.levels = nr.get_int("levels", 2, "", 2, 3);
+    nr.reject_unknown();
+  }
+  r.mark_read({"network"});
+
   h.host_memory_bytes = r.get_quantity("host_memory", Quantity::Bytes, 0, "", limits::kHostMemory);
   // No price anywhere is "unknown" (0 here): costs print as unknown, never as $0.
   h.price_per_gpu_hour = r.get_quantity("price_per_gpu_hour", Quantity::Money, h.gpu.price_per_hour,

@@ -78,4 +78,13 @@ double activation_bytes(Precision p) { return p == Precision::Fp32 ? 4 : 2; }
 // under fp8 the input saved for backward is the fp8-quantized one.
 double saved_gemm_input_bytes(Precision p) { return bytes_per_element(p); }
 
+const char* to_string(NetworkTopology t) {
+  switch (t) {
+    case NetworkTopology::FatTree: return "fat-tree";
+    case NetworkTopology::Rail: return "rail";
+    case NetworkTopology::SingleSwitch: return "single-switch";
+  }
+  return "?";
+}
+
 }  // namespace trainsim

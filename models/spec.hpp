@@ -175,8 +175,24 @@ struct FabricSpec {
   bool has_nvls = false;    // NVLink SHARP (in-switch reduction) available
 };
 
+// How nodes are wired (read by the iteration simulator, sim/fabric.hpp; the analytic model gives every
+// collective its group's bandwidth). fat-tree: nodes under leaf switches, leaves under one spine layer
+// (levels 2) or pods of nodes_per_leaf leaves under a core layer (levels 3, the k-ary fat-tree of Al-Fares
+// et al. SIGCOMM 2008), each leaf's uplinks carrying 1/oversubscription of its downlinks. rail: GPU i of
+// every node on rail switch i (NVIDIA DGX SuperPOD), rails joined by a spine. single-switch: one
+// non-blocking switch.
+enum class NetworkTopology { FatTree, Rail, SingleSwitch };
+struct NetworkSpec {
+  NetworkTopology topology = NetworkTopology::FatTree;
+  int nodes_per_leaf = 32;        // DGX SuperPOD scalable unit: 32 nodes per leaf group
+  double oversubscription = 1;    // leaf downlink / uplink bandwidth, >= 1
+  int levels = 2;
+};
+const char* to_string(NetworkTopology t);  // "fat-tree", "rail", "single-switch"
+
 struct HardwareSpec {
   GpuSpec gpu;
+  NetworkSpec network;
   int gpus_per_node = 8;
   int num_nodes = 1;
   int num_gpus = 8;  // GPUs the job uses: whole nodes, or part of one node

@@ -1,0 +1,94 @@
+// `trainsim simulate [SCENARIO]`: training iterations of the scenario's layout replayed on a SimGrid model of
+// its fabric (sim/iteration_sim.hpp), next to the analytic step.
+#include <chrono>
+#include <fstream>
+#include <iostream>
+
+#include "command.hpp"
+#include "models/errors.hpp"
+#include "models/step.hpp"
+#include "output.hpp"
+#include "progress.hpp"
+#include "reports/simulate_report.hpp"
+#include "scenario_input.hpp"
+#include "sim/iteration_sim.hpp"
+
+namespace trainsim::cli {
+namespace {
+
+struct SimulateFlags {
+  int iterations = 2;
+  std::vector<std::string> stragglers, slow_links;
+  double jitter = 0;
+  unsigned long long seed = 1;
+  std::string trace;
+};
+
+// "ID:FACTOR" with FACTOR >= 1 (a slowdown), else exit 2 naming the flag.
+std::pair<std::string, double> id_factor(const std::string& flag, const std::string& text) {
+  const auto colon = text.rfind(':');
+  const std::string expected = "ID:FACTOR with a slowdown FACTOR from 1 to 1000 (e.g. 3:1.5)";
+  if (colon == std::string::npos || colon == 0) throw InputError(flag, "\"" + text + "\"", expected);
+  std::size_t used = 0;
+  double f = 0;
+  try { f = std::stod(text.substr(colon + 1), &used); } catch (...) { used = 0; }
+  if (used == 0 || used != text.size() - colon - 1 || !(f >= 1 && f <= 1000)) throw InputError(flag, "\"" + text + "\"", expected);
+  return {text.substr(0, colon), f};
+}
+
+int run_simulate(const ScenarioInput& input, const SimulateFlags& flags) {
+  SimulateResult r;
+  std::optional<LoadedCalibration> calibration;
+  r.scenario = load_scenario(input, &r.scenario_label, true, &calibration);
+  sim::SimOptions opt;
+  if (flags.iterations < 1 || flags.iterations > 100) throw InputError("--iterations", std::to_string(flags.iterations), "1 to 100 iterations");
+  if (!(flags.jitter >= 0 && flags.jitter <= 0.3)) throw InputError("--jitter", std::to_string(flags.jitter), "a relative standard deviation from 0 to 0.3");
+  opt.iterations = flags.iterations;
+  opt.jitter = flags.jitter;
+  opt.seed = flags.seed;
+  opt.trace = !flags.trace.empty();
+  for (const std::string& s : flags.stragglers) {
+    auto [id, factor] = id_factor("--straggler", s);
+    std::size_t used = 0;
+    int gpu = -1;
+    try { gpu = std::stoi(id, &used); } catch (...) { used = 0; }
+    if (used != id.size() || gpu < 0) throw InputError("--straggler", "\"" + s + "\"", "GPU:FACTOR with a GPU rank (e.g. 3:1.5)");
+    opt.stragglers.emplace_back(gpu, factor);
+  }
+  for (const std::string& s : flags.slow_links) opt.slow_links.push_back(id_factor("--slow-link", s));
+  std::ofstream trace;
+  if (opt.trace) {
+    trace.open(flags.trace);
+    if (!trace) throw InputError("--trace", "\"" + flags.trace + "\"", "a writable file");
+  }
+  StepModel sm(r.scenario.model, r.scenario.training, r.scenario.hardware, calibration ? &calibration->profile : nullptr);
+  r.analytic = sm.estimate(r.scenario.parallel);
+  ProgressBar bar("simulating");
+  opt.progress = [&bar](double done) { bar.update(done); };
+  const auto start = std::chrono::steady_clock::now();
+  r.simulated = sim::simulate_iterations(r.scenario, sm, opt);
+  r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  bar.finish();
+  if (opt.trace) write_chrome_trace(trace, r.simulated);
+  emit_result(input.format, simulate_json(r), "simulate",
+              {[&](std::ostream& os) { print_simulate_table(os, r); }, [&](std::ostream& os) { print_simulate_csv(os, r); }});
+  return kExitOk;
+}
+
+const RegisterCommand registered{{"simulate", "Replay training iterations on a SimGrid model of the fabric: contention, topology, stragglers",
+                                  [](CLI::App& app) -> std::function<int()> {
+                                    auto input = std::make_shared<ScenarioInput>();
+                                    auto flags = std::make_shared<SimulateFlags>();
+                                    add_scenario_options(app, *input);
+                                    add_calibration_option(app, *input);
+                                    app.add_option("--iterations", flags->iterations, "iterations to simulate (default 2)");
+                                    app.add_option("--straggler", flags->stragglers, "GPU:FACTOR, a GPU whose compute is FACTOR times slower (repeatable)");
+                                    app.add_option("--slow-link", flags->slow_links, "ID:FACTOR, a link with 1/FACTOR of its bandwidth (ids in --format json links[])");
+                                    app.add_option("--jitter", flags->jitter, "relative standard deviation of every compute block (e.g. 0.02)");
+                                    app.add_option("--seed", flags->seed, "random seed for --jitter");
+                                    app.add_option("--trace", flags->trace, "write a Chrome-trace / Perfetto timeline (JSON) to FILE");
+                                    return [input, flags] { return run_simulate(*input, *flags); };
+                                  }}};
+
+}  // namespace
+}  // namespace trainsim::cli

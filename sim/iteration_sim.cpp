@@ -1,0 +1,465 @@
+#include "iteration_sim.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <random>
+#include <simgrid/s4u.hpp>
+
+#include "fabric.hpp"
+#include "models/errors.hpp"
+#include "models/op_stream.hpp"
+#include "models/transformer.hpp"
+#include "rank_grid.hpp"
+
+namespace sg4 = simgrid::s4u;
+
+namespace trainsim::sim {
+
+namespace {
+
+// Communication of one kind, aggregated over a stage's layers (or a step): the analytic seconds it takes alone
+// and the bytes it puts on each ring edge.
+struct Traffic {
+  double seconds = 0, bytes = 0;
+  void add(const CommOp& op, double times) {
+    seconds += times * op.total_s();
+    bytes += times * op.calls * op.bytes * bus_bandwidth_factor(op.collective, op.group.size);
+  }
+};
+
+int dim_index(ParallelDim d) { return static_cast<int>(d); }
+
+// What one pipeline stage does per micro-batch in one phase (forward: forward and DPO reference passes;
+// backward: recompute and backward passes).
+struct Phase {
+  double compute = 0;
+  Traffic blocking[5];          // per ParallelDim
+  bool all_to_all[5] = {};      // EP: dispatch/combine as permutation rounds
+  struct Window {
+    double compute = 0;         // the compute it hides behind in this phase
+    Traffic traffic[5];
+  };
+  Window windows[7];            // per OverlapWindow (LayerGemms .. LayerBackward)
+};
+
+bool in_phase(Pass pass, bool backward) {
+  return backward ? (pass == Pass::Recompute || pass == Pass::Backward) : (pass == Pass::Forward || pass == Pass::Reference);
+}
+
+Phase stage_phase(const StepStream& s, int dense_layers, int moe_layers, bool backward) {
+  Phase ph;
+  auto add = [&](const LayerStream& layer, int count) {
+    if (count == 0) return;
+    const LayerCompute& lc = layer.compute;
+    const double phase_compute = backward ? lc.backward_s + lc.recompute_s : lc.forward_s + lc.host_s;
+    ph.compute += count * phase_compute;
+    const double all = lc.forward_s + lc.backward_s + lc.recompute_s;
+    for (const CommOp& op : layer.comm) {
+      if (!in_phase(op.pass, backward)) continue;
+      if (op.window == OverlapWindow::None) {
+        ph.blocking[dim_index(op.dim)].add(op, count);
+        if (op.collective == Collective::AllToAll) ph.all_to_all[dim_index(op.dim)] = true;
+        continue;
+      }
+      ph.windows[static_cast<int>(op.window)].traffic[dim_index(op.dim)].add(op, count);
+    }
+    // The windows' compute in this phase: the forward/backward windows are the phase; the GEMM and attention
+    // windows take this phase's share of the layer's (forward + backward) GEMM or attention time.
+    for (int w = 1; w <= 4; ++w) {
+      const auto window = static_cast<OverlapWindow>(w);
+      double c = window_compute(lc, window);
+      if (window == OverlapWindow::LayerGemms || window == OverlapWindow::LayerAttention) c *= all > 0 ? phase_compute / all : 0;
+      if ((window == OverlapWindow::LayerForward && backward) || (window == OverlapWindow::LayerBackward && !backward)) c = 0;
+      ph.windows[w].compute += count * c;
+    }
+  };
+  add(s.dense, dense_layers);
+  add(s.moe, moe_layers);
+  return ph;
+}
+
+// ZeRO-3's per micro-batch edge (op_stream.cpp zero3_edge): one gather call per forward-type pass before the
+// stage's first layer, one reduce-scatter call after its last backward.
+struct Zero3Edge {
+  double forward = 0, backward = 0, forward_bytes = 0, backward_bytes = 0;
+};
+Zero3Edge zero3_edge(const LayerStream& first) {
+  Zero3Edge e;
+  for (const CommOp& op : first.comm) {
+    if (op.dim != ParallelDim::Dp) continue;
+    if (op.window == OverlapWindow::LayerForward) e.forward += op.call_s, e.forward_bytes += op.bytes;
+    if (op.window == OverlapWindow::LayerBackward && op.collective == Collective::ReduceScatter && op.call_s > e.backward)
+      e.backward = op.call_s, e.backward_bytes = op.bytes;
+  }
+  return e;
+}
+
+const char* dim_category(int d) {
+  static const char* names[5] = {"tp", "cp", "ep", "pp", "dp"};
+  return names[d];
+}
+
+class Simulation {
+ public:
+  Simulation(const Scenario& sc, const StepModel& model, const SimOptions& opt)
+      : sc_(sc), opt_(opt), grid_(sc.parallel), stream_(model.stream(sc.parallel)),
+        fabric_(sc.hardware, make_comm_model(sc.hardware), static_cast<int>(sc.parallel.world())) {
+    const ParallelLayout& p = sc.parallel;
+    const int world = grid_.world();
+    slow_.assign(static_cast<std::size_t>(world), 1.0);
+    for (const auto& [gpu, factor] : opt.stragglers) {
+      if (gpu < 0 || gpu >= world) throw InputError("--straggler", std::to_string(gpu), "a GPU rank from 0 to " + std::to_string(world - 1));
+      slow_[static_cast<std::size_t>(gpu)] = factor;
+    }
+    for (const auto& [id, factor] : opt.slow_links)
+      if (!fabric_.slow_link(id, factor)) throw InputError("--slow-link", id, "a link id of this fabric (nvlink<gpu>, nic<n>, leaf<l>-up, rail<g>.<r>-up, pod<p>-up)");
+    for (int stage = 0; stage < p.pp; ++stage) {
+      const int layers = layers_in_stage(sc.model.num_hidden_layers, p, stage);
+      const int dense = dense_layers_in_stage(sc.model.num_hidden_layers, sc.model.num_dense_layers(), p, stage);
+      StageWork w;
+      w.forward = stage_phase(stream_, dense, layers - dense, false);
+      w.backward = stage_phase(stream_, dense, layers - dense, true);
+      if (stage == 0) w.forward.compute += stream_.edge.embedding_s / 3, w.backward.compute += stream_.edge.embedding_s * 2 / 3;
+      if (stage == p.pp - 1) w.forward.compute += stream_.edge.head_s / 3, w.backward.compute += stream_.edge.head_s * 2 / 3;
+      if (layers > 0) w.zero3 = zero3_edge(stream_.first_layer_dense ? stream_.dense : stream_.moe);
+      stages_.push_back(w);
+    }
+    for (const CommOp& op : stream_.stage_comm) p2p_ = op;
+    ranks_.resize(static_cast<std::size_t>(world));
+    world_barrier_ = sg4::Barrier::create(static_cast<unsigned>(world));
+    rng_.seed(opt.seed);
+  }
+
+  void run() {
+    for (int r = 0; r < grid_.world(); ++r) sg4::Actor::create("rank" + std::to_string(r), fabric_.gpu(r), [this, r] { rank_main(r); });
+    sg4::Engine::get_instance()->run();
+  }
+
+  SimulationResult result() {
+    SimulationResult out;
+    out.gpus = grid_.world();
+    out.iteration_s = iteration_s_;
+    double sum = 0;
+    for (double t : iteration_s_) sum += t;
+    out.step_time_s = iteration_s_.empty() ? 0 : sum / static_cast<double>(iteration_s_.size());
+    // The slowest stage's first rank (most compute), per iteration.
+    int best = 0;
+    for (int r = 0; r < grid_.world(); ++r)
+      if (ranks_[static_cast<std::size_t>(r)].parts.compute_s > ranks_[static_cast<std::size_t>(best)].parts.compute_s * (1 + 1e-12)) best = r;
+    out.reported_gpu = best;
+    const double n = std::max(1, opt_.iterations);
+    SimBreakdown b = ranks_[static_cast<std::size_t>(best)].parts;
+    for (double* v : {&b.compute_s, &b.tp_s, &b.cp_s, &b.ep_s, &b.dp_s, &b.pp_s, &b.wait_s, &b.optimizer_s, &b.overhead_s}) *v /= n;
+    out.breakdown = b;
+    const double total = sum > 0 ? sum : 1;
+    for (const FabricLink& l : fabric_.links()) {
+      const double up = link_effective_[l.up], down = link_effective_[l.down];
+      const double bytes = link_bytes_[l.up] + link_bytes_[l.down];
+      if (bytes <= 0) continue;
+      out.links.push_back({l.id, bytes / n, std::max(up, down) / (l.bandwidth * total)});
+    }
+    std::sort(out.links.begin(), out.links.end(), [](const LinkUse& x, const LinkUse& y) { return x.utilization > y.utilization; });
+    out.flows = flows_;
+    for (auto& r : ranks_)
+      for (auto& e : r.trace) out.trace.push_back(std::move(e));
+    return out;
+  }
+
+ private:
+  struct StageWork {
+    Phase forward, backward;
+    Zero3Edge zero3;
+  };
+  struct RankState {
+    SimBreakdown parts;
+    std::vector<TraceEvent> trace;
+    std::vector<sg4::CommPtr> pending_sends;
+  };
+
+  void event(int rank, const std::string& name, const char* cat, double start) {
+    if (!opt_.trace) return;
+    const double now = sg4::Engine::get_clock();
+    if (now > start) ranks_[static_cast<std::size_t>(rank)].trace.push_back({rank, name, cat, start, now - start});
+  }
+
+  void compute(int rank, double seconds, const std::string& name) {
+    if (seconds <= 0) return;
+    double factor = slow_[static_cast<std::size_t>(rank)];
+    if (opt_.jitter > 0) {
+      std::normal_distribution<double> n(0.0, opt_.jitter);
+      factor *= 1 + std::clamp(n(rng_), -3 * opt_.jitter, 3 * opt_.jitter);
+    }
+    const double start = sg4::Engine::get_clock();
+    sg4::this_actor::sleep_for(seconds * std::max(0.0, factor));
+    ranks_[static_cast<std::size_t>(rank)].parts.compute_s += sg4::Engine::get_clock() - start;
+    event(rank, name, "compute", start);
+  }
+
+  // Starts this rank's flows of a collective over `members` that alone takes `seconds` and puts `bytes` on each
+  // ring edge: one flow to the ring successor, or n-1 permutation rounds (all-to-all), each sized to its route.
+  std::vector<sg4::CommPtr> start_flows(int rank, const std::vector<int>& members, const Traffic& t, bool all_to_all) {
+    std::vector<sg4::CommPtr> comms;
+    const int n = static_cast<int>(members.size());
+    if (n < 2 || t.seconds <= 0) return comms;
+    const int me = static_cast<int>(std::find(members.begin(), members.end(), rank) - members.begin());
+    const int rounds = all_to_all ? n - 1 : 1;
+    // A ring that spans nodes runs as NCCL's channels do, one ring per NIC: every member's flow crosses to the
+    // member at its own position on the next node, so each GPU's NIC carries the inter-node traffic.
+    int step = 1;
+    if (!all_to_all) {
+      const int per_node = std::max(1, sc_.hardware.gpus_per_node), node = rank / per_node;
+      const int local = static_cast<int>(std::count_if(members.begin(), members.end(), [&](int m) { return m / per_node == node; }));
+      if (local < n) step = local;
+    }
+    for (int k = 1; k <= rounds; ++k) {
+      const int peer = members[static_cast<std::size_t>((me + k * step) % n)];
+      const double effective = t.seconds / rounds * fabric_.route_bandwidth(rank, peer);
+      for (sg4::Link* l : fabric_.route(rank, peer)) link_effective_[l] += effective, link_bytes_[l] += t.bytes / rounds;
+      comms.push_back(sg4::Comm::sendto_async(fabric_.gpu(rank), fabric_.gpu(peer), static_cast<uint64_t>(std::llround(std::max(1.0, effective)))));
+      ++flows_;
+    }
+    return comms;
+  }
+
+  sg4::BarrierPtr barrier(GroupKind kind, const std::vector<int>& members) {
+    const auto key = std::make_pair(static_cast<int>(kind), members.front());
+    auto it = barriers_.find(key);
+    if (it == barriers_.end()) it = barriers_.emplace(key, sg4::Barrier::create(static_cast<unsigned>(members.size()))).first;
+    return it->second;
+  }
+
+  // A blocking collective: every member arrives (the wait is skew and stragglers), the flows run, every member
+  // leaves when the last flow of the group ends.
+  void collective(int rank, GroupKind kind, const Traffic& t, bool all_to_all, double* in_flight, const char* cat) {
+    if (t.seconds <= 0) return;
+    const std::vector<int> members = grid_.group(kind, rank);
+    if (members.size() < 2) return;
+    sg4::BarrierPtr b = barrier(kind, members);
+    double start = sg4::Engine::get_clock();
+    b->wait();
+    ranks_[static_cast<std::size_t>(rank)].parts.wait_s += sg4::Engine::get_clock() - start;
+    event(rank, std::string(cat) + " wait", "wait", start);
+    start = sg4::Engine::get_clock();
+    // Sequential rounds for an all-to-all, one flow otherwise.
+    for (auto& c : start_flows(rank, members, t, all_to_all)) c->wait();
+    b->wait();
+    *in_flight += sg4::Engine::get_clock() - start;
+    event(rank, cat, cat, start);
+  }
+
+  GroupKind group_of(ParallelDim d) const {
+    switch (d) {
+      case ParallelDim::Tp: return GroupKind::Tp;
+      case ParallelDim::Cp: return GroupKind::Cp;
+      case ParallelDim::Ep: return GroupKind::Ep;
+      case ParallelDim::Pp: return GroupKind::Pp;
+      case ParallelDim::Dp: return GroupKind::DpCp;
+    }
+    return GroupKind::Dp;
+  }
+  double* part(int rank, ParallelDim d) {
+    SimBreakdown& b = ranks_[static_cast<std::size_t>(rank)].parts;
+    switch (d) {
+      case ParallelDim::Tp: return &b.tp_s;
+      case ParallelDim::Cp: return &b.cp_s;
+      case ParallelDim::Ep: return &b.ep_s;
+      case ParallelDim::Pp: return &b.pp_s;
+      case ParallelDim::Dp: return &b.dp_s;
+    }
+    return &b.dp_s;
+  }
+
+  // One phase of one micro-batch: overlapped flows start with the compute and are awaited at the end of their
+  // window (shortest window first); NCCL's SM share stretches the compute by f x the overlapped seconds; then
+  // the blocking collectives, one per parallel dimension.
+  void phase(int rank, const Phase& ph, const std::string& name, std::vector<sg4::CommPtr>* extra, double extra_window) {
+    struct Open {
+      double window;
+      std::vector<sg4::CommPtr> comms;
+    };
+    std::vector<Open> open;
+    double stretch = 0;
+    for (int w = 1; w < 7; ++w)
+      for (int d = 0; d < 5; ++d) {
+        const Traffic& t = ph.windows[w].traffic[d];
+        if (t.seconds <= 0) continue;
+        const std::vector<int> members = grid_.group(group_of(static_cast<ParallelDim>(d)), rank);
+        open.push_back({ph.windows[w].compute, start_flows(rank, members, t, false)});
+        stretch += stream_.sm_share * t.seconds;
+      }
+    if (extra) open.push_back({extra_window, std::move(*extra)});
+    std::sort(open.begin(), open.end(), [](const Open& a, const Open& b) { return a.window < b.window; });
+    const double total = ph.compute + stretch;
+    double done = 0;
+    for (Open& o : open) {
+      const double until = std::min(o.window, total);
+      if (until > done) compute(rank, until - done, name), done = until;
+      const double start = sg4::Engine::get_clock();
+      for (auto& c : o.comms) c->wait();
+      ranks_[static_cast<std::size_t>(rank)].parts.wait_s += sg4::Engine::get_clock() - start;
+      event(rank, "overlapped comm", "wait", start);
+    }
+    if (total > done) compute(rank, total - done, name);
+    for (int d = 0; d < 5; ++d)
+      collective(rank, group_of(static_cast<ParallelDim>(d)), ph.blocking[d], ph.all_to_all[d], part(rank, static_cast<ParallelDim>(d)), dim_category(d));
+  }
+
+  void send(int rank, int to, const char* box, double seconds, double bytes) {
+    const double effective = seconds * fabric_.route_bandwidth(rank, to);
+    for (sg4::Link* l : fabric_.route(rank, to)) link_effective_[l] += effective, link_bytes_[l] += bytes;
+    static int token = 0;
+    ranks_[static_cast<std::size_t>(rank)].pending_sends.push_back(
+        sg4::Mailbox::by_name(std::string(box) + std::to_string(to))->put_async(&token, static_cast<uint64_t>(std::llround(std::max(1.0, effective)))));
+    ++flows_;
+  }
+  void receive(int rank, const char* box) {
+    const double start = sg4::Engine::get_clock();
+    sg4::Mailbox::by_name(std::string(box) + std::to_string(rank))->get<int>();
+    ranks_[static_cast<std::size_t>(rank)].parts.pp_s += sg4::Engine::get_clock() - start;
+    event(rank, box[0] == 'a' ? "wait for activations" : "wait for gradients", "pp", start);
+  }
+
+  void forward(int rank, int stage, int mb, std::vector<sg4::CommPtr>* gather, double gather_window) {
+    const ParallelLayout& p = sc_.parallel;
+    const StageWork& w = stages_[static_cast<std::size_t>(stage)];
+    if (stage > 0) receive(rank, "act");
+    Traffic edge;
+    edge.seconds = w.zero3.forward, edge.bytes = w.zero3.forward_bytes;
+    collective(rank, GroupKind::DpCp, edge, false, part(rank, ParallelDim::Dp), "dp");
+    phase(rank, w.forward, "forward mb" + std::to_string(mb), gather, gather_window);
+    if (stage < p.pp - 1) send(rank, grid_.at_stage(rank, stage + 1), "act", p2p_.call_s, p2p_.bytes);
+  }
+
+  void backward(int rank, int stage, int mb, std::vector<sg4::CommPtr>* reduce, double reduce_window) {
+    const StageWork& w = stages_[static_cast<std::size_t>(stage)];
+    if (stage < sc_.parallel.pp - 1) receive(rank, "grad");
+    phase(rank, w.backward, "backward mb" + std::to_string(mb), reduce, reduce_window);
+    Traffic edge;
+    edge.seconds = w.zero3.backward, edge.bytes = w.zero3.backward_bytes;
+    collective(rank, GroupKind::DpCp, edge, false, part(rank, ParallelDim::Dp), "dp");
+    if (stage > 0) send(rank, grid_.at_stage(rank, stage - 1), "grad", p2p_.call_s, p2p_.bytes);
+  }
+
+  // The step's DP ops of one window: all but one call overlapped (started here), one call blocking later.
+  struct StepSync {
+    Traffic overlapped[2], last[2];  // dense (dp·cp group), expert (expert-dp group)
+  };
+  StepSync step_sync(OverlapWindow w) const {
+    StepSync s;
+    int seen = 0;
+    for (const CommOp& op : stream_.step_comm) {
+      // Ops come dense first, then expert (step.cpp); a reduce (and its gather) opens each group.
+      if (op.collective != Collective::AllGather) ++seen;
+      if (op.window != w) continue;
+      const int g = seen > 1 ? 1 : 0;
+      Traffic all;
+      all.add(op, 1);
+      const double share = op.window == OverlapWindow::None ? 0.0 : (op.calls - 1) / op.calls;
+      s.overlapped[g].seconds += all.seconds * share, s.overlapped[g].bytes += all.bytes * share;
+      s.last[g].seconds += all.seconds * (1 - share), s.last[g].bytes += all.bytes * (1 - share);
+    }
+    return s;
+  }
+
+  void rank_main(int rank) {
+    const ParallelLayout& p = sc_.parallel;
+    const int stage = grid_.coordinate(GroupKind::Pp, rank);
+    const int m = stream_.micro_batches;
+    const int warmup = p.schedule == Schedule::Gpipe ? m : std::min(m, p.pp - stage - 1);
+    const StepSync gather = step_sync(OverlapWindow::FirstForward), reduce = step_sync(OverlapWindow::LastBackward),
+                   blocking = step_sync(OverlapWindow::None);
+    const GroupKind sync_groups[2] = {GroupKind::DpCp, GroupKind::Edp};
+    RankState& me = ranks_[static_cast<std::size_t>(rank)];
+    for (int it = 0; it < opt_.iterations; ++it) {
+      const double begin = sg4::Engine::get_clock();
+      // The parameter gather: its first bucket before the first forward, the rest beside it.
+      std::vector<sg4::CommPtr> gather_flows;
+      for (int g = 0; g < 2; ++g) {
+        collective(rank, sync_groups[g], gather.last[g], false, &me.parts.dp_s, "dp");
+        for (auto& c : start_flows(rank, grid_.group(sync_groups[g], rank), gather.overlapped[g], false)) gather_flows.push_back(c);
+      }
+      const double first_forward = stages_[static_cast<std::size_t>(stage)].forward.compute;
+      int fwd = 0, bwd = 0;
+      auto next_forward = [&] {
+        forward(rank, stage, fwd, fwd == 0 ? &gather_flows : nullptr, first_forward);
+        ++fwd;
+      };
+      auto next_backward = [&] {
+        std::vector<sg4::CommPtr> reduce_flows;
+        const bool last = bwd == m - 1;
+        if (last)
+          for (int g = 0; g < 2; ++g)
+            for (auto& c : start_flows(rank, grid_.group(sync_groups[g], rank), reduce.overlapped[g], false)) reduce_flows.push_back(c);
+        backward(rank, stage, bwd, last ? &reduce_flows : nullptr, stages_[static_cast<std::size_t>(stage)].backward.compute);
+        ++bwd;
+      };
+      for (int i = 0; i < warmup; ++i) next_forward();
+      while (fwd < m) {
+        next_forward();
+        next_backward();
+      }
+      while (bwd < m) next_backward();
+      for (int g = 0; g < 2; ++g) {
+        collective(rank, sync_groups[g], reduce.last[g], false, &me.parts.dp_s, "dp");
+        collective(rank, sync_groups[g], blocking.last[g], false, &me.parts.dp_s, "dp");
+      }
+      for (auto& c : me.pending_sends) c->wait();
+      me.pending_sends.clear();
+      double start = sg4::Engine::get_clock();
+      sg4::this_actor::sleep_for(stream_.optimizer_s);
+      me.parts.optimizer_s += stream_.optimizer_s;
+      event(rank, "optimizer", "optimizer", start);
+      start = sg4::Engine::get_clock();
+      sg4::this_actor::sleep_for(stream_.overhead_s);
+      me.parts.overhead_s += stream_.overhead_s;
+      event(rank, "step overhead", "optimizer", start);
+      start = sg4::Engine::get_clock();
+      world_barrier_->wait();
+      me.parts.wait_s += sg4::Engine::get_clock() - start;
+      if (rank == 0) {
+        iteration_s_.push_back(sg4::Engine::get_clock() - begin);
+        if (opt_.progress) opt_.progress(static_cast<double>(it + 1) / opt_.iterations);
+      }
+    }
+  }
+
+  const Scenario& sc_;
+  const SimOptions& opt_;
+  RankGrid grid_;
+  StepStream stream_;
+  Fabric fabric_;
+  std::vector<StageWork> stages_;
+  CommOp p2p_{};
+  std::vector<double> slow_;
+  std::vector<RankState> ranks_;
+  std::map<std::pair<int, int>, sg4::BarrierPtr> barriers_;
+  sg4::BarrierPtr world_barrier_;
+  std::map<const sg4::Link*, double> link_effective_, link_bytes_;
+  std::vector<double> iteration_s_;
+  std::mt19937_64 rng_;
+  long long flows_ = 0;
+};
+
+}  // namespace
+
+SimulationResult simulate_iterations(const Scenario& sc, const StepModel& model, const SimOptions& options) {
+  if (sc.parallel.vpp > 1)
+    throw InputError("/parallel/vpp", std::to_string(sc.parallel.vpp), "1 for trainsim simulate (the interleaved schedule is not simulated yet; trainsim estimate prices it)");
+  int argc = 2;
+  char name[] = "trainsim", quiet[] = "--log=root.thres:warning";
+  char* argv[] = {name, quiet, nullptr};
+  static sg4::Engine* engine = nullptr;
+  if (engine) throw std::logic_error("simulate_iterations: one simulation per process (SimGrid engine)");
+  engine = new sg4::Engine(&argc, argv);
+  engine->set_config("network/model:CM02");
+  engine->set_config("network/crosstraffic:0");
+  engine->set_config("network/TCP-gamma:0");
+  engine->set_config("network/latency-factor:1");
+  engine->set_config("network/bandwidth-factor:1");
+  Simulation sim(sc, model, options);
+  sim.run();
+  return sim.result();
+}
+
+}  // namespace trainsim::sim

@@ -1,0 +1,74 @@
+#pragma once
+// `trainsim simulate`: training iterations of one layout replayed as a discrete-event simulation on SimGrid,
+// every GPU a host of the job's fabric (sim/fabric.hpp). Each GPU runs the op stream of models/ (StepModel::
+// stream; durations never recomputed here) through the pipeline schedule: per micro-batch and pass its
+// stage's compute, the blocking collectives of the pass (TP, EP, ZeRO-3 without overlap) with the other
+// members of their group, the overlapped ones (ZeRO-3 prefetch, ring attention, TP comm overlap) beside the
+// compute of their window, the pipeline send/recv to the neighbouring stages, and per iteration the DP
+// gradient buckets under the last backward, the parameter gather under the first forward, the optimizer and
+// the overhead. A world barrier (the global gradient-norm all-reduce) ends each iteration.
+//
+// Collectives become flows, collapsed: one flow per ring edge carrying the whole collective (all-reduce,
+// all-gather, reduce-scatter, ring attention), n-1 permutation rounds for an all-to-all, one flow per
+// pipeline send. A flow is sized so that alone on the fabric it takes the analytic time of its ops
+// (collectives.hpp, latency included); where flows share a link SimGrid's max-min fair sharing (CM02,
+// no cross-traffic) stretches them. So on an idle non-blocking fabric the simulation reproduces the analytic
+// collective times and differs from the analytic step only where the schedule does (pipeline dependencies,
+// when overlapped flows really run); contention, oversubscription, slow links and stragglers add the rest.
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "models/spec.hpp"
+#include "models/step.hpp"
+
+namespace trainsim::sim {
+
+struct SimOptions {
+  int iterations = 2;
+  std::vector<std::pair<int, double>> stragglers;           // GPU rank, compute slowdown factor (>= 1)
+  std::vector<std::pair<std::string, double>> slow_links;   // link id (fabric.hpp), bandwidth divisor (>= 1)
+  double jitter = 0;        // relative standard deviation of every compute block (normal, clipped at +-3 sigma)
+  unsigned long long seed = 1;
+  bool trace = false;       // keep every GPU's timeline
+  std::function<void(double done)> progress;  // fraction of iterations finished
+};
+
+struct SimBreakdown {  // seconds per iteration on the reported GPU (the slowest stage's first rank)
+  double compute_s = 0;     // forward, backward, recompute and host gaps, stretched by overlapped NCCL kernels
+  double tp_s = 0, cp_s = 0, ep_s = 0, dp_s = 0;  // blocking collectives: flows in flight
+  double pp_s = 0;          // waiting for the previous / next stage's activations or gradients (bubble included)
+  double wait_s = 0;        // waiting at a collective for slower group members (stragglers, skew)
+  double optimizer_s = 0, overhead_s = 0;
+};
+
+struct LinkUse {
+  std::string id;
+  double bytes = 0;         // bytes the collectives put on it per iteration (each direction summed)
+  double utilization = 0;   // busiest direction: time at full bandwidth / iteration time
+};
+
+struct TraceEvent {
+  int gpu = 0;
+  std::string name;         // "forward mb3", "tp", "dp bucket", ...
+  const char* category = "compute";  // compute, tp, cp, ep, pp, dp, wait, optimizer
+  double start_s = 0, duration_s = 0;
+};
+
+struct SimulationResult {
+  std::vector<double> iteration_s;  // each simulated iteration
+  double step_time_s = 0;           // their mean
+  SimBreakdown breakdown;
+  int reported_gpu = 0;
+  std::vector<LinkUse> links;       // hottest first
+  std::vector<TraceEvent> trace;
+  long long flows = 0;
+  int gpus = 0;
+};
+
+// Runs the simulation in this process's SimGrid engine (once per process). Throws InputError for what it
+// cannot simulate (interleaved schedules, an unknown link or GPU in the options).
+SimulationResult simulate_iterations(const Scenario& scenario, const StepModel& model, const SimOptions& options);
+
+}  // namespace trainsim::sim
