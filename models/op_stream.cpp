@@ -83,19 +83,18 @@ DimTime layer_exposed(const LayerStream& layer, double sm_share) {
   return out;
 }
 
-// ZeRO-3's per micro-batch remainder on a stage: the first layer's gathers (one call per forward-type pass)
-// have no earlier layer to hide behind, and its last reduce-scatter comes after the last backward.
-double zero3_edge(const LayerStream& first) {
-  double gathers = 0, last_reduce = 0;
+}  // namespace
+
+Zero3Edge zero3_edge(const LayerStream& first) {
+  Zero3Edge e;
   for (const CommOp& op : first.comm) {
     if (op.dim != ParallelDim::Dp) continue;
-    if (op.window == OverlapWindow::LayerForward) gathers += op.call_s;
-    if (op.window == OverlapWindow::LayerBackward && op.collective == Collective::ReduceScatter) last_reduce = std::max(last_reduce, op.call_s);
+    if (op.window == OverlapWindow::LayerForward) e.forward_s += op.call_s, e.forward_bytes += op.bytes;
+    if (op.window == OverlapWindow::LayerBackward && op.collective == Collective::ReduceScatter && op.call_s > e.backward_s)
+      e.backward_s = op.call_s, e.backward_bytes = op.bytes;
   }
-  return gathers + last_reduce;
+  return e;
 }
-
-}  // namespace
 
 StageTime fold_stage(const StepStream& s, int dense_layers, int moe_layers, bool first_stage, bool last_stage) {
   StageTime t;
@@ -112,7 +111,10 @@ StageTime fold_stage(const StepStream& s, int dense_layers, int moe_layers, bool
   };
   add_layers(s.dense, dense_layers);
   add_layers(s.moe, moe_layers);
-  if (dense_layers + moe_layers > 0) t.dp += zero3_edge(s.first_layer_dense ? s.dense : s.moe);
+  if (dense_layers + moe_layers > 0) {
+    const Zero3Edge edge = zero3_edge(s.first_layer_dense ? s.dense : s.moe);
+    t.dp += edge.forward_s + edge.backward_s;
+  }
   for (const CommOp& op : s.stage_comm) t.pp += op.total_s();
   t.edges = (first_stage ? s.edge.embedding_s : 0.0) + (last_stage ? s.edge.head_s : 0.0);
   return t;

@@ -78,6 +78,15 @@ struct StepStream {
   double sm_share = 0;      // share of the SMs a running collective takes from the compute it hides behind
 };
 
+// ZeRO-3's per micro-batch remainder on a stage: the first layer's gathers (one call per forward-type pass)
+// have no earlier layer to hide behind, and its last reduce-scatter comes after the last backward. Zero
+// unless the framework overlaps them (otherwise every call already blocks).
+struct Zero3Edge {
+  double forward_s = 0, backward_s = 0;          // analytic time: the gathers before, the reduce-scatter after
+  double forward_bytes = 0, backward_bytes = 0;  // their buffers
+};
+Zero3Edge zero3_edge(const LayerStream& first);
+
 // Compute of a window in a layer, seconds.
 double window_compute(const LayerCompute& lc, OverlapWindow w);
 

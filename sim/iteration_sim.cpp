@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <random>
+#include <unordered_map>
 #include <simgrid/s4u.hpp>
 
 #include "fabric.hpp"
@@ -77,22 +78,6 @@ Phase stage_phase(const StepStream& s, int dense_layers, int moe_layers, bool ba
   add(s.dense, dense_layers);
   add(s.moe, moe_layers);
   return ph;
-}
-
-// ZeRO-3's per micro-batch edge (op_stream.cpp zero3_edge): one gather call per forward-type pass before the
-// stage's first layer, one reduce-scatter call after its last backward.
-struct Zero3Edge {
-  double forward = 0, backward = 0, forward_bytes = 0, backward_bytes = 0;
-};
-Zero3Edge zero3_edge(const LayerStream& first) {
-  Zero3Edge e;
-  for (const CommOp& op : first.comm) {
-    if (op.dim != ParallelDim::Dp) continue;
-    if (op.window == OverlapWindow::LayerForward) e.forward += op.call_s, e.forward_bytes += op.bytes;
-    if (op.window == OverlapWindow::LayerBackward && op.collective == Collective::ReduceScatter && op.call_s > e.backward)
-      e.backward = op.call_s, e.backward_bytes = op.bytes;
-  }
-  return e;
 }
 
 const char* dim_category(int d) {
@@ -325,7 +310,7 @@ class Simulation {
     const StageWork& w = stages_[static_cast<std::size_t>(stage)];
     if (stage > 0) receive(rank, "act");
     Traffic edge;
-    edge.seconds = w.zero3.forward, edge.bytes = w.zero3.forward_bytes;
+    edge.seconds = w.zero3.forward_s, edge.bytes = w.zero3.forward_bytes;
     collective(rank, GroupKind::DpCp, edge, false, part(rank, ParallelDim::Dp), "dp");
     phase(rank, w.forward, "forward mb" + std::to_string(mb), gather, gather_window);
     if (stage < p.pp - 1) send(rank, grid_.at_stage(rank, stage + 1), "act", p2p_.call_s, p2p_.bytes);
@@ -336,7 +321,7 @@ class Simulation {
     if (stage < sc_.parallel.pp - 1) receive(rank, "grad");
     phase(rank, w.backward, "backward mb" + std::to_string(mb), reduce, reduce_window);
     Traffic edge;
-    edge.seconds = w.zero3.backward, edge.bytes = w.zero3.backward_bytes;
+    edge.seconds = w.zero3.backward_s, edge.bytes = w.zero3.backward_bytes;
     collective(rank, GroupKind::DpCp, edge, false, part(rank, ParallelDim::Dp), "dp");
     if (stage > 0) send(rank, grid_.at_stage(rank, stage - 1), "grad", p2p_.call_s, p2p_.bytes);
   }
@@ -435,7 +420,7 @@ class Simulation {
   std::vector<RankState> ranks_;
   std::map<std::pair<int, int>, sg4::BarrierPtr> barriers_;
   sg4::BarrierPtr world_barrier_;
-  std::map<const sg4::Link*, double> link_effective_, link_bytes_;
+  std::unordered_map<const sg4::Link*, double> link_effective_, link_bytes_;
   std::vector<double> iteration_s_;
   std::mt19937_64 rng_;
   long long flows_ = 0;
