@@ -74,7 +74,7 @@ int run_presets(const std::string& format, const std::string& kind) {
   }
   if (kind.empty() || kind == "frameworks") {
     std::cout << "\nFrameworks (training.framework / --framework; traits and their sources: --format json)\n";
-    TextTable t({"name", "parallel", "grad bucket", "ZeRO-3 gather", "overlap grad/param", "launch gap", "MoE", "fused norm/rope/act",
+    TextTable t({"name", "parallel", "grad bucket", "ZeRO-3 gather", "overlap grad/param", "host per kernel fwd/bwd", "MoE", "fused norm/rope/act",
                  "attention (Hopper)", "what"});
     auto yn = [](bool b) { return std::string(b ? "yes" : "no"); };
     // A bucket as the framework sizes it: a fixed element count, or a multiple of hidden_size².
@@ -90,10 +90,11 @@ int run_presets(const std::string& format, const std::string& kind) {
                                     std::pair{" ep", f.ep_available}})
         if (available) dims += key;
       t.add_row({name, dims, bucket,
-                 f.param_gather_unit == GatherUnit::Layer ? "per layer"
-                                                          : bucket_text(f.param_gather_bucket_elements, f.param_gather_bucket_hidden_squared) + " buckets",
+                 (f.param_gather_unit == GatherUnit::Layer ? "per layer"
+                                                           : bucket_text(f.param_gather_bucket_elements, f.param_gather_bucket_hidden_squared) + " buckets") +
+                     (f.zero3_module_fetch_us > 0 ? ", " + fixed(f.zero3_module_fetch_us, 0) + " us/module" : ""),
                  yn(f.overlap_grad_reduce) + "/" + yn(f.overlap_param_gather),
-                 f.cuda_graphs ? "graphs" : fixed(f.kernel_launch_gap_us, 1) + " us",
+                 f.cuda_graphs ? "graphs" : fixed(f.kernel_launch_gap_us, 1) + "/" + fixed(f.backward_launch_gap_us, 1) + " us",
                  f.moe_grouped_gemm ? "grouped" : (f.moe_loop_host_sync ? "loop, sync" : "loop"),
                  yn(f.fused_norm) + "/" + yn(f.fused_rope) + "/" + yn(f.fused_activation),
                  f.attention_kernel == AttentionKernel::Flash2 ? "flash2" : "cudnn", f.description});

@@ -62,10 +62,14 @@ constexpr double kCausalFraction = 0.5;
 constexpr double kFlashBackwardFlops = 2.5;
 
 // A per-expert MoE loop (transformers Qwen3MoeSparseMoeBlock / MixtralSparseMoeBlock.forward) launches, per
-// expert and beside the expert MLP: torch.where on the routing mask (nonzero: a count and a write kernel), the
-// index of the expert's hidden states, the index of its routing weights, the scaling multiply and index_add_;
-// its backward as many (index_select for index_add_, two for the multiply, index_put for each indexing).
-constexpr double kLoopRoutingKernelsPerExpert = 6;
+// expert and beside the expert MLP's GEMMs and activation: torch.where on the routing mask (nonzero's count,
+// scan and select), the indexing of the mask, the hidden states and the routing weights, the scaling multiply
+// and index_add_; backward: index_select for index_add_, the multiply's two products and the weight gradient's
+// reduction, a sorted index_put for each indexing, and the accumulation of every expert's input gradient.
+// Profiled on an H100 with PyTorch 2.11 (calibrate/measurements/h100-sxm-80gb-2026-11-23, torch_moe_block.json,
+// loop at 8192 tokens): 2,064 kernels forward and 4,625 backward for 128 experts, 16 and 36 per expert, less the
+// expert MLP's 5 and 9.
+constexpr double kLoopRoutingKernelsForward = 11, kLoopRoutingKernelsBackward = 27;
 
 // QLoRA: NF4 weights with double-quantized constants, 4.127 bits per parameter (Dettmers et al. 2023,
 // §3), dequantized to 16 bits before every forward and backward GEMM (bitsandbytes).
@@ -303,17 +307,19 @@ struct Acc {
   double gemm_s = 0, attention_s = 0, memory_s = 0;
   double gemm_flops = 0, attention_flops = 0;
   double kernels = 0;  // kernel launches
+  double hook_s = 0;   // host time beside the launches (ZeRO-3's per-module fetch hooks)
   double time() const { return gemm_s + attention_s + memory_s; }
   double flops() const { return gemm_flops + attention_flops; }
   void add(const Acc& o, double times = 1) {
     gemm_s += times * o.gemm_s, attention_s += times * o.attention_s, memory_s += times * o.memory_s;
     gemm_flops += times * o.gemm_flops, attention_flops += times * o.attention_flops;
-    kernels += times * o.kernels;
+    kernels += times * o.kernels, hook_s += times * o.hook_s;
   }
-  // The GPU waits for the host where launching this pass's kernels takes longer than running them. A
+  double host(double gap_s) const { return kernels * gap_s + hook_s; }
+  // The GPU waits for the host where issuing this pass's kernels takes longer than running them. A
   // kernel cannot start before it is launched, and the host launches ahead of the GPU, so per pass
-  // time = max(GPU time, kernels x gap); the layers of a stage are alike, so the per-layer max is the stack's.
-  double host_exposed(double gap_s) const { return std::max(0.0, kernels * gap_s - time()); }
+  // time = max(GPU time, host time); the layers of a stage are alike, so the per-layer max is the stack's.
+  double host_exposed(double gap_s) const { return std::max(0.0, host(gap_s) - time()); }
 };
 
 // The host time a pass exposes when part of it, `loop` (the forward of a per-expert MoE loop, `iterations`
@@ -324,9 +330,17 @@ double host_exposed_with_syncs(const Acc& pass, const Acc& loop, double iteratio
   if (iterations <= 0 || loop.kernels <= 0) return pass.host_exposed(gap_s);
   Acc rest = pass;
   rest.add(loop, -1);
-  const double per_expert = std::max(loop.kernels / iterations * gap_s - loop.time() / iterations, gap_s);
+  const double per_expert = std::max((loop.host(gap_s) - loop.time()) / iterations, gap_s);
   return rest.host_exposed(gap_s) + iterations * per_expert;
 }
+
+// Parameter-holding modules of a decoder layer in the Hugging Face modeling code, which DeepSpeed ZeRO-3 fetches
+// one by one from its module hooks: `outside` the expert loop (norms, attention projections, dense MLP or
+// router and shared expert) and `per_expert` (the expert MLP's Linears). PEFT's LoRA adds an A and a B Linear
+// per adapted target.
+struct HookedModules {
+  double outside = 0, per_expert = 0;
+};
 
 // Which LoRA target modules are adapted (PEFT names, as in lora_parameters).
 struct LoraTargets {
@@ -345,6 +359,18 @@ LoraTargets lora_targets(const TrainingSpec& t) {
     else if (name == "down_proj") l.down = true;
   }
   return l;
+}
+
+HookedModules hooked_modules(const ModelSpec& m, const LoraTargets& l, bool moe_layer) {
+  const double mlp = m.mlp == MlpKind::Gated ? 3 : 2;
+  const double mlp_adapters = 2.0 * (l.gate + l.up + l.down);
+  HookedModules out;
+  out.outside = 2 + (m.qk_norm ? 2 : 0) + 2.0 * (l.q + l.k + l.v + l.o);             // input and post-attention norms
+  out.outside += m.is_mla() ? (m.q_lora_rank > 0 ? 3 : 1) + 3 + 1 : 4;               // MLA: q (down, norm, up), kv (down, norm, up), out
+  if (!moe_layer) return out.outside += mlp + mlp_adapters, out;
+  out.outside += 1 + (m.shared_expert_intermediate_size > 0 ? mlp + mlp_adapters : 0);  // router, shared expert
+  out.per_expert = mlp + mlp_adapters;
+  return out;
 }
 
 // The name of an op in up to three parts ("mlp", "gate_up", "a") plus a role ("fprop", "dgrad", "wgrad"),
@@ -588,6 +614,10 @@ LayerCompute layer_walk(const ModelSpec& m, const TrainingSpec& t, const Paralle
   ob.eager_rmsnorm = !fw.fused_norm && m.norm == NormKind::RmsNorm;
   ob.eager_rope = !fw.fused_rope;
   ob.eager_activation = !fw.fused_activation;
+  // ZeRO-3 fetched module by module from Python hooks: each module's hooks in every forward and backward.
+  const double module_fetch_s = t.zero_stage >= 3 ? fw.zero3_module_fetch_us * 1e-6 : 0.0;
+  const HookedModules hooked = hooked_modules(m, l, moe_layer);
+  ob.fwd.hook_s += hooked.outside * module_fetch_s, ob.bwd.hook_s += hooked.outside * module_fetch_s;
 
   // --- attention block
   // Per-head widths of Q·K^T and of P·V (head_dim both, except under MLA).
@@ -700,19 +730,20 @@ LayerCompute layer_walk(const ModelSpec& m, const TrainingSpec& t, const Paralle
     ob.memory({"moe", "router_topk"}, (ab + 4) * routing_tokens * E, (4 + 4 + ab) * routing_tokens * E);   // softmax/top-k in fp32
     // Permute and unpermute: read the tokens, write the top-k copies, and back (Megatron-Core token dispatcher).
     const double permute = 2 * ab * h * (routing_tokens + routed);
-    // A grouped dispatcher permutes and unpermutes in one kernel each. A per-expert loop, per expert
-    // (transformers Qwen3MoeSparseMoeBlock.forward): torch.where on the expert's routing mask (nonzero: count
-    // and write), index the hidden states, index the routing weights, scale the output, index_add_ it back;
-    // backward as many (index_select, mul backward, index_put for the two indexings).
-    const double permute_kernels = fw.moe_grouped_gemm ? 2 : kLoopRoutingKernelsPerExpert * local_experts;
+    // A grouped dispatcher permutes and unpermutes in one kernel each; a per-expert loop launches the routing
+    // kernels above per expert.
+    const double permute_kernels = fw.moe_grouped_gemm ? 2 : kLoopRoutingKernelsForward * local_experts;
+    const double unpermute_kernels = fw.moe_grouped_gemm ? 2 : kLoopRoutingKernelsBackward * local_experts;
     const bool synced = !fw.moe_grouped_gemm && fw.moe_loop_host_sync;
     const Acc before = ob.fwd;
-    ob.memory({"moe", "permute"}, permute, permute, permute_kernels, permute_kernels);
+    ob.memory({"moe", "permute"}, permute, permute, permute_kernels, unpermute_kernels);
     // Grouped GEMM: each expert GEMM of the local experts in one kernel sharing waves; a loop: one GEMM per
     // expert, each with the per-expert token count as M (tile/wave quantization per expert) and its own launch.
     ob.serial_count = !fw.moe_grouped_gemm;
     ob.mlp("moe.experts", m, l, tokens_per_expert, f_expert, local_experts, trained);
     ob.serial_count = false;
+    ob.fwd.hook_s += local_experts * hooked.per_expert * module_fetch_s;
+    ob.bwd.hook_s += local_experts * hooked.per_expert * module_fetch_s;
     if (synced) {
       ob.synced_fwd = ob.fwd;
       ob.synced_fwd.add(before, -1);
@@ -778,7 +809,7 @@ LayerCompute layer_walk(const ModelSpec& m, const TrainingSpec& t, const Paralle
   const double forwards = dpo ? 2 : 1;
   Acc synced_forward = ob.synced_fwd;
   synced_forward.add(ob.synced_fwd, forwards - 1);
-  out.host_s = host_exposed_with_syncs(forward, synced_forward, forwards * ob.synced_iterations, gap) + ob.bwd.host_exposed(gap);
+  out.host_s = host_exposed_with_syncs(forward, synced_forward, forwards * ob.synced_iterations, gap) + ob.bwd.host_exposed(fw.backward_launch_gap_s());
   if (t.recompute == Recompute::Selective) out.host_s += selective.host_exposed(gap);
   if (t.recompute == Recompute::Full) out.host_s += host_exposed_with_syncs(ob.fwd, ob.synced_fwd, ob.synced_iterations, gap);
 

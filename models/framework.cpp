@@ -46,6 +46,18 @@ constexpr FlagTrait kFlagTraits[] = {
     {"moe_loop_host_sync", &FrameworkTraits::moe_loop_host_sync},
 };
 
+// The traits in microseconds, each once, like the flags above.
+struct MicrosecondTrait {
+  const char* key;
+  double FrameworkTraits::*member;
+  double max_us;
+};
+constexpr MicrosecondTrait kMicrosecondTraits[] = {
+    {"kernel_launch_gap_us", &FrameworkTraits::kernel_launch_gap_us, limits::kMaxLaunchGapUs},
+    {"backward_launch_gap_us", &FrameworkTraits::backward_launch_gap_us, limits::kMaxLaunchGapUs},
+    {"zero3_module_fetch_us", &FrameworkTraits::zero3_module_fetch_us, limits::kMaxModuleFetchUs},
+};
+
 // Reads the traits present in `values` (plain JSON values) over `base`; `require_all` for preset files.
 FrameworkTraits read_traits(const Json& values, const std::string& path, FrameworkTraits base, bool require_all) {
   JsonReader r(values, path, nullptr);
@@ -71,7 +83,8 @@ FrameworkTraits read_traits(const Json& values, const std::string& path, Framewo
   factor("param_gather_bucket_hidden_squared", base.param_gather_bucket_hidden_squared);
   for (const FlagTrait& f : kFlagTraits)
     if (need(f.key)) base.*f.member = r.get_bool(f.key, base.*f.member, "");
-  if (need("kernel_launch_gap_us")) base.kernel_launch_gap_us = r.get_number("kernel_launch_gap_us", 0, "", 0, limits::kMaxLaunchGapUs);
+  for (const MicrosecondTrait& u : kMicrosecondTraits)
+    if (need(u.key)) base.*u.member = r.get_number(u.key, 0, "", 0, u.max_us);
   if (need("attention_kernel"))
     base.attention_kernel = r.get_enum("attention_kernel", {"cudnn", "flash2"}, "cudnn", "") == "flash2" ? AttentionKernel::Flash2 : AttentionKernel::Fused;
   if (need("selective_recompute"))
@@ -80,9 +93,9 @@ FrameworkTraits read_traits(const Json& values, const std::string& path, Framewo
                                    : SelectiveRecompute::AttentionCore;
   // Every trait is a known key (for "did you mean" on a misspelt override), whether given or not.
   r.mark_read({"preset", "grad_bucket_elements", "grad_bucket_elements_per_dp_rank", "param_gather_unit", "param_gather_bucket_elements",
-               "grad_bucket_hidden_squared", "param_gather_bucket_hidden_squared", "kernel_launch_gap_us", "attention_kernel",
-               "selective_recompute"});
+               "grad_bucket_hidden_squared", "param_gather_bucket_hidden_squared", "attention_kernel", "selective_recompute"});
   for (const FlagTrait& f : kFlagTraits) r.mark_read({f.key});
+  for (const MicrosecondTrait& u : kMicrosecondTraits) r.mark_read({u.key});
   r.reject_unknown();
   return base;
 }
@@ -156,14 +169,15 @@ Json framework_to_json(const FrameworkTraits& f) {
   Json j = {{"preset", f.name}};
   for (const auto& key : f.overridden) {
     const auto flag = std::find_if(std::begin(kFlagTraits), std::end(kFlagTraits), [&](const FlagTrait& t) { return key == t.key; });
+    const auto us = std::find_if(std::begin(kMicrosecondTraits), std::end(kMicrosecondTraits), [&](const MicrosecondTrait& t) { return key == t.key; });
     if (flag != std::end(kFlagTraits)) j[key] = f.*flag->member;
+    else if (us != std::end(kMicrosecondTraits)) j[key] = f.*us->member;
     else if (key == "grad_bucket_elements") j[key] = f.grad_bucket_elements;
     else if (key == "grad_bucket_elements_per_dp_rank") j[key] = f.grad_bucket_elements_per_dp_rank;
     else if (key == "param_gather_unit") j[key] = f.param_gather_unit == GatherUnit::Bucket ? "bucket" : "layer";
     else if (key == "param_gather_bucket_elements") j[key] = f.param_gather_bucket_elements;
     else if (key == "grad_bucket_hidden_squared") j[key] = f.grad_bucket_hidden_squared;
     else if (key == "param_gather_bucket_hidden_squared") j[key] = f.param_gather_bucket_hidden_squared;
-    else if (key == "kernel_launch_gap_us") j[key] = f.kernel_launch_gap_us;
     else if (key == "attention_kernel") j[key] = f.attention_kernel == AttentionKernel::Flash2 ? "flash2" : "cudnn";
     else if (key == "selective_recompute")
       j[key] = f.selective_recompute == SelectiveRecompute::EveryOtherMatmul ? "every-other-matmul" : "attention-core";

@@ -41,9 +41,15 @@ struct FrameworkTraits {
   bool overlap_grad_reduce = true;
   bool overlap_param_gather = true;
   bool tp_comm_overlap_available = false;  // parallel.tp_comm_overlap takes effect only where true
-  // Host: CPU time to launch one kernel from eager PyTorch; CUDA graphs replay the step without it.
+  // Host: CPU time per kernel of eager PyTorch module code, in the forward (Python module calls, dispatch and
+  // autograd recording) and in the backward (the autograd engine); CUDA graphs replay the step without either.
   double kernel_launch_gap_us = 0;
+  double backward_launch_gap_us = 0;
   bool cuda_graphs = false;
+  // ZeRO-3 fetched per module from Python hooks (DeepSpeed): host time per parameter-holding module and pass
+  // (the pre-forward and pre-backward hooks that issue its gather, the release and the gradient's reduce),
+  // beside the kernels. 0 where a unit is a whole layer (FSDP): one hook per layer is lost in the launches.
+  double zero3_module_fetch_us = 0;
   // Kernels: MoE experts as one grouped GEMM (vs a loop of per-expert GEMMs); fused norm / RoPE / gated
   // activation (vs the eager op sequence of the reference modeling code, compute.cpp).
   bool moe_grouped_gemm = true;
@@ -73,6 +79,7 @@ struct FrameworkTraits {
   std::vector<std::string> overridden;  // trait keys the scenario set (for the resolved scenario JSON)
 
   double launch_gap_s() const { return cuda_graphs ? 0.0 : kernel_launch_gap_us * 1e-6; }
+  double backward_launch_gap_s() const { return cuda_graphs ? 0.0 : backward_launch_gap_us * 1e-6; }
   double grad_bucket(double hidden_size) const {
     return grad_bucket_hidden_squared > 0 ? grad_bucket_hidden_squared * hidden_size * hidden_size : grad_bucket_elements;
   }

@@ -39,9 +39,10 @@ constexpr double kMaxDatasetSamples = 1e15;
 constexpr double kMaxEpochs = 1e6;
 
 // Framework traits (training.framework). Collective buckets: 1e13 elements is ten times the parameters of
-// the largest published models; a launch gap of 1 ms is about a hundred times the measured eager PyTorch one.
+// the largest published models; a launch gap of 1 ms is about thirty times the measured eager PyTorch one.
 constexpr double kMaxBucketElements = 1e13;
 constexpr double kMaxLaunchGapUs = 1000;
+constexpr double kMaxModuleFetchUs = 100000;  // 0.1 s of host time per module and pass
 constexpr double kMaxBucketHiddenSquared = 1e4;  // bucket sizes as multiples of hidden_size² (DeepSpeed "auto": 0.9-1)
 
 // Hardware, in SI units.
