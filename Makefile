@@ -67,6 +67,7 @@ fuzz: fuzz-build
 
 bench: build
 	./$(BUILD)/tests/bench/trainsim_bench
+	./$(BUILD)/tests/bench/trainsim_sim_bench --benchmark_filter=SimulateGpt3/1024
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

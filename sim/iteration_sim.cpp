@@ -12,6 +12,7 @@
 #include "models/op_stream.hpp"
 #include "models/transformer.hpp"
 #include "rank_grid.hpp"
+#include "simgrid_engine.hpp"
 
 namespace sg4 = simgrid::s4u;
 
@@ -99,17 +100,28 @@ class Simulation {
     }
     for (const auto& [id, factor] : opt.slow_links)
       if (!fabric_.slow_link(id, factor)) throw InputError("--slow-link", id, "a link id of this fabric (nvlink<gpu>, nic<n>, leaf<l>-up, rail<g>.<r>-up, pod<p>-up)");
-    for (int stage = 0; stage < p.pp; ++stage) {
-      const int layers = layers_in_stage(sc.model.num_hidden_layers, p, stage);
-      const int dense = dense_layers_in_stage(sc.model.num_hidden_layers, sc.model.num_dense_layers(), p, stage);
+    // One piece of work per virtual stage v = chunk x pp + stage (a stage's model chunk under the interleaved
+    // schedule; chunk 0 alone otherwise): its layers, the embedding on the first, the loss head on the last.
+    const int chunks = std::max(1, p.vpp), virtual_count = virtual_stages(p);
+    for (int v = 0; v < virtual_count; ++v) {
+      const int layers = layers_in_virtual_stage(sc.model.num_hidden_layers, p, v);
+      const int first = first_layer_of_virtual_stage(sc.model.num_hidden_layers, p, v);
+      const int dense = std::clamp(sc.model.num_dense_layers() - first, 0, layers);
       StageWork w;
       w.forward = stage_phase(stream_, dense, layers - dense, false);
       w.backward = stage_phase(stream_, dense, layers - dense, true);
-      if (stage == 0) w.forward.compute += stream_.edge.embedding_s / 3, w.backward.compute += stream_.edge.embedding_s * 2 / 3;
-      if (stage == p.pp - 1) w.forward.compute += stream_.edge.head_s / 3, w.backward.compute += stream_.edge.head_s * 2 / 3;
-      if (layers > 0) w.zero3 = zero3_edge(stream_.first_layer_dense ? stream_.dense : stream_.moe);
+      if (v == 0) w.forward.compute += stream_.edge.embedding_s / 3, w.backward.compute += stream_.edge.embedding_s * 2 / 3;
+      if (v == virtual_count - 1) w.forward.compute += stream_.edge.head_s / 3, w.backward.compute += stream_.edge.head_s * 2 / 3;
       stages_.push_back(w);
     }
+    // ZeRO-3's unhidden first gather and last reduce, once per stage and micro-batch (as the analytic fold has
+    // it): on the stage's first chunk that holds layers.
+    for (int stage = 0; stage < p.pp; ++stage)
+      for (int c = 0; c < chunks; ++c)
+        if (layers_in_virtual_stage(sc.model.num_hidden_layers, p, c * p.pp + stage) > 0) {
+          work(stage, c).zero3 = zero3_edge(stream_.first_layer_dense ? stream_.dense : stream_.moe);
+          break;
+        }
     for (const CommOp& op : stream_.stage_comm) p2p_ = op;
     ranks_.resize(static_cast<std::size_t>(world));
     world_barrier_ = sg4::Barrier::create(static_cast<unsigned>(world));
@@ -159,7 +171,6 @@ class Simulation {
   struct RankState {
     SimBreakdown parts;
     std::vector<TraceEvent> trace;
-    std::vector<sg4::CommPtr> pending_sends;
   };
 
   void event(int rank, const std::string& name, const char* cat, double start) {
@@ -290,40 +301,56 @@ class Simulation {
       collective(rank, group_of(static_cast<ParallelDim>(d)), ph.blocking[d], ph.all_to_all[d], part(rank, static_cast<ParallelDim>(d)), dim_category(d));
   }
 
-  void send(int rank, int to, const char* box, double seconds, double bytes) {
+  void send(int rank, int to, const std::string& mailbox, double seconds, double bytes) {
     const double effective = seconds * fabric_.route_bandwidth(rank, to);
     for (sg4::Link* l : fabric_.route(rank, to)) link_effective_[l] += effective, link_bytes_[l] += bytes;
+    // Detached: the receiver waits for it; a sender holding every send of the iteration until its end made each
+    // completion cost SimGrid time in the number of sends in flight.
     static int token = 0;
-    ranks_[static_cast<std::size_t>(rank)].pending_sends.push_back(
-        sg4::Mailbox::by_name(std::string(box) + std::to_string(to))->put_async(&token, static_cast<uint64_t>(std::llround(std::max(1.0, effective)))));
+    sg4::Mailbox::by_name(mailbox)->put_init(&token, static_cast<uint64_t>(std::llround(std::max(1.0, effective))))->detach();
     ++flows_;
   }
-  void receive(int rank, const char* box) {
+  void receive(int rank, const char* mailbox) {
     const double start = sg4::Engine::get_clock();
-    sg4::Mailbox::by_name(std::string(box) + std::to_string(rank))->get<int>();
+    sg4::Mailbox::by_name(mailbox)->get<int>();
     ranks_[static_cast<std::size_t>(rank)].parts.pp_s += sg4::Engine::get_clock() - start;
-    event(rank, box[0] == 'a' ? "wait for activations" : "wait for gradients", "pp", start);
+    event(rank, mailbox[0] == 'a' ? "wait for activations" : "wait for gradients", "pp", start);
   }
 
-  void forward(int rank, int stage, int mb, std::vector<sg4::CommPtr>* gather, double gather_window) {
-    const ParallelLayout& p = sc_.parallel;
-    const StageWork& w = stages_[static_cast<std::size_t>(stage)];
-    if (stage > 0) receive(rank, "act");
+  StageWork& work(int stage, int chunk) { return stages_[static_cast<std::size_t>(chunk * sc_.parallel.pp + stage)]; }
+  // Mailboxes per receiving rank and chunk: each is fed by one sender in micro-batch order.
+  static std::string box(const char* kind, int rank, int chunk) { return std::string(kind) + std::to_string(rank) + "." + std::to_string(chunk); }
+
+  // Forward of one chunk and micro-batch: activations from the previous virtual stage (the previous stage's
+  // same chunk, or the last stage's previous chunk), to the next one.
+  void forward(int rank, int stage, int chunk, int mb, std::vector<sg4::CommPtr>* gather, double gather_window) {
+    const int pp = sc_.parallel.pp, v = chunk * pp + stage;
+    const StageWork& w = work(stage, chunk);
+    if (v > 0) receive(rank, box("act", rank, chunk).c_str());
     Traffic edge;
     edge.seconds = w.zero3.forward_s, edge.bytes = w.zero3.forward_bytes;
     collective(rank, GroupKind::DpCp, edge, false, part(rank, ParallelDim::Dp), "dp");
-    phase(rank, w.forward, "forward mb" + std::to_string(mb), gather, gather_window);
-    if (stage < p.pp - 1) send(rank, grid_.at_stage(rank, stage + 1), "act", p2p_.call_s, p2p_.bytes);
+    phase(rank, w.forward, "forward mb" + std::to_string(mb) + (chunk > 0 ? " chunk" + std::to_string(chunk) : ""), gather, gather_window);
+    if (v + 1 < virtual_stages(sc_.parallel)) {
+      const int to_stage = (v + 1) % pp, to_chunk = (v + 1) / pp;
+      const int to = grid_.at_stage(rank, to_stage);
+      send(rank, to, box("act", to, to_chunk), p2p_.call_s, p2p_.bytes);
+    }
   }
 
-  void backward(int rank, int stage, int mb, std::vector<sg4::CommPtr>* reduce, double reduce_window) {
-    const StageWork& w = stages_[static_cast<std::size_t>(stage)];
-    if (stage < sc_.parallel.pp - 1) receive(rank, "grad");
-    phase(rank, w.backward, "backward mb" + std::to_string(mb), reduce, reduce_window);
+  void backward(int rank, int stage, int chunk, int mb, std::vector<sg4::CommPtr>* reduce, double reduce_window) {
+    const int pp = sc_.parallel.pp, v = chunk * pp + stage;
+    const StageWork& w = work(stage, chunk);
+    if (v + 1 < virtual_stages(sc_.parallel)) receive(rank, box("grad", rank, chunk).c_str());
+    phase(rank, w.backward, "backward mb" + std::to_string(mb) + (chunk > 0 ? " chunk" + std::to_string(chunk) : ""), reduce, reduce_window);
     Traffic edge;
     edge.seconds = w.zero3.backward_s, edge.bytes = w.zero3.backward_bytes;
     collective(rank, GroupKind::DpCp, edge, false, part(rank, ParallelDim::Dp), "dp");
-    if (stage > 0) send(rank, grid_.at_stage(rank, stage - 1), "grad", p2p_.call_s, p2p_.bytes);
+    if (v > 0) {
+      const int to_stage = (v - 1) % pp, to_chunk = (v - 1) / pp;
+      const int to = grid_.at_stage(rank, to_stage);
+      send(rank, to, box("grad", to, to_chunk), p2p_.call_s, p2p_.bytes);
+    }
   }
 
   // The step's DP ops of one window: all but one call overlapped (started here), one call blocking later.
@@ -351,7 +378,19 @@ class Simulation {
     const ParallelLayout& p = sc_.parallel;
     const int stage = grid_.coordinate(GroupKind::Pp, rank);
     const int m = stream_.micro_batches;
-    const int warmup = p.schedule == Schedule::Gpipe ? m : std::min(m, p.pp - stage - 1);
+    // Megatron's schedules (pipeline_parallel/schedules.py). Virtual micro-batch k runs chunk (k / pp) mod vpp
+    // (backward: counted from the last chunk) of micro-batch (k / (pp x vpp)) x pp + k mod pp. Warm-up: all
+    // forwards under GPipe; pp - stage - 1 under 1F1B; (pp - stage - 1) x 2 + (vpp - 1) x pp interleaved, all
+    // of them when there are only pp micro-batches.
+    const int chunks = std::max(1, p.vpp), total = m * chunks;
+    int warmup = std::min(m, p.pp - stage - 1);
+    if (p.schedule == Schedule::Gpipe) warmup = total;
+    if (chunks > 1) warmup = m == p.pp ? total : std::min(total, (p.pp - stage - 1) * 2 + (chunks - 1) * p.pp);
+    auto chunk_of = [&](int k, bool backward) {
+      const int c = (k / p.pp) % chunks;
+      return backward ? chunks - 1 - c : c;
+    };
+    auto micro_batch_of = [&](int k) { return chunks > 1 ? (k / (p.pp * chunks)) * p.pp + k % p.pp : k; };
     const StepSync gather = step_sync(OverlapWindow::FirstForward), reduce = step_sync(OverlapWindow::LastBackward),
                    blocking = step_sync(OverlapWindow::None);
     const GroupKind sync_groups[2] = {GroupKind::DpCp, GroupKind::Edp};
@@ -364,33 +403,32 @@ class Simulation {
         collective(rank, sync_groups[g], gather.last[g], false, &me.parts.dp_s, "dp");
         for (auto& c : start_flows(rank, grid_.group(sync_groups[g], rank), gather.overlapped[g], false)) gather_flows.push_back(c);
       }
-      const double first_forward = stages_[static_cast<std::size_t>(stage)].forward.compute;
+      const double first_forward = work(stage, 0).forward.compute;
       int fwd = 0, bwd = 0;
       auto next_forward = [&] {
-        forward(rank, stage, fwd, fwd == 0 ? &gather_flows : nullptr, first_forward);
+        forward(rank, stage, chunk_of(fwd, false), micro_batch_of(fwd), fwd == 0 ? &gather_flows : nullptr, first_forward);
         ++fwd;
       };
       auto next_backward = [&] {
         std::vector<sg4::CommPtr> reduce_flows;
-        const bool last = bwd == m - 1;
+        const bool last = bwd == total - 1;
+        const int chunk = chunk_of(bwd, true);
         if (last)
           for (int g = 0; g < 2; ++g)
             for (auto& c : start_flows(rank, grid_.group(sync_groups[g], rank), reduce.overlapped[g], false)) reduce_flows.push_back(c);
-        backward(rank, stage, bwd, last ? &reduce_flows : nullptr, stages_[static_cast<std::size_t>(stage)].backward.compute);
+        backward(rank, stage, chunk, micro_batch_of(bwd), last ? &reduce_flows : nullptr, work(stage, chunk).backward.compute);
         ++bwd;
       };
       for (int i = 0; i < warmup; ++i) next_forward();
-      while (fwd < m) {
+      while (fwd < total) {
         next_forward();
         next_backward();
       }
-      while (bwd < m) next_backward();
+      while (bwd < total) next_backward();
       for (int g = 0; g < 2; ++g) {
         collective(rank, sync_groups[g], reduce.last[g], false, &me.parts.dp_s, "dp");
         collective(rank, sync_groups[g], blocking.last[g], false, &me.parts.dp_s, "dp");
       }
-      for (auto& c : me.pending_sends) c->wait();
-      me.pending_sends.clear();
       double start = sg4::Engine::get_clock();
       sg4::this_actor::sleep_for(stream_.optimizer_s);
       me.parts.optimizer_s += stream_.optimizer_s;
@@ -429,19 +467,14 @@ class Simulation {
 }  // namespace
 
 SimulationResult simulate_iterations(const Scenario& sc, const StepModel& model, const SimOptions& options) {
-  if (sc.parallel.vpp > 1)
-    throw InputError("/parallel/vpp", std::to_string(sc.parallel.vpp), "1 for trainsim simulate (the interleaved schedule is not simulated yet; trainsim estimate prices it)");
-  int argc = 2;
-  char name[] = "trainsim", quiet[] = "--log=root.thres:warning";
-  char* argv[] = {name, quiet, nullptr};
-  static sg4::Engine* engine = nullptr;
-  if (engine) throw std::logic_error("simulate_iterations: one simulation per process (SimGrid engine)");
-  engine = new sg4::Engine(&argc, argv);
-  engine->set_config("network/model:CM02");
-  engine->set_config("network/crosstraffic:0");
-  engine->set_config("network/TCP-gamma:0");
-  engine->set_config("network/latency-factor:1");
-  engine->set_config("network/bandwidth-factor:1");
+  const ParallelLayout& p = sc.parallel;
+  if (p.vpp > 1 && p.gradient_accumulation_steps % p.pp != 0)
+    throw InputError("/parallel/gradient_accumulation_steps", std::to_string(p.gradient_accumulation_steps),
+                     "a multiple of pp (" + std::to_string(p.pp) + ") under the interleaved schedule, as Megatron requires");
+  static bool ran = false;
+  if (ran) throw std::logic_error("simulate_iterations: one simulation per process (SimGrid engine)");
+  ran = true;
+  simgrid_engine();
   Simulation sim(sc, model, options);
   sim.run();
   return sim.result();

@@ -8,6 +8,8 @@
 // family and GPU class (models/accuracy_bands.hpp; `make accuracy-bands`); --check-bands FILE fails when the
 // stored bands no longer match this run, --check-fit fails when a fresh `calibrate fit-reference` no longer
 // gives the shipped fitted parameters (the model changed: regenerate both with `make accuracy-bands`).
+// --write-scenarios DIR writes each speed case's scenario at its layout as DIR/<id>.json (the input of
+// scripts/simulate_reference.py, which replays them in `trainsim simulate`).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -88,13 +90,14 @@ Json bands_json(const std::vector<Row>& rows, const std::map<std::string, double
 int main(int argc, char** argv) {
   std::string dir = TRAINSIM_SHARED_DIR "/reference";
   std::vector<std::pair<std::string, double>> limits;
-  std::string write_bands, check_bands;
+  std::string write_bands, check_bands, write_scenarios;
   bool check_fit = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--reference-dir") && i + 1 < argc) dir = argv[++i];
     else if (!std::strcmp(argv[i], "--write-bands") && i + 1 < argc) write_bands = argv[++i];
     else if (!std::strcmp(argv[i], "--check-bands") && i + 1 < argc) check_bands = argv[++i];
     else if (!std::strcmp(argv[i], "--check-fit")) check_fit = true;
+    else if (!std::strcmp(argv[i], "--write-scenarios") && i + 1 < argc) write_scenarios = argv[++i];
     else if (!std::strcmp(argv[i], "--limit") && i + 1 < argc) {
       const std::string spec = argv[++i];
       const auto eq = spec.find('=');
@@ -116,6 +119,19 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;
+  }
+  if (!write_scenarios.empty()) {
+    for (const auto& c : set.cases) {
+      if (!c.speed()) continue;
+      std::ofstream out(write_scenarios + "/" + c.id + ".json");
+      Json doc = to_json(c.scenario);
+      doc["name"] = c.id;
+      out << doc.dump(2) << "\n";
+      if (!out) {
+        std::fprintf(stderr, "error: cannot write %s/%s.json\n", write_scenarios.c_str(), c.id.c_str());
+        return 1;
+      }
+    }
   }
   std::vector<Row> rows;
   for (const auto& c : set.cases) {

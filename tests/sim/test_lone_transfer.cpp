@@ -1,0 +1,44 @@
+// SimGrid (one engine per process, so this binary holds one test): a lone transfer on the job's fabric takes
+// exactly its bytes over the route's bottleneck bandwidth, so a flow sized as analytic seconds x route
+// bandwidth (what the iteration simulator does) takes the analytic alpha-beta time, latency included.
+#include <doctest/doctest.h>
+#include <simgrid/s4u.hpp>
+
+#include "../approx.hpp"
+#include "models/collectives.hpp"
+#include "models/scenario.hpp"
+#include "sim/fabric.hpp"
+#include "sim/simgrid_engine.hpp"
+
+using namespace trainsim;
+namespace sg4 = simgrid::s4u;
+
+TEST_CASE("a lone transfer reproduces the alpha-beta time it was sized to") {
+  sg4::Engine& engine = sim::simgrid_engine();
+  // Two DGX H100 nodes (8 GPUs, 8 NDR 400 Gb/s NICs each) on one leaf switch.
+  const Scenario s = parse_scenario({{"model", "llama3-8b"},
+                                     {"training", {{"seq_len", 4096}, {"global_batch_size", 16}}},
+                                     {"hardware", {{"gpu", "h100-sxm-80gb"}, {"gpus_per_node", 8}, {"num_nodes", 2}}}});
+  sim::Fabric fabric(s.hardware, make_comm_model(s.hardware), 16);
+  // The analytic time of some transfer: alpha + bytes / beta, here 2 ms (any value: the flow is sized to it).
+  const double analytic_s = 2e-3;
+  struct Case {
+    int from, to;
+    double elapsed = -1;
+  };
+  Case cases[] = {{0, 1}, {0, 8}, {3, 12}};  // NVLink inside a node; NIC to NIC across the leaf
+  // NVLink port vs NIC: the routes differ in bandwidth by more than 2x, so a wrongly sized flow would show.
+  CHECK(fabric.route_bandwidth(0, 1) > 2 * fabric.route_bandwidth(0, 8));
+  sg4::Actor::create("sender", fabric.gpu(0), [&] {
+    for (Case& c : cases) {
+      const double start = sg4::Engine::get_clock();
+      sg4::Comm::sendto_async(fabric.gpu(c.from), fabric.gpu(c.to), static_cast<uint64_t>(analytic_s * fabric.route_bandwidth(c.from, c.to)))->wait();
+      c.elapsed = sg4::Engine::get_clock() - start;
+    }
+  });
+  engine.run();
+  for (const Case& c : cases) {
+    INFO("GPU " << c.from << " -> " << c.to);
+    CHECK(c.elapsed == trainsim::test::approx(analytic_s).epsilon(1e-6));  // to a byte of rounding
+  }
+}
