@@ -334,14 +334,6 @@ double host_exposed_with_syncs(const Acc& pass, const Acc& loop, double iteratio
   return rest.host_exposed(gap_s) + iterations * per_expert;
 }
 
-// Parameter-holding modules of a decoder layer in the Hugging Face modeling code, which DeepSpeed ZeRO-3 fetches
-// one by one from its module hooks: `outside` the expert loop (norms, attention projections, dense MLP or
-// router and shared expert) and `per_expert` (the expert MLP's Linears). PEFT's LoRA adds an A and a B Linear
-// per adapted target.
-struct HookedModules {
-  double outside = 0, per_expert = 0;
-};
-
 // Which LoRA target modules are adapted (PEFT names, as in lora_parameters).
 struct LoraTargets {
   bool q = false, k = false, v = false, o = false, gate = false, up = false, down = false;
@@ -360,6 +352,14 @@ LoraTargets lora_targets(const TrainingSpec& t) {
   }
   return l;
 }
+
+// Parameter-holding modules of a decoder layer in the Hugging Face modeling code, which DeepSpeed ZeRO-3 fetches
+// one by one from its module hooks: `outside` the expert loop (norms, attention projections, dense MLP or
+// router and shared expert) and `per_expert` (the expert MLP's Linears). PEFT's LoRA adds an A and a B Linear
+// per adapted target.
+struct HookedModules {
+  double outside = 0, per_expert = 0;
+};
 
 HookedModules hooked_modules(const ModelSpec& m, const LoraTargets& l, bool moe_layer) {
   const double mlp = m.mlp == MlpKind::Gated ? 3 : 2;
@@ -732,11 +732,11 @@ LayerCompute layer_walk(const ModelSpec& m, const TrainingSpec& t, const Paralle
     const double permute = 2 * ab * h * (routing_tokens + routed);
     // A grouped dispatcher permutes and unpermutes in one kernel each; a per-expert loop launches the routing
     // kernels above per expert.
-    const double permute_kernels = fw.moe_grouped_gemm ? 2 : kLoopRoutingKernelsForward * local_experts;
-    const double unpermute_kernels = fw.moe_grouped_gemm ? 2 : kLoopRoutingKernelsBackward * local_experts;
+    const double routing_kernels_fwd = fw.moe_grouped_gemm ? 2 : kLoopRoutingKernelsForward * local_experts;
+    const double routing_kernels_bwd = fw.moe_grouped_gemm ? 2 : kLoopRoutingKernelsBackward * local_experts;
     const bool synced = !fw.moe_grouped_gemm && fw.moe_loop_host_sync;
     const Acc before = ob.fwd;
-    ob.memory({"moe", "permute"}, permute, permute, permute_kernels, unpermute_kernels);
+    ob.memory({"moe", "permute"}, permute, permute, routing_kernels_fwd, routing_kernels_bwd);
     // Grouped GEMM: each expert GEMM of the local experts in one kernel sharing waves; a loop: one GEMM per
     // expert, each with the per-expert token count as M (tile/wave quantization per expert) and its own launch.
     ob.serial_count = !fw.moe_grouped_gemm;
