@@ -93,6 +93,11 @@ class Simulation {
         fabric_(sc.hardware, make_comm_model(sc.hardware), static_cast<int>(sc.parallel.world())) {
     const ParallelLayout& p = sc.parallel;
     const int world = grid_.world();
+    // One actor per tensor-parallel group where the group is the innermost block of ranks and the expert groups
+    // keep its ranks together (etp = tp): its GPUs run the same work in lockstep (a TP collective every layer),
+    // so one actor issues their flows, 1/tp of the actors and barrier waits.
+    const bool tp_innermost = p.rank_order.rfind("tp", 0) == 0;
+    width_ = tp_innermost && (p.ep == 1 || p.etp == p.tp) ? p.tp : 1;
     slow_.assign(static_cast<std::size_t>(world), 1.0);
     for (const auto& [gpu, factor] : opt.stragglers) {
       if (gpu < 0 || gpu >= world) throw InputError("--straggler", std::to_string(gpu), "a GPU rank from 0 to " + std::to_string(world - 1));
@@ -124,12 +129,14 @@ class Simulation {
         }
     for (const CommOp& op : stream_.stage_comm) p2p_ = op;
     ranks_.resize(static_cast<std::size_t>(world));
-    world_barrier_ = sg4::Barrier::create(static_cast<unsigned>(world));
+    rank_ids_.resize(static_cast<std::size_t>(world));
+    for (int r = 0; r < world; ++r) rank_ids_[static_cast<std::size_t>(r)] = r;
+    world_barrier_ = sg4::Barrier::create(static_cast<unsigned>(world / width_));
     rng_.seed(opt.seed);
   }
 
   void run() {
-    for (int r = 0; r < grid_.world(); ++r) sg4::Actor::create("rank" + std::to_string(r), fabric_.gpu(r), [this, r] { rank_main(r); });
+    for (int r = 0; r < grid_.world(); r += width_) sg4::Actor::create("rank" + std::to_string(r), fabric_.gpu(r), [this, r] { rank_main(r); });
     sg4::Engine::get_instance()->run();
   }
 
@@ -142,7 +149,7 @@ class Simulation {
     out.step_time_s = iteration_s_.empty() ? 0 : sum / static_cast<double>(iteration_s_.size());
     // The slowest stage's first rank (most compute), per iteration.
     int best = 0;
-    for (int r = 0; r < grid_.world(); ++r)
+    for (int r = 0; r < grid_.world(); r += width_)
       if (ranks_[static_cast<std::size_t>(r)].parts.compute_s > ranks_[static_cast<std::size_t>(best)].parts.compute_s * (1 + 1e-12)) best = r;
     out.reported_gpu = best;
     const double n = std::max(1, opt_.iterations);
@@ -158,8 +165,14 @@ class Simulation {
     }
     std::sort(out.links.begin(), out.links.end(), [](const LinkUse& x, const LinkUse& y) { return x.utilization > y.utilization; });
     out.flows = flows_;
+    // A group actor's timeline is each of its GPUs' timeline.
     for (auto& r : ranks_)
-      for (auto& e : r.trace) out.trace.push_back(std::move(e));
+      for (auto& e : r.trace)
+        for (int m = 0; m < width_; ++m) {
+          TraceEvent copy = e;
+          copy.gpu = e.gpu + m;
+          out.trace.push_back(std::move(copy));
+        }
     return out;
   }
 
@@ -181,10 +194,15 @@ class Simulation {
 
   void compute(int rank, double seconds, const std::string& name) {
     if (seconds <= 0) return;
-    double factor = slow_[static_cast<std::size_t>(rank)];
-    if (opt_.jitter > 0) {
-      std::normal_distribution<double> n(0.0, opt_.jitter);
-      factor *= 1 + std::clamp(n(rng_), -3 * opt_.jitter, 3 * opt_.jitter);
+    // A group actor runs at the pace of its slowest GPU (the next TP collective waits for it).
+    double factor = 0;
+    for (int m = rank; m < rank + width_; ++m) {
+      double f = slow_[static_cast<std::size_t>(m)];
+      if (opt_.jitter > 0) {
+        std::normal_distribution<double> n(0.0, opt_.jitter);
+        f *= 1 + std::clamp(n(rng_), -3 * opt_.jitter, 3 * opt_.jitter);
+      }
+      factor = std::max(factor, f);
     }
     const double start = sg4::Engine::get_clock();
     sg4::this_actor::sleep_for(seconds * std::max(0.0, factor));
@@ -218,6 +236,14 @@ class Simulation {
     return comms;
   }
 
+  // The flows of a collective of this kind for every GPU of the actor `rank` leads.
+  std::vector<sg4::CommPtr> start_group_flows(int rank, GroupKind kind, const Traffic& t, bool all_to_all) {
+    std::vector<sg4::CommPtr> comms;
+    for (int m = rank; m < rank + width_; ++m)
+      for (auto& c : start_flows(m, grid_.group(kind, m), t, all_to_all)) comms.push_back(std::move(c));
+    return comms;
+  }
+
   sg4::BarrierPtr barrier(GroupKind kind, const std::vector<int>& members) {
     const auto key = std::make_pair(static_cast<int>(kind), members.front());
     auto it = barriers_.find(key);
@@ -231,15 +257,16 @@ class Simulation {
     if (t.seconds <= 0) return;
     const std::vector<int> members = grid_.group(kind, rank);
     if (members.size() < 2) return;
-    sg4::BarrierPtr b = barrier(kind, members);
+    // A group inside this actor needs no barrier; other groups join the actors that hold their members.
+    const bool inside = kind == GroupKind::Tp && width_ > 1;
+    sg4::BarrierPtr b = inside ? nullptr : barrier(kind, members);
     double start = sg4::Engine::get_clock();
-    b->wait();
+    if (b) b->wait();
     ranks_[static_cast<std::size_t>(rank)].parts.wait_s += sg4::Engine::get_clock() - start;
     event(rank, std::string(cat) + " wait", "wait", start);
     start = sg4::Engine::get_clock();
-    // Sequential rounds for an all-to-all, one flow otherwise.
-    for (auto& c : start_flows(rank, members, t, all_to_all)) c->wait();
-    b->wait();
+    for (auto& c : start_group_flows(rank, kind, t, all_to_all)) c->wait();
+    if (b) b->wait();
     *in_flight += sg4::Engine::get_clock() - start;
     event(rank, cat, cat, start);
   }
@@ -280,8 +307,7 @@ class Simulation {
       for (int d = 0; d < 5; ++d) {
         const Traffic& t = ph.windows[w].traffic[d];
         if (t.seconds <= 0) continue;
-        const std::vector<int> members = grid_.group(group_of(static_cast<ParallelDim>(d)), rank);
-        open.push_back({ph.windows[w].compute, start_flows(rank, members, t, false)});
+        open.push_back({ph.windows[w].compute, start_group_flows(rank, group_of(static_cast<ParallelDim>(d)), t, false)});
         stretch += stream_.sm_share * t.seconds;
       }
     if (extra) open.push_back({extra_window, std::move(*extra)});
@@ -301,18 +327,24 @@ class Simulation {
       collective(rank, group_of(static_cast<ParallelDim>(d)), ph.blocking[d], ph.all_to_all[d], part(rank, static_cast<ParallelDim>(d)), dim_category(d));
   }
 
-  void send(int rank, int to, const std::string& mailbox, double seconds, double bytes) {
-    const double effective = seconds * fabric_.route_bandwidth(rank, to);
-    for (sg4::Link* l : fabric_.route(rank, to)) link_effective_[l] += effective, link_bytes_[l] += bytes;
-    // Detached: the receiver waits for it; a sender holding every send of the iteration until its end made each
-    // completion cost SimGrid time in the number of sends in flight.
-    static int token = 0;
-    sg4::Mailbox::by_name(mailbox)->put_init(&token, static_cast<uint64_t>(std::llround(std::max(1.0, effective))))->detach();
-    ++flows_;
+  // Pipeline point-to-point. The sender leaves a notice naming itself; the receiver, once it is there, moves the
+  // data from each of the sender's GPUs to its own (a transfer starts when both sides are ready, as Megatron's
+  // batched isend/irecv). The sender does not wait: holding every send of the iteration until its end made each
+  // completion cost SimGrid time in the number of sends in flight.
+  void send(int rank, const std::string& mailbox) {
+    sg4::Mailbox::by_name(mailbox)->put_init(&rank_ids_[static_cast<std::size_t>(rank)], 0)->detach();
   }
   void receive(int rank, const char* mailbox) {
     const double start = sg4::Engine::get_clock();
-    sg4::Mailbox::by_name(mailbox)->get<int>();
+    const int from = *sg4::Mailbox::by_name(mailbox)->get<int>();
+    std::vector<sg4::CommPtr> transfers;
+    for (int m = 0; m < width_; ++m) {
+      const double effective = p2p_.call_s * fabric_.route_bandwidth(from + m, rank + m);
+      for (sg4::Link* l : fabric_.route(from + m, rank + m)) link_effective_[l] += effective, link_bytes_[l] += p2p_.bytes;
+      transfers.push_back(sg4::Comm::sendto_async(fabric_.gpu(from + m), fabric_.gpu(rank + m), static_cast<uint64_t>(std::llround(std::max(1.0, effective)))));
+      ++flows_;
+    }
+    for (auto& t : transfers) t->wait();
     ranks_[static_cast<std::size_t>(rank)].parts.pp_s += sg4::Engine::get_clock() - start;
     event(rank, mailbox[0] == 'a' ? "wait for activations" : "wait for gradients", "pp", start);
   }
@@ -334,7 +366,7 @@ class Simulation {
     if (v + 1 < virtual_stages(sc_.parallel)) {
       const int to_stage = (v + 1) % pp, to_chunk = (v + 1) / pp;
       const int to = grid_.at_stage(rank, to_stage);
-      send(rank, to, box("act", to, to_chunk), p2p_.call_s, p2p_.bytes);
+      send(rank, box("act", to, to_chunk));
     }
   }
 
@@ -349,7 +381,7 @@ class Simulation {
     if (v > 0) {
       const int to_stage = (v - 1) % pp, to_chunk = (v - 1) / pp;
       const int to = grid_.at_stage(rank, to_stage);
-      send(rank, to, box("grad", to, to_chunk), p2p_.call_s, p2p_.bytes);
+      send(rank, box("grad", to, to_chunk));
     }
   }
 
@@ -401,7 +433,7 @@ class Simulation {
       std::vector<sg4::CommPtr> gather_flows;
       for (int g = 0; g < 2; ++g) {
         collective(rank, sync_groups[g], gather.last[g], false, &me.parts.dp_s, "dp");
-        for (auto& c : start_flows(rank, grid_.group(sync_groups[g], rank), gather.overlapped[g], false)) gather_flows.push_back(c);
+        for (auto& c : start_group_flows(rank, sync_groups[g], gather.overlapped[g], false)) gather_flows.push_back(c);
       }
       const double first_forward = work(stage, 0).forward.compute;
       int fwd = 0, bwd = 0;
@@ -415,7 +447,7 @@ class Simulation {
         const int chunk = chunk_of(bwd, true);
         if (last)
           for (int g = 0; g < 2; ++g)
-            for (auto& c : start_flows(rank, grid_.group(sync_groups[g], rank), reduce.overlapped[g], false)) reduce_flows.push_back(c);
+            for (auto& c : start_group_flows(rank, sync_groups[g], reduce.overlapped[g], false)) reduce_flows.push_back(c);
         backward(rank, stage, chunk, micro_batch_of(bwd), last ? &reduce_flows : nullptr, work(stage, chunk).backward.compute);
         ++bwd;
       };
@@ -462,6 +494,8 @@ class Simulation {
   std::vector<double> iteration_s_;
   std::mt19937_64 rng_;
   long long flows_ = 0;
+  int width_ = 1;  // GPUs per actor: the TP group, or 1
+  std::vector<int> rank_ids_;  // payloads of the pipeline notices
 };
 
 }  // namespace
