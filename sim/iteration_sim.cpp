@@ -98,6 +98,7 @@ class Simulation {
     // so one actor issues their flows, 1/tp of the actors and barrier waits.
     const bool tp_innermost = p.rank_order.rfind("tp", 0) == 0;
     width_ = tp_innermost && (p.ep == 1 || p.etp == p.tp) ? p.tp : 1;
+    whole_node_tp_ = width_ > 1 && p.tp == sc.hardware.gpus_per_node;
     slow_.assign(static_cast<std::size_t>(world), 1.0);
     for (const auto& [gpu, factor] : opt.stragglers) {
       if (gpu < 0 || gpu >= world) throw InputError("--straggler", std::to_string(gpu), "a GPU rank from 0 to " + std::to_string(world - 1));
@@ -212,7 +213,8 @@ class Simulation {
 
   // Starts this rank's flows of a collective over `members` that alone takes `seconds` and puts `bytes` on each
   // ring edge: one flow to the ring successor, or n-1 permutation rounds (all-to-all), each sized to its route.
-  std::vector<sg4::CommPtr> start_flows(int rank, const std::vector<int>& members, const Traffic& t, bool all_to_all) {
+  // `simulate` false: the flows' bytes are counted on their links, but none is started.
+  std::vector<sg4::CommPtr> start_flows(int rank, const std::vector<int>& members, const Traffic& t, bool all_to_all, bool simulate = true) {
     std::vector<sg4::CommPtr> comms;
     const int n = static_cast<int>(members.size());
     if (n < 2 || t.seconds <= 0) return comms;
@@ -230,6 +232,7 @@ class Simulation {
       const int peer = members[static_cast<std::size_t>((me + k * step) % n)];
       const double effective = t.seconds / rounds * fabric_.route_bandwidth(rank, peer);
       for (sg4::Link* l : fabric_.route(rank, peer)) link_effective_[l] += effective, link_bytes_[l] += t.bytes / rounds;
+      if (!simulate) continue;
       comms.push_back(sg4::Comm::sendto_async(fabric_.gpu(rank), fabric_.gpu(peer), static_cast<uint64_t>(std::llround(std::max(1.0, effective)))));
       ++flows_;
     }
@@ -265,7 +268,16 @@ class Simulation {
     ranks_[static_cast<std::size_t>(rank)].parts.wait_s += sg4::Engine::get_clock() - start;
     event(rank, std::string(cat) + " wait", "wait", start);
     start = sg4::Engine::get_clock();
-    for (auto& c : start_group_flows(rank, kind, t, all_to_all)) c->wait();
+    if (inside && whole_node_tp_) {
+      // A blocking ring over a whole node's NVSwitch: every edge's bytes counted, one edge simulated. Its ports
+      // carry nothing else meanwhile (other groups leave the node through the NICs), so every edge takes the
+      // time of one, and SimGrid ends one flow instead of tp.
+      for (int m = rank; m < rank + width_; ++m) start_flows(m, members, t, false, false);
+      const double effective = t.seconds * fabric_.route_bandwidth(rank, rank + 1);
+      sg4::Comm::sendto_async(fabric_.gpu(rank), fabric_.gpu(rank + 1), static_cast<uint64_t>(std::llround(std::max(1.0, effective))))->wait();
+    } else {
+      for (auto& c : start_group_flows(rank, kind, t, all_to_all)) c->wait();
+    }
     if (b) b->wait();
     *in_flight += sg4::Engine::get_clock() - start;
     event(rank, cat, cat, start);
@@ -495,6 +507,7 @@ class Simulation {
   std::mt19937_64 rng_;
   long long flows_ = 0;
   int width_ = 1;  // GPUs per actor: the TP group, or 1
+  bool whole_node_tp_ = false;  // the TP group is a whole node
   std::vector<int> rank_ids_;  // payloads of the pipeline notices
 };
 

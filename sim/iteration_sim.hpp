@@ -15,6 +15,11 @@
 // no cross-traffic) stretches them. So on an idle non-blocking fabric the simulation reproduces the analytic
 // collective times and differs from the analytic step only where the schedule does (pipeline dependencies,
 // when overlapped flows really run); contention, oversubscription, slow links and stragglers add the rest.
+//
+// For speed, one actor runs a whole tensor-parallel group where TP is the innermost block of ranks (and
+// etp = tp): its GPUs work in lockstep, a straggler sets the group's pace, and it issues every member GPU's
+// flows. A blocking TP ring that fills a node's NVSwitch is simulated as one of its edges, every edge's bytes
+// counted: nothing else uses those ports meanwhile, so each edge takes the time of one.
 #include <functional>
 #include <string>
 #include <utility>
