@@ -447,17 +447,31 @@ class Simulation {
         collective(rank, sync_groups[g], gather.last[g], false, &me.parts.dp_s, "dp");
         for (auto& c : start_group_flows(rank, sync_groups[g], gather.overlapped[g], false)) gather_flows.push_back(c);
       }
-      const double first_forward = work(stage, 0).forward.compute;
+      // The step's overlapped DP ops hide behind one micro-batch through all of the stage's chunks (the analytic
+      // windows): the gather is awaited once that much forward work has run, the reduce starts when that much
+      // backward work is left. Under 1F1B these are the first forward and the last backward.
+      double forward_window = 0, backward_window = 0;
+      for (int c = 0; c < chunks; ++c) forward_window += work(stage, c).forward.compute, backward_window += work(stage, c).backward.compute;
+      int reduce_from = total - 1;
+      for (double left = work(stage, chunk_of(reduce_from, true)).backward.compute; reduce_from > 0 && left < backward_window * (1 - 1e-12);)
+        left += work(stage, chunk_of(--reduce_from, true)).backward.compute;
+      double forward_done = 0;
+      bool gather_pending = true;
+      std::vector<sg4::CommPtr> reduce_flows;
       int fwd = 0, bwd = 0;
       auto next_forward = [&] {
-        forward(rank, stage, chunk_of(fwd, false), micro_batch_of(fwd), fwd == 0 ? &gather_flows : nullptr, first_forward);
+        const int chunk = chunk_of(fwd, false);
+        const double compute = work(stage, chunk).forward.compute;
+        const bool await = gather_pending && forward_done + compute >= forward_window * (1 - 1e-12);
+        forward(rank, stage, chunk, micro_batch_of(fwd), await ? &gather_flows : nullptr, forward_window - forward_done);
+        gather_pending = gather_pending && !await;
+        forward_done += compute;
         ++fwd;
       };
       auto next_backward = [&] {
-        std::vector<sg4::CommPtr> reduce_flows;
         const bool last = bwd == total - 1;
         const int chunk = chunk_of(bwd, true);
-        if (last)
+        if (bwd == reduce_from)
           for (int g = 0; g < 2; ++g)
             for (auto& c : start_group_flows(rank, sync_groups[g], reduce.overlapped[g], false)) reduce_flows.push_back(c);
         backward(rank, stage, chunk, micro_batch_of(bwd), last ? &reduce_flows : nullptr, work(stage, chunk).backward.compute);
@@ -469,6 +483,7 @@ class Simulation {
         next_backward();
       }
       while (bwd < total) next_backward();
+      for (auto& c : gather_flows) c->wait();  // none left: the forwards exceed the window
       for (int g = 0; g < 2; ++g) {
         collective(rank, sync_groups[g], reduce.last[g], false, &me.parts.dp_s, "dp");
         collective(rank, sync_groups[g], blocking.last[g], false, &me.parts.dp_s, "dp");
