@@ -213,8 +213,10 @@ class Simulation {
 
   // Starts this rank's flows of a collective over `members` that alone takes `seconds` and puts `bytes` on each
   // ring edge: one flow to the ring successor, or n-1 permutation rounds (all-to-all), each sized to its route.
-  // `simulate` false: the flows' bytes are counted on their links, but none is started.
-  std::vector<sg4::CommPtr> start_flows(int rank, const std::vector<int>& members, const Traffic& t, bool all_to_all, bool simulate = true) {
+  // `simulate` false: the flows' bytes are counted on their links, but none is started. `round` > 0: only that
+  // permutation round of an all-to-all.
+  std::vector<sg4::CommPtr> start_flows(int rank, const std::vector<int>& members, const Traffic& t, bool all_to_all, bool simulate = true,
+                                        int round = 0) {
     std::vector<sg4::CommPtr> comms;
     const int n = static_cast<int>(members.size());
     if (n < 2 || t.seconds <= 0) return comms;
@@ -228,7 +230,7 @@ class Simulation {
       const int local = static_cast<int>(std::count_if(members.begin(), members.end(), [&](int m) { return m / per_node == node; }));
       if (local < n) step = local;
     }
-    for (int k = 1; k <= rounds; ++k) {
+    for (int k = round > 0 ? round : 1; k <= (round > 0 ? round : rounds); ++k) {
       const int peer = members[static_cast<std::size_t>((me + k * step) % n)];
       const double effective = t.seconds / rounds * fabric_.route_bandwidth(rank, peer);
       for (sg4::Link* l : fabric_.route(rank, peer)) link_effective_[l] += effective, link_bytes_[l] += t.bytes / rounds;
@@ -240,10 +242,10 @@ class Simulation {
   }
 
   // The flows of a collective of this kind for every GPU of the actor `rank` leads.
-  std::vector<sg4::CommPtr> start_group_flows(int rank, GroupKind kind, const Traffic& t, bool all_to_all) {
+  std::vector<sg4::CommPtr> start_group_flows(int rank, GroupKind kind, const Traffic& t, bool all_to_all, int round = 0) {
     std::vector<sg4::CommPtr> comms;
     for (int m = rank; m < rank + width_; ++m)
-      for (auto& c : start_flows(m, grid_.group(kind, m), t, all_to_all)) comms.push_back(std::move(c));
+      for (auto& c : start_flows(m, grid_.group(kind, m), t, all_to_all, true, round)) comms.push_back(std::move(c));
     return comms;
   }
 
@@ -275,8 +277,13 @@ class Simulation {
       for (int m = rank; m < rank + width_; ++m) start_flows(m, members, t, false, false);
       const double effective = t.seconds * fabric_.route_bandwidth(rank, rank + 1);
       sg4::Comm::sendto_async(fabric_.gpu(rank), fabric_.gpu(rank + 1), static_cast<uint64_t>(std::llround(std::max(1.0, effective))))->wait();
+    } else if (all_to_all) {
+      // Rounds one after another: each round's flow alone takes 1/(n-1) of the collective, so an idle fabric gives
+      // the analytic time; started together, a GPU's inter-node rounds would share its NIC and finish early.
+      for (int k = 1; k < static_cast<int>(members.size()); ++k)
+        for (auto& c : start_group_flows(rank, kind, t, true, k)) c->wait();
     } else {
-      for (auto& c : start_group_flows(rank, kind, t, all_to_all)) c->wait();
+      for (auto& c : start_group_flows(rank, kind, t, false)) c->wait();
     }
     if (b) b->wait();
     *in_flight += sg4::Engine::get_clock() - start;
