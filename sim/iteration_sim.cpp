@@ -213,6 +213,16 @@ class Simulation {
 
   // Starts this rank's flows of a collective over `members` that alone takes `seconds` and puts `bytes` on each
   // ring edge: one flow to the ring successor, or n-1 permutation rounds (all-to-all), each sized to its route.
+  // One flow from GPU `from` to `to` sized so that alone it takes `seconds`, its bytes counted on the route's
+  // links; `simulate` false: counted only, nothing started (nullptr).
+  sg4::CommPtr flow(int from, int to, double seconds, double bytes, bool simulate = true) {
+    const double effective = seconds * fabric_.route_bandwidth(from, to);
+    for (sg4::Link* l : fabric_.route(from, to)) link_effective_[l] += effective, link_bytes_[l] += bytes;
+    if (!simulate) return nullptr;
+    ++flows_;
+    return sg4::Comm::sendto_async(fabric_.gpu(from), fabric_.gpu(to), static_cast<uint64_t>(std::llround(std::max(1.0, effective))));
+  }
+
   // `simulate` false: the flows' bytes are counted on their links, but none is started. `round` > 0: only that
   // permutation round of an all-to-all.
   std::vector<sg4::CommPtr> start_flows(int rank, const std::vector<int>& members, const Traffic& t, bool all_to_all, bool simulate = true,
@@ -230,13 +240,10 @@ class Simulation {
       const int local = static_cast<int>(std::count_if(members.begin(), members.end(), [&](int m) { return m / per_node == node; }));
       if (local < n) step = local;
     }
-    for (int k = round > 0 ? round : 1; k <= (round > 0 ? round : rounds); ++k) {
+    const int first = round > 0 ? round : 1, last = round > 0 ? round : rounds;
+    for (int k = first; k <= last; ++k) {
       const int peer = members[static_cast<std::size_t>((me + k * step) % n)];
-      const double effective = t.seconds / rounds * fabric_.route_bandwidth(rank, peer);
-      for (sg4::Link* l : fabric_.route(rank, peer)) link_effective_[l] += effective, link_bytes_[l] += t.bytes / rounds;
-      if (!simulate) continue;
-      comms.push_back(sg4::Comm::sendto_async(fabric_.gpu(rank), fabric_.gpu(peer), static_cast<uint64_t>(std::llround(std::max(1.0, effective)))));
-      ++flows_;
+      if (sg4::CommPtr c = flow(rank, peer, t.seconds / rounds, t.bytes / rounds, simulate)) comms.push_back(std::move(c));
     }
     return comms;
   }
@@ -274,9 +281,8 @@ class Simulation {
       // A blocking ring over a whole node's NVSwitch: every edge's bytes counted, one edge simulated. Its ports
       // carry nothing else meanwhile (other groups leave the node through the NICs), so every edge takes the
       // time of one, and SimGrid ends one flow instead of tp.
-      for (int m = rank; m < rank + width_; ++m) start_flows(m, members, t, false, false);
-      const double effective = t.seconds * fabric_.route_bandwidth(rank, rank + 1);
-      sg4::Comm::sendto_async(fabric_.gpu(rank), fabric_.gpu(rank + 1), static_cast<uint64_t>(std::llround(std::max(1.0, effective))))->wait();
+      for (int m = rank; m < rank + width_; ++m)
+        for (auto& c : start_flows(m, members, t, false, m == rank)) c->wait();
     } else if (all_to_all) {
       // Rounds one after another: each round's flow alone takes 1/(n-1) of the collective, so an idle fabric gives
       // the analytic time; started together, a GPU's inter-node rounds would share its NIC and finish early.
@@ -357,12 +363,7 @@ class Simulation {
     const double start = sg4::Engine::get_clock();
     const int from = *sg4::Mailbox::by_name(mailbox)->get<int>();
     std::vector<sg4::CommPtr> transfers;
-    for (int m = 0; m < width_; ++m) {
-      const double effective = p2p_.call_s * fabric_.route_bandwidth(from + m, rank + m);
-      for (sg4::Link* l : fabric_.route(from + m, rank + m)) link_effective_[l] += effective, link_bytes_[l] += p2p_.bytes;
-      transfers.push_back(sg4::Comm::sendto_async(fabric_.gpu(from + m), fabric_.gpu(rank + m), static_cast<uint64_t>(std::llround(std::max(1.0, effective)))));
-      ++flows_;
-    }
+    for (int m = 0; m < width_; ++m) transfers.push_back(flow(from + m, rank + m, p2p_.call_s, p2p_.bytes));
     for (auto& t : transfers) t->wait();
     ranks_[static_cast<std::size_t>(rank)].parts.pp_s += sg4::Engine::get_clock() - start;
     event(rank, mailbox[0] == 'a' ? "wait for activations" : "wait for gradients", "pp", start);
