@@ -11,7 +11,9 @@
 #include "progress.hpp"
 #include "reports/simulate_report.hpp"
 #include "scenario_input.hpp"
+#include "models/checkpoint_model.hpp"
 #include "sim/iteration_sim.hpp"
+#include "sim/job_setup.hpp"
 
 namespace trainsim::cli {
 namespace {
@@ -22,6 +24,8 @@ struct SimulateFlags {
   double jitter = 0;
   unsigned long long seed = 1;
   std::string trace;
+  std::string placement = "packed";
+  bool checkpoint = false;
 };
 
 // "ID:FACTOR" with FACTOR >= 1 (a slowdown), else exit 2 naming the flag.
@@ -34,6 +38,26 @@ std::pair<std::string, double> id_factor(const std::string& flag, const std::str
   try { f = std::stod(text.substr(colon + 1), &used); } catch (...) { used = 0; }
   if (used == 0 || used != text.size() - colon - 1 || !(f >= 1 && f <= 1000)) throw InputError(flag, "\"" + text + "\"", expected);
   return {text.substr(0, colon), f};
+}
+
+// The scenario's checkpoint (reliability.checkpoint: storage tier and bandwidth overrides) written once after
+// the iterations: the storage host on the spine takes this job's share of the tier's aggregate bandwidth, each
+// node writes through a client link at the tier's per-node bandwidth.
+void add_checkpoint(const ScenarioInput& input, SimulateResult& r, sim::SimOptions* opt) {
+  const HardwareSpec& h = r.scenario.hardware;
+  const int per_node = std::max(1, std::min(h.gpus_per_node, h.num_gpus));
+  std::string label;
+  const sim::ReliabilitySettings settings = sim::parse_reliability_settings(load_scenario_document(input, &label), per_node);
+  const CheckpointSettings& cs = settings.checkpoint;
+  const StorageTier tier = checkpoint_tier(cs);
+  const CheckpointContext c = checkpoint_context(checkpoint_size(r.scenario.model, r.scenario.training, r.scenario.parallel, h), cs, h);
+  r.checkpoint = SimulatedCheckpoint{tier.name, c.size.state_bytes, c.write_bandwidth, c.write_s()};
+  opt->checkpoint.bytes = c.size.state_bytes;
+  opt->checkpoint.gpu_rate = tier.per_node_bandwidth / per_node;
+  if (tier.aggregate_bandwidth > 0) {
+    opt->fabric.storage_bandwidth = tier.aggregate_bandwidth / std::max(1, cs.concurrent_jobs);
+    opt->fabric.storage_client_bandwidth = tier.per_node_bandwidth;
+  }
 }
 
 int run_simulate(const ScenarioInput& input, const SimulateFlags& flags) {
@@ -61,6 +85,11 @@ int run_simulate(const ScenarioInput& input, const SimulateFlags& flags) {
     trace.open(flags.trace);
     if (!trace) throw InputError("--trace", "\"" + flags.trace + "\"", "a writable file");
   }
+  if (!sim::parse_placement(flags.placement, &opt.fabric.placement))
+    throw InputError("--placement", "\"" + flags.placement + "\"", "packed, spread or random");
+  opt.fabric.seed = flags.seed;
+  r.placement = flags.placement;
+  if (flags.checkpoint) add_checkpoint(input, r, &opt);
   StepModel sm(r.scenario.model, r.scenario.training, r.scenario.hardware, calibration ? &calibration->profile : nullptr);
   r.analytic = sm.estimate(r.scenario.parallel);
   ProgressBar bar("simulating");
@@ -87,6 +116,10 @@ const RegisterCommand registered{{"simulate", "Replay training iterations on a S
                                     app.add_option("--jitter", flags->jitter, "relative standard deviation of every compute block (e.g. 0.02)");
                                     app.add_option("--seed", flags->seed, "random seed for --jitter");
                                     app.add_option("--trace", flags->trace, "write a Chrome-trace / Perfetto timeline (JSON) to FILE");
+                                    app.add_option("--placement", flags->placement,
+                                                   "packed (default: nodes in rank order fill a leaf), spread (consecutive nodes on different leaves) or random (--seed)");
+                                    app.add_flag("--checkpoint", flags->checkpoint,
+                                                 "after the iterations, write one checkpoint to the scenario's storage tier (reliability.checkpoint) through the fabric");
                                     return [input, flags] { return run_simulate(*input, *flags); };
                                   }}};
 

@@ -215,12 +215,17 @@ RegisterCheckpointMethod::RegisterCheckpointMethod(std::unique_ptr<CheckpointMet
   all.insert(at, std::move(m));
 }
 
-CheckpointContext checkpoint_context(const CheckpointSize& size, const CheckpointSettings& s, const HardwareSpec& h) {
+StorageTier checkpoint_tier(const CheckpointSettings& s) {
   const StorageTier* found = find_storage_tier(s.storage);
   if (!found) throw InputError("checkpoint storage", "\"" + s.storage + "\"", "one of " + join(tier_names()));
   StorageTier tier = *found;
   if (s.aggregate_bandwidth > 0) tier.aggregate_bandwidth = s.aggregate_bandwidth;
   if (s.per_node_bandwidth > 0) tier.per_node_bandwidth = s.per_node_bandwidth;
+  return tier;
+}
+
+CheckpointContext checkpoint_context(const CheckpointSize& size, const CheckpointSettings& s, const HardwareSpec& h) {
+  const StorageTier tier = checkpoint_tier(s);
   CheckpointContext c;
   c.size = size;
   c.nodes = std::max(1, h.num_nodes);

@@ -102,6 +102,8 @@ struct RegisterCheckpointMethod {
   explicit RegisterCheckpointMethod(std::unique_ptr<CheckpointMethod> m);
 };
 
+// The settings' tier with their bandwidth overrides applied. Throws InputError when the tier is unknown.
+StorageTier checkpoint_tier(const CheckpointSettings& s);
 // The context for a job: tier bandwidth shared as above, the GPU's host link, the node's NICs.
 // Throws InputError when the method or tier is unknown.
 CheckpointContext checkpoint_context(const CheckpointSize& size, const CheckpointSettings& s, const HardwareSpec& h);

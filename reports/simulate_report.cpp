@@ -50,7 +50,11 @@ Json simulate_json(const SimulateResult& r) {
   for (const sim::LinkUse& l : s.links) links.push_back({{"id", l.id}, {"bytes", l.bytes}, {"utilization", l.utilization}});
   j["links"] = links;
   const NetworkSpec& n = r.scenario.hardware.network;
-  j["network"] = {{"topology", to_string(n.topology)}, {"nodes_per_leaf", n.nodes_per_leaf}, {"oversubscription", n.oversubscription}, {"levels", n.levels}};
+  j["network"] = {{"topology", to_string(n.topology)}, {"nodes_per_leaf", n.nodes_per_leaf}, {"oversubscription", n.oversubscription}, {"levels", n.levels},
+                  {"placement", r.placement}};
+  if (r.checkpoint)
+    j["checkpoint"] = {{"write_s", s.checkpoint_s}, {"analytic_write_s", r.checkpoint->analytic_s}, {"bytes", r.checkpoint->bytes},
+                       {"storage", r.checkpoint->storage}, {"analytic_bandwidth", r.checkpoint->bandwidth}};
   j["simulation"] = {{"gpus", s.gpus}, {"flows", s.flows}, {"wall_s", r.wall_s}};
   return j;
 }
@@ -60,9 +64,14 @@ void print_simulate_table(std::ostream& os, const SimulateResult& r) {
   const NetworkSpec& n = r.scenario.hardware.network;
   os << "Scenario    " << r.scenario_label << "\n";
   os << "Fabric      " << to_string(n.topology) << ", " << n.nodes_per_leaf << " nodes per leaf, oversubscription " << fixed(n.oversubscription, 1)
-     << ":1, " << s.gpus << " GPUs\n";
+     << ":1, " << s.gpus << " GPUs, nodes placed " << r.placement << "\n";
   os << "Step        simulated " << fixed(s.step_time_s, 3) << " s, analytic " << fixed(r.analytic.time_s, 3) << " s ("
      << (s.step_time_s >= r.analytic.time_s ? "+" : "") << fixed(100 * (s.step_time_s / r.analytic.time_s - 1), 1) << "%)\n";
+  if (r.checkpoint) {
+    const SimulatedCheckpoint& c = *r.checkpoint;
+    os << "Checkpoint  simulated " << fixed(s.checkpoint_s, 2) << " s, analytic " << fixed(c.analytic_s, 2) << " s to " << c.storage << " ("
+       << fixed(c.bytes / 1e9, 1) << " GB at " << fixed(c.bandwidth / 1e9, 1) << " GB/s)\n";
+  }
   os << "Simulated   " << s.iteration_s.size() << " iterations, " << s.flows << " flows in " << fixed(r.wall_s, 2) << " s\n\n";
   TextTable t({"Where the step goes (GPU " + std::to_string(s.reported_gpu) + ")", "simulated s", "analytic s"});
   for (const Part& p : parts(r)) t.add_row({p.label, fixed(p.simulated, 4), fixed(p.analytic, 4)});
@@ -81,6 +90,7 @@ void print_simulate_table(std::ostream& os, const SimulateResult& r) {
 void print_simulate_csv(std::ostream& os, const SimulateResult& r) {
   os << "section,key,simulated,analytic\n";
   os << "step,time_s," << r.simulated.step_time_s << "," << r.analytic.time_s << "\n";
+  if (r.checkpoint) os << "checkpoint,write_s," << r.simulated.checkpoint_s << "," << r.checkpoint->analytic_s << "\n";
   for (const Part& p : parts(r)) os << "breakdown," << p.key << "," << p.simulated << "," << p.analytic << "\n";
   for (const sim::LinkUse& l : r.simulated.links) os << "link_bytes," << csv_field(l.id) << "," << l.bytes << ",\nlink_utilization," << l.id << "," << l.utilization << ",\n";
 }

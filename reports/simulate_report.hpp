@@ -2,6 +2,7 @@
 // Renderers of `trainsim simulate`: table, JSON (contract keys step.time_s, analytic.step.time_s,
 // step.breakdown, links[].{id, bytes, utilization}), CSV, and the Chrome-trace / Perfetto timeline.
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -10,11 +11,21 @@
 
 namespace trainsim {
 
+// The checkpoint write simulated after the iterations (--checkpoint) and its analytic counterpart.
+struct SimulatedCheckpoint {
+  std::string storage;     // tier name
+  double bytes = 0;        // one full checkpoint
+  double bandwidth = 0;    // bytes/s the analytic model gives the job (checkpoint_model.hpp)
+  double analytic_s = 0;   // bytes / bandwidth
+};
+
 struct SimulateResult {
   std::string scenario_label;
   Scenario scenario;
   StepEstimate analytic;
   sim::SimulationResult simulated;
+  std::string placement = "packed";
+  std::optional<SimulatedCheckpoint> checkpoint;
   double wall_s = 0;  // how long the simulation took
 };
 

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
+#include <random>
+#include <simgrid/kernel/resource/NetworkModelIntf.hpp>
 #include <simgrid/s4u.hpp>
 
 namespace sg4 = simgrid::s4u;
@@ -11,6 +14,31 @@ namespace trainsim::sim {
 
 namespace {
 using Direction = sg4::LinkInRoute::Direction;
+}
+
+const char* to_string(Placement p) {
+  switch (p) {
+    case Placement::Packed: return "packed";
+    case Placement::Spread: return "spread";
+    case Placement::Random: return "random";
+  }
+  return "packed";
+}
+
+bool parse_placement(const std::string& text, Placement* out) {
+  for (Placement p : {Placement::Packed, Placement::Spread, Placement::Random})
+    if (text == to_string(p)) return *out = p, true;
+  return false;
+}
+
+std::vector<int> node_slots(int nodes, int nodes_per_leaf, Placement placement, unsigned long long seed) {
+  std::vector<int> slots(static_cast<std::size_t>(std::max(0, nodes)));
+  std::iota(slots.begin(), slots.end(), 0);
+  const int per_leaf = std::max(1, nodes_per_leaf);
+  if (placement == Placement::Spread)
+    std::stable_sort(slots.begin(), slots.end(), [per_leaf](int a, int b) { return a % per_leaf < b % per_leaf; });
+  if (placement == Placement::Random) std::shuffle(slots.begin(), slots.end(), std::mt19937_64(seed));
+  return slots;
 }
 
 FabricLink& Fabric::add_link(const std::string& id, double bandwidth) {
@@ -25,7 +53,7 @@ FabricLink& Fabric::add_link(const std::string& id, double bandwidth) {
   return links_.back();
 }
 
-Fabric::Fabric(const HardwareSpec& h, const CommModel& comm, int gpus) {
+Fabric::Fabric(const HardwareSpec& h, const CommModel& comm, int gpus, const FabricOptions& options) {
   // Dijkstra routing over the switch graph (routes computed on demand and cached): a flat table would hold
   // gpus² routes.
   sg4::NetZone* zone = sg4::create_dijkstra_zone("fabric", true);
@@ -35,29 +63,52 @@ Fabric::Fabric(const HardwareSpec& h, const CommModel& comm, int gpus) {
   const int nics = std::clamp(h.nics_per_node, 1, per_node);
   const NetworkSpec& net = h.network;
 
-  hosts_.reserve(static_cast<std::size_t>(gpus));
-  for (int g = 0; g < gpus; ++g) hosts_.push_back(zone->create_host("gpu" + std::to_string(g), 1.0));
+  // Physical GPUs in slot order, created where a rank sits (the last slot may be partly used: a job on part
+  // of a node). Wiring below runs over physical positions.
+  const int positions = nodes * per_node;
+  const std::vector<int> slot = node_slots(nodes, net.nodes_per_leaf, options.placement, options.seed);
+  std::vector<sg4::Host*> phys(static_cast<std::size_t>(positions), nullptr);
+  physical_.resize(static_cast<std::size_t>(gpus));
+  for (int r = 0; r < gpus; ++r) {
+    const int p = slot[static_cast<std::size_t>(r / per_node)] * per_node + r % per_node;
+    physical_[static_cast<std::size_t>(r)] = p;
+    phys[static_cast<std::size_t>(p)] = zone->create_host("gpu" + std::to_string(p), 1.0);
+    hosts_.push_back(phys[static_cast<std::size_t>(p)]);
+  }
+  auto at = [&](int p) { return phys[static_cast<std::size_t>(p)]; };
+
+  // A transfer's efficiency, set by transfer() just before SimGrid sees it.
+  zone->get_network_model()->set_bw_factor_cb([this](double size, const sg4::Host* src, const sg4::Host* dst, const std::vector<sg4::Link*>&,
+                                                      const std::unordered_set<sg4::NetZone*>&) {
+    auto it = pending_factors_.find({src, dst, size});
+    if (it == pending_factors_.end()) return 1.0;
+    const double f = it->second.front();
+    it->second.pop_front();
+    if (it->second.empty()) pending_factors_.erase(it);
+    return f;
+  });
 
   // Inside a node: each GPU's NVLink port; a pair's route is the sender's port up and the receiver's down.
-  std::vector<std::size_t> nvlink(static_cast<std::size_t>(gpus));
-  for (int g = 0; g < gpus; ++g) nvlink[static_cast<std::size_t>(g)] = links_.size(), add_link("nvlink" + std::to_string(g), comm.intra_bandwidth);
-  for (int n = 0; n < nodes; ++n)
-    for (int a = n * per_node; a < std::min(gpus, (n + 1) * per_node); ++a)
-      for (int b = a + 1; b < std::min(gpus, (n + 1) * per_node); ++b) {
-        const FabricLink& la = links_[nvlink[static_cast<std::size_t>(a)]];
-        const FabricLink& lb = links_[nvlink[static_cast<std::size_t>(b)]];
-        zone->add_route(hosts_[static_cast<std::size_t>(a)]->get_netpoint(), hosts_[static_cast<std::size_t>(b)]->get_netpoint(), nullptr, nullptr,
-                        {{la.up, Direction::NONE}, {lb.down, Direction::NONE}}, false);
-        zone->add_route(hosts_[static_cast<std::size_t>(b)]->get_netpoint(), hosts_[static_cast<std::size_t>(a)]->get_netpoint(), nullptr, nullptr,
-                        {{lb.up, Direction::NONE}, {la.down, Direction::NONE}}, false);
-      }
-  if (nodes <= 1) {
+  std::vector<std::size_t> nvlink(static_cast<std::size_t>(positions));
+  for (int p = 0; p < positions; ++p)
+    if (at(p)) nvlink[static_cast<std::size_t>(p)] = links_.size(), add_link("nvlink" + std::to_string(p), comm.intra_bandwidth);
+  for (int a = 0; a < positions; ++a)
+    for (int b = a + 1; b < (a / per_node + 1) * per_node; ++b) {
+      if (!at(a) || !at(b)) continue;
+      const FabricLink& la = links_[nvlink[static_cast<std::size_t>(a)]];
+      const FabricLink& lb = links_[nvlink[static_cast<std::size_t>(b)]];
+      zone->add_route(at(a)->get_netpoint(), at(b)->get_netpoint(), nullptr, nullptr, {{la.up, Direction::NONE}, {lb.down, Direction::NONE}}, false);
+      zone->add_route(at(b)->get_netpoint(), at(a)->get_netpoint(), nullptr, nullptr, {{lb.up, Direction::NONE}, {la.down, Direction::NONE}}, false);
+    }
+  const bool storage = options.storage_bandwidth > 0;
+  if (nodes <= 1 && !storage) {
     zone->seal();
     return;
   }
 
   // Between nodes: NIC k of a node serves GPUs k·per_node/nics .. ; the NIC joins the GPU's first switch.
-  // A NIC shared by several GPUs is a router with one link per direction to the switch.
+  // A NIC shared by several GPUs is a router with one link per direction to the switch. Uplinks exist where
+  // traffic leaves a switch: between leaves, and to the storage host on the spine.
   const double nic_bw = comm.nic_bandwidth;
   const int group_nodes = std::max(1, net.nodes_per_leaf);
   const int groups = (nodes + group_nodes - 1) / group_nodes;
@@ -66,19 +117,20 @@ Fabric::Fabric(const HardwareSpec& h, const CommModel& comm, int gpus) {
     zone->add_route(a, b, nullptr, nullptr, {{l.up, Direction::NONE}}, false);
     zone->add_route(b, a, nullptr, nullptr, {{l.down, Direction::NONE}}, false);
   };
-  // First switch of each GPU: the leaf of its node's group, its rail switch, or the single switch.
-  std::vector<simgrid::kernel::routing::NetPoint*> first(static_cast<std::size_t>(gpus));
+  // First switch of each physical position: the leaf of its node's group, its rail switch, or the single switch.
+  std::vector<simgrid::kernel::routing::NetPoint*> first(static_cast<std::size_t>(positions));
+  // Each switch's links up to the spine (towards the storage host).
+  std::map<simgrid::kernel::routing::NetPoint*, std::vector<sg4::Link*>> up_to_spine;
   if (net.topology == NetworkTopology::SingleSwitch) {
-    for (int g = 0; g < gpus; ++g) first[static_cast<std::size_t>(g)] = spine;
+    for (int p = 0; p < positions; ++p) first[static_cast<std::size_t>(p)] = spine;
   } else if (net.topology == NetworkTopology::Rail) {
     for (int grp = 0; grp < groups; ++grp) {
       const int in_group = std::min(group_nodes, nodes - grp * group_nodes);
       for (int r = 0; r < per_node; ++r) {
         const std::string id = "rail" + std::to_string(grp) + "." + std::to_string(r);
         auto* sw = zone->create_router(id);
-        if (groups > 1) connect(sw, spine, add_link(id + "-up", in_group * nic_bw * nics / per_node / net.oversubscription));
-        for (int n = grp * group_nodes; n < grp * group_nodes + in_group; ++n)
-          if (n * per_node + r < gpus) first[static_cast<std::size_t>(n * per_node + r)] = sw;
+        if (groups > 1 || storage) connect(sw, spine, add_link(id + "-up", in_group * nic_bw * nics / per_node / net.oversubscription)), up_to_spine[sw] = {links_.back().up};
+        for (int n = grp * group_nodes; n < grp * group_nodes + in_group; ++n) first[static_cast<std::size_t>(n * per_node + r)] = sw;
       }
     }
   } else {
@@ -90,47 +142,76 @@ Fabric::Fabric(const HardwareSpec& h, const CommModel& comm, int gpus) {
       const int leaves = std::min(group_nodes, groups - p * group_nodes);
       const int pod_nodes = std::min(nodes - p * group_nodes * group_nodes, leaves * group_nodes);
       pod[static_cast<std::size_t>(p)] = zone->create_router("pod" + std::to_string(p));
-      if (pods > 1) connect(pod[static_cast<std::size_t>(p)], spine, add_link("pod" + std::to_string(p) + "-up", pod_nodes * nics * nic_bw / net.oversubscription));
+      if (pods > 1 || storage) {
+        connect(pod[static_cast<std::size_t>(p)], spine, add_link("pod" + std::to_string(p) + "-up", pod_nodes * nics * nic_bw / net.oversubscription));
+        up_to_spine[pod[static_cast<std::size_t>(p)]] = {links_.back().up};
+      }
     }
     for (int grp = 0; grp < groups; ++grp) {
       const int in_group = std::min(group_nodes, nodes - grp * group_nodes);
       const std::string id = "leaf" + std::to_string(grp);
       auto* leaf = zone->create_router(id);
       auto* above = pods > 0 ? pod[static_cast<std::size_t>(grp / group_nodes)] : spine;
-      if (groups > 1) connect(leaf, above, add_link(id + "-up", in_group * nics * nic_bw / net.oversubscription));
-      for (int n = grp * group_nodes; n < grp * group_nodes + in_group; ++n)
-        for (int g = n * per_node; g < std::min(gpus, (n + 1) * per_node); ++g) first[static_cast<std::size_t>(g)] = leaf;
+      if (groups > 1 || storage) {
+        connect(leaf, above, add_link(id + "-up", in_group * nics * nic_bw / net.oversubscription));
+        up_to_spine[leaf] = {links_.back().up};
+        for (sg4::Link* l : up_to_spine[above]) up_to_spine[leaf].push_back(l);
+      }
+      for (int p = grp * group_nodes * per_node; p < (grp * group_nodes + in_group) * per_node; ++p) first[static_cast<std::size_t>(p)] = leaf;
     }
   }
+  std::vector<std::vector<sg4::Link*>> storage_route(static_cast<std::size_t>(positions));  // each position's, to the spine
   for (int n = 0; n < nodes; ++n) {
     for (int k = 0; k < nics; ++k) {
-      const int g0 = n * per_node + k * per_node / nics, g1 = n * per_node + (k + 1) * per_node / nics;
-      if (g0 >= gpus) break;
+      const int p0 = n * per_node + k * per_node / nics, p1 = n * per_node + (k + 1) * per_node / nics;
+      int used = 0;
+      for (int p = p0; p < p1; ++p) used += at(p) != nullptr;
+      if (used == 0) continue;
       const FabricLink& nic = add_link("nic" + std::to_string(n * nics + k), nic_bw);
-      if (g1 - g0 == 1) {
-        connect(hosts_[static_cast<std::size_t>(g0)]->get_netpoint(), first[static_cast<std::size_t>(g0)], nic);
+      for (int p = p0; p < p1; ++p) {
+        storage_route[static_cast<std::size_t>(p)] = {nic.up};
+        for (sg4::Link* l : up_to_spine[first[static_cast<std::size_t>(p)]]) storage_route[static_cast<std::size_t>(p)].push_back(l);
+      }
+      if (p1 - p0 == 1) {
+        connect(at(p0)->get_netpoint(), first[static_cast<std::size_t>(p0)], nic);
         continue;
       }
       auto* port = zone->create_router("nicport" + std::to_string(n * nics + k));
-      connect(port, first[static_cast<std::size_t>(g0)], links_.back());
-      for (int g = g0; g < std::min(g1, gpus); ++g)
-        zone->add_route(hosts_[static_cast<std::size_t>(g)]->get_netpoint(), port, nullptr, nullptr, {}, true);
+      connect(port, first[static_cast<std::size_t>(p0)], links_.back());
+      for (int p = p0; p < p1; ++p)
+        if (at(p)) zone->add_route(at(p)->get_netpoint(), port, nullptr, nullptr, {}, true);
+    }
+  }
+  if (storage) {
+    // The storage host's routes are one hop from each GPU (its node's client link, its NIC, the uplinks, the
+    // storage link): no route passes through it.
+    storage_ = zone->create_host("storage", 1.0);
+    sg4::Link* storage_link = add_link("storage", options.storage_bandwidth).up;
+    for (int n = 0; n < nodes; ++n) {
+      sg4::Link* client = options.storage_client_bandwidth > 0 ? add_link("storage-client" + std::to_string(n), options.storage_client_bandwidth).up : nullptr;
+      for (int p = n * per_node; p < (n + 1) * per_node; ++p) {
+        if (!at(p)) continue;
+        std::vector<sg4::LinkInRoute> hops;
+        if (client) hops.emplace_back(client, Direction::NONE);
+        for (sg4::Link* l : storage_route[static_cast<std::size_t>(p)]) hops.emplace_back(l, Direction::NONE);
+        hops.emplace_back(storage_link, Direction::NONE);
+        zone->add_route(at(p)->get_netpoint(), storage_->get_netpoint(), nullptr, nullptr, hops, false);
+      }
     }
   }
   zone->seal();
 }
 
-const std::vector<sg4::Link*>& Fabric::route(int from, int to) {
-  const long long key = static_cast<long long>(from) * (1LL << 32) + to;
-  auto it = routes_.find(key);
+const std::vector<sg4::Link*>& Fabric::route(const sg4::Host* from, const sg4::Host* to) {
+  auto it = routes_.find({from, to});
   if (it != routes_.end()) return it->second;
   std::vector<sg4::Link*> links;
   double latency = 0;
-  gpu(from)->route_to(gpu(to), links, &latency);
-  return routes_.emplace(key, std::move(links)).first->second;
+  from->route_to(to, links, &latency);
+  return routes_.emplace(std::make_pair(from, to), std::move(links)).first->second;
 }
 
-double Fabric::route_bandwidth(int from, int to) {
+double Fabric::route_bandwidth(const sg4::Host* from, const sg4::Host* to) {
   double bw = std::numeric_limits<double>::infinity();
   for (const sg4::Link* l : route(from, to)) bw = std::min(bw, l->get_bandwidth());
   return std::isfinite(bw) ? bw : 0.0;
@@ -145,6 +226,18 @@ bool Fabric::slow_link(const std::string& id, double factor) {
       return true;
     }
   return false;
+}
+
+sg4::CommPtr Fabric::transfer(sg4::Host* from, sg4::Host* to, double bytes, double seconds) {
+  // SimGrid moves whole bytes; the factor is this size over what the route moves in `seconds`.
+  const double size = std::max(1.0, std::round(bytes));
+  const double capacity = std::max(1.0, seconds * route_bandwidth(from, to));
+  pending_factors_[{from, to, size}].push_back(size / capacity);
+  return sg4::Comm::sendto_async(from, to, static_cast<uint64_t>(size));
+}
+
+sg4::CommPtr Fabric::write_to_storage(sg4::Host* from, double bytes) {
+  return sg4::Comm::sendto_async(from, storage_, static_cast<uint64_t>(std::max(1.0, std::round(bytes))));
 }
 
 }  // namespace trainsim::sim

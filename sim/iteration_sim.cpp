@@ -90,7 +90,7 @@ class Simulation {
  public:
   Simulation(const Scenario& sc, const StepModel& model, const SimOptions& opt)
       : sc_(sc), opt_(opt), grid_(sc.parallel), stream_(model.stream(sc.parallel)),
-        fabric_(sc.hardware, make_comm_model(sc.hardware), static_cast<int>(sc.parallel.world())) {
+        fabric_(sc.hardware, make_comm_model(sc.hardware), static_cast<int>(sc.parallel.world()), opt.fabric) {
     const ParallelLayout& p = sc.parallel;
     const int world = grid_.world();
     // One actor per tensor-parallel group where the group is the innermost block of ranks and the expert groups
@@ -166,6 +166,7 @@ class Simulation {
     }
     std::sort(out.links.begin(), out.links.end(), [](const LinkUse& x, const LinkUse& y) { return x.utilization > y.utilization; });
     out.flows = flows_;
+    out.checkpoint_s = checkpoint_s_;
     // A group actor's timeline is each of its GPUs' timeline.
     for (auto& r : ranks_)
       for (auto& e : r.trace)
@@ -211,20 +212,19 @@ class Simulation {
     event(rank, name, "compute", start);
   }
 
-  // Starts this rank's flows of a collective over `members` that alone takes `seconds` and puts `bytes` on each
-  // ring edge: one flow to the ring successor, or n-1 permutation rounds (all-to-all), each sized to its route.
-  // One flow from GPU `from` to `to` sized so that alone it takes `seconds`, its bytes counted on the route's
-  // links; `simulate` false: counted only, nothing started (nullptr).
+  // One flow of `bytes` from GPU `from` to `to` that alone takes `seconds` (Fabric::transfer), its bytes counted
+  // on the route's links; `simulate` false: counted only, nothing started (nullptr).
   sg4::CommPtr flow(int from, int to, double seconds, double bytes, bool simulate = true) {
     const double effective = seconds * fabric_.route_bandwidth(from, to);
     for (sg4::Link* l : fabric_.route(from, to)) link_effective_[l] += effective, link_bytes_[l] += bytes;
     if (!simulate) return nullptr;
     ++flows_;
-    return sg4::Comm::sendto_async(fabric_.gpu(from), fabric_.gpu(to), static_cast<uint64_t>(std::llround(std::max(1.0, effective))));
+    return fabric_.transfer(fabric_.gpu(from), fabric_.gpu(to), bytes, seconds);
   }
 
-  // `simulate` false: the flows' bytes are counted on their links, but none is started. `round` > 0: only that
-  // permutation round of an all-to-all.
+  // This rank's flows of a collective over `members` that alone takes `t.seconds` and puts `t.bytes` on each ring
+  // edge: one flow to the ring successor, or n-1 permutation rounds (all-to-all). `simulate` false: the flows'
+  // bytes are counted on their links, but none is started. `round` > 0: only that round of an all-to-all.
   std::vector<sg4::CommPtr> start_flows(int rank, const std::vector<int>& members, const Traffic& t, bool all_to_all, bool simulate = true,
                                         int round = 0) {
     std::vector<sg4::CommPtr> comms;
@@ -507,11 +507,30 @@ class Simulation {
       start = sg4::Engine::get_clock();
       world_barrier_->wait();
       me.parts.wait_s += sg4::Engine::get_clock() - start;
+      event(rank, "end-of-step barrier", "wait", start);
       if (rank == 0) {
         iteration_s_.push_back(sg4::Engine::get_clock() - begin);
         if (opt_.progress) opt_.progress(static_cast<double>(it + 1) / opt_.iterations);
       }
     }
+    if (opt_.checkpoint.bytes > 0) write_checkpoint(rank);
+  }
+
+  // Every GPU of the actor writes its share, through its NIC and the fabric to the storage host (or to its
+  // node's disks at its share of the node's rate); the checkpoint is done when the last write ends.
+  void write_checkpoint(int rank) {
+    const double start = sg4::Engine::get_clock();
+    const double share = opt_.checkpoint.bytes / grid_.world(), rate = opt_.checkpoint.gpu_rate;
+    if (fabric_.storage()) {
+      std::vector<sg4::CommPtr> writes;
+      for (int m = rank; m < rank + width_; ++m) writes.push_back(fabric_.write_to_storage(fabric_.gpu(m), share));
+      for (auto& w : writes) w->wait();
+    } else if (rate > 0) {
+      sg4::this_actor::sleep_for(share / rate);
+    }
+    world_barrier_->wait();
+    if (rank == 0) checkpoint_s_ = sg4::Engine::get_clock() - start;
+    event(rank, "checkpoint write", "checkpoint", start);
   }
 
   const Scenario& sc_;
@@ -527,6 +546,7 @@ class Simulation {
   sg4::BarrierPtr world_barrier_;
   std::unordered_map<const sg4::Link*, double> link_effective_, link_bytes_;
   std::vector<double> iteration_s_;
+  double checkpoint_s_ = 0;
   std::mt19937_64 rng_;
   long long flows_ = 0;
   int width_ = 1;  // GPUs per actor: the TP group, or 1

@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "fabric.hpp"
 #include "models/spec.hpp"
 #include "models/step.hpp"
 
@@ -37,6 +38,13 @@ struct SimOptions {
   double jitter = 0;        // relative standard deviation of every compute block (normal, clipped at +-3 sigma)
   unsigned long long seed = 1;
   bool trace = false;       // keep every GPU's timeline
+  FabricOptions fabric;     // placement of the job's nodes, storage host
+  // One synchronous checkpoint after the iterations: every GPU writes an equal share (Megatron's fully
+  // parallel distributed save, torch DCP) to the fabric's storage host, or to its node's disks without one.
+  struct CheckpointWrite {
+    double bytes = 0;       // the whole checkpoint; 0: none
+    double gpu_rate = 0;    // without a storage host (node-local disks): bytes/s one GPU writes, the node's / its GPUs
+  } checkpoint;
   std::function<void(double done)> progress;  // fraction of iterations finished
 };
 
@@ -57,7 +65,7 @@ struct LinkUse {
 struct TraceEvent {
   int gpu = 0;
   std::string name;         // "forward mb3", "tp", "dp bucket", ...
-  const char* category = "compute";  // compute, tp, cp, ep, pp, dp, wait, optimizer
+  const char* category = "compute";  // compute, tp, cp, ep, pp, dp, wait, optimizer, checkpoint
   double start_s = 0, duration_s = 0;
 };
 
@@ -70,6 +78,7 @@ struct SimulationResult {
   std::vector<TraceEvent> trace;
   long long flows = 0;
   int gpus = 0;
+  double checkpoint_s = 0;          // the checkpoint write after the iterations, until the last GPU is done
 };
 
 // Runs the simulation in this process's SimGrid engine (once per process). Throws InputError for what it

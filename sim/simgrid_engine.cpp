@@ -14,7 +14,7 @@ simgrid::s4u::Engine& simgrid_engine() {
     e->set_config("network/crosstraffic:0");
     e->set_config("network/TCP-gamma:0");
     e->set_config("network/latency-factor:1");
-    e->set_config("network/bandwidth-factor:1");
+    // The bandwidth factor comes from the fabric's callback (sim/fabric.hpp): no configured one.
     return e;
   }();
   return *engine;

@@ -1,6 +1,6 @@
-// SimGrid (one engine per process, so this binary holds one test): a lone transfer on the job's fabric takes
-// exactly its bytes over the route's bottleneck bandwidth, so a flow sized as analytic seconds x route
-// bandwidth (what the iteration simulator does) takes the analytic alpha-beta time, latency included.
+// SimGrid (one engine per process, so this binary holds one test): a lone transfer on the job's fabric carries
+// its real bytes and, through the bandwidth-factor callback, takes exactly the analytic alpha-beta time it was
+// given, latency included, whatever its bytes and route.
 #include <doctest/doctest.h>
 #include <simgrid/s4u.hpp>
 
@@ -26,13 +26,17 @@ TEST_CASE("a lone transfer reproduces the alpha-beta time it was sized to") {
     int from, to;
     double elapsed = -1;
   };
-  Case cases[] = {{0, 1}, {0, 8}, {3, 12}};  // NVLink inside a node; NIC to NIC across the leaf
+  // NVLink inside a node; NIC to NIC across the leaf. Bytes far below and above what the route moves in 2 ms
+  // (a latency-bound call, an efficiency above the bottleneck link's) must both give 2 ms.
+  Case cases[] = {{0, 1}, {0, 8}, {3, 12}};
+  const double bytes[] = {4096, 1e9, 123456789};
   // NVLink port vs NIC: the routes differ in bandwidth by more than 2x, so a wrongly sized flow would show.
   CHECK(fabric.route_bandwidth(0, 1) > 2 * fabric.route_bandwidth(0, 8));
   sg4::Actor::create("sender", fabric.gpu(0), [&] {
-    for (Case& c : cases) {
+    for (std::size_t i = 0; i < std::size(cases); ++i) {
+      Case& c = cases[i];
       const double start = sg4::Engine::get_clock();
-      sg4::Comm::sendto_async(fabric.gpu(c.from), fabric.gpu(c.to), static_cast<uint64_t>(analytic_s * fabric.route_bandwidth(c.from, c.to)))->wait();
+      fabric.transfer(fabric.gpu(c.from), fabric.gpu(c.to), bytes[i], analytic_s)->wait();
       c.elapsed = sg4::Engine::get_clock() - start;
     }
   });
