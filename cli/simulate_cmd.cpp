@@ -26,6 +26,7 @@ struct SimulateFlags {
   std::string trace;
   std::string placement = "packed";
   bool checkpoint = false;
+  int expand_rings = 0;
 };
 
 // "ID:FACTOR" with FACTOR >= 1 (a slowdown), else exit 2 naming the flag.
@@ -88,6 +89,8 @@ int run_simulate(const ScenarioInput& input, const SimulateFlags& flags) {
   if (!sim::parse_placement(flags.placement, &opt.fabric.placement))
     throw InputError("--placement", "\"" + flags.placement + "\"", "packed, spread or random");
   opt.fabric.seed = flags.seed;
+  if (flags.expand_rings < 0 || flags.expand_rings > 65536) throw InputError("--expand-rings", std::to_string(flags.expand_rings), "a group size from 0 to 65536");
+  opt.expand_rings_up_to = flags.expand_rings;
   r.placement = flags.placement;
   if (flags.checkpoint) add_checkpoint(input, r, &opt);
   StepModel sm(r.scenario.model, r.scenario.training, r.scenario.hardware, calibration ? &calibration->profile : nullptr);
@@ -118,6 +121,8 @@ const RegisterCommand registered{{"simulate", "Replay training iterations on a S
                                     app.add_option("--trace", flags->trace, "write a Chrome-trace / Perfetto timeline (JSON) to FILE");
                                     app.add_option("--placement", flags->placement,
                                                    "packed (default: nodes in rank order fill a leaf), spread (consecutive nodes on different leaves) or random (--seed)");
+                                    app.add_option("--expand-rings", flags->expand_rings,
+                                                   "run blocking ring collectives of groups up to N GPUs step by step (default 0: every ring collapsed to one flow per edge)");
                                     app.add_flag("--checkpoint", flags->checkpoint,
                                                  "after the iterations, write one checkpoint to the scenario's storage tier (reliability.checkpoint) through the fabric");
                                     return [input, flags] { return run_simulate(*input, *flags); };

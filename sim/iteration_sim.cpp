@@ -24,10 +24,15 @@ namespace {
 // and the bytes it puts on each ring edge.
 struct Traffic {
   double seconds = 0, bytes = 0;
+  bool all_reduce = false;  // a ring all-reduce among its ops: 2(n-1) ring steps, else n-1
   void add(const CommOp& op, double times) {
     seconds += times * op.total_s();
     bytes += times * op.calls * op.bytes * bus_bandwidth_factor(op.collective, op.group.size);
+    all_reduce = all_reduce || op.collective == Collective::AllReduce;
   }
+  // Ring steps when the traffic runs as one collective over n members.
+  int ring_steps(int n) const { return (all_reduce ? 2 : 1) * (n - 1); }
+  Traffic part(double share) const { return {seconds * share, bytes * share, all_reduce}; }
 };
 
 int dim_index(ParallelDim d) { return static_cast<int>(d); }
@@ -277,19 +282,29 @@ class Simulation {
     ranks_[static_cast<std::size_t>(rank)].parts.wait_s += sg4::Engine::get_clock() - start;
     event(rank, std::string(cat) + " wait", "wait", start);
     start = sg4::Engine::get_clock();
+    // Collapsed, a ring is one flow per edge carrying the whole collective; expanded (groups of at most
+    // expand_rings_up_to members), its n-1 or 2(n-1) steps run one after another, the group in lockstep (a step
+    // sends what the previous one received), each 1/steps of the bytes and time.
+    const int n = static_cast<int>(members.size());
+    const int steps = !all_to_all && n <= opt_.expand_rings_up_to ? t.ring_steps(n) : 1;
+    const Traffic step = t.part(1.0 / steps);
     if (inside && whole_node_tp_) {
       // A blocking ring over a whole node's NVSwitch: every edge's bytes counted, one edge simulated. Its ports
       // carry nothing else meanwhile (other groups leave the node through the NICs), so every edge takes the
       // time of one, and SimGrid ends one flow instead of tp.
-      for (int m = rank; m < rank + width_; ++m)
-        for (auto& c : start_flows(m, members, t, false, m == rank)) c->wait();
+      for (int k = 0; k < steps; ++k)
+        for (int m = rank; m < rank + width_; ++m)
+          for (auto& c : start_flows(m, members, step, false, m == rank)) c->wait();
     } else if (all_to_all) {
       // Rounds one after another: each round's flow alone takes 1/(n-1) of the collective, so an idle fabric gives
       // the analytic time; started together, a GPU's inter-node rounds would share its NIC and finish early.
       for (int k = 1; k < static_cast<int>(members.size()); ++k)
         for (auto& c : start_group_flows(rank, kind, t, true, k)) c->wait();
     } else {
-      for (auto& c : start_group_flows(rank, kind, t, false)) c->wait();
+      for (int k = 0; k < steps; ++k) {
+        if (b && k > 0) b->wait();
+        for (auto& c : start_group_flows(rank, kind, step, false)) c->wait();
+      }
     }
     if (b) b->wait();
     *in_flight += sg4::Engine::get_clock() - start;

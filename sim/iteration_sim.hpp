@@ -10,7 +10,8 @@
 //
 // Collectives become flows, collapsed: one flow per ring edge carrying the whole collective (all-reduce,
 // all-gather, reduce-scatter, ring attention), n-1 permutation rounds for an all-to-all, one flow per
-// pipeline send. A flow is sized so that alone on the fabric it takes the analytic time of its ops
+// pipeline send. Blocking rings of small groups may run step by step instead (SimOptions::expand_rings_up_to),
+// to measure what the collapse changes. A flow is sized so that alone on the fabric it takes the analytic time of its ops
 // (collectives.hpp, latency included); where flows share a link SimGrid's max-min fair sharing (CM02,
 // no cross-traffic) stretches them. So on an idle non-blocking fabric the simulation reproduces the analytic
 // collective times and differs from the analytic step only where the schedule does (pipeline dependencies,
@@ -38,6 +39,9 @@ struct SimOptions {
   double jitter = 0;        // relative standard deviation of every compute block (normal, clipped at +-3 sigma)
   unsigned long long seed = 1;
   bool trace = false;       // keep every GPU's timeline
+  // Blocking ring collectives of groups up to this size run step by step (n-1 or 2(n-1) lockstep rounds of
+  // flows); larger ones, and all overlapped ones, collapsed (one flow per ring edge for the whole collective).
+  int expand_rings_up_to = 0;
   FabricOptions fabric;     // placement of the job's nodes, storage host
   // One synchronous checkpoint after the iterations: every GPU writes an equal share (Megatron's fully
   // parallel distributed save, torch DCP) to the fabric's storage host, or to its node's disks without one.
