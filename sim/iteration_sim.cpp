@@ -71,13 +71,15 @@ Phase stage_phase(const StepStream& s, int dense_layers, int moe_layers, bool ba
       }
       ph.windows[static_cast<int>(op.window)].traffic[dim_index(op.dim)].add(op, count);
     }
-    // The windows' compute in this phase: the forward/backward windows are the phase; the GEMM and attention
-    // windows take this phase's share of the layer's (forward + backward) GEMM or attention time.
+    // The windows' compute in this phase: the forward window is the forward pass, and in the backward phase the
+    // recompute (its parameter gathers, pass Recompute, hide behind it); the backward window is the backward
+    // pass; the GEMM and attention windows take this phase's share of the layer's GEMM or attention time.
     for (int w = 1; w <= 4; ++w) {
       const auto window = static_cast<OverlapWindow>(w);
       double c = window_compute(lc, window);
       if (window == OverlapWindow::LayerGemms || window == OverlapWindow::LayerAttention) c *= all > 0 ? phase_compute / all : 0;
-      if ((window == OverlapWindow::LayerForward && backward) || (window == OverlapWindow::LayerBackward && !backward)) c = 0;
+      if (window == OverlapWindow::LayerForward) c = backward ? lc.recompute_s : lc.forward_s;
+      if (window == OverlapWindow::LayerBackward && !backward) c = 0;
       ph.windows[w].compute += count * c;
     }
   };
