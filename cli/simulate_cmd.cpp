@@ -20,7 +20,7 @@ namespace {
 
 struct SimulateFlags {
   int iterations = 2;
-  std::vector<std::string> stragglers, slow_links;
+  std::vector<std::string> stragglers, slow_nodes, slow_links;
   double jitter = 0;
   unsigned long long seed = 1;
   std::string trace;
@@ -80,6 +80,18 @@ int run_simulate(const ScenarioInput& input, const SimulateFlags& flags) {
     if (used != id.size() || gpu < 0) throw InputError("--straggler", "\"" + s + "\"", "GPU:FACTOR with a GPU rank (e.g. 3:1.5)");
     opt.stragglers.emplace_back(gpu, factor);
   }
+  // A slow node: every GPU of the job's node NODE (ranks NODE x gpus_per_node ..) a straggler.
+  const int world = static_cast<int>(r.scenario.parallel.world()), per_node = std::max(1, r.scenario.hardware.gpus_per_node);
+  const int nodes = (world + per_node - 1) / per_node;
+  for (const std::string& s : flags.slow_nodes) {
+    auto [id, factor] = id_factor("--slow-node", s);
+    std::size_t used = 0;
+    int node = -1;
+    try { node = std::stoi(id, &used); } catch (...) { used = 0; }
+    if (used != id.size() || node < 0 || node >= nodes)
+      throw InputError("--slow-node", "\"" + s + "\"", "NODE:FACTOR with a node from 0 to " + std::to_string(nodes - 1) + " (e.g. 1:1.5)");
+    for (int g = node * per_node; g < std::min(world, (node + 1) * per_node); ++g) opt.stragglers.emplace_back(g, factor);
+  }
   for (const std::string& s : flags.slow_links) opt.slow_links.push_back(id_factor("--slow-link", s));
   std::ofstream trace;
   if (opt.trace) {
@@ -115,6 +127,7 @@ const RegisterCommand registered{{"simulate", "Replay training iterations on a S
                                     add_calibration_option(app, *input);
                                     app.add_option("--iterations", flags->iterations, "iterations to simulate (default 2)");
                                     app.add_option("--straggler", flags->stragglers, "GPU:FACTOR, a GPU whose compute is FACTOR times slower (repeatable)");
+                                    app.add_option("--slow-node", flags->slow_nodes, "NODE:FACTOR, a node (in rank order) whose GPUs all compute FACTOR times slower (repeatable)");
                                     app.add_option("--slow-link", flags->slow_links, "ID:FACTOR, a link with 1/FACTOR of its bandwidth (ids in --format json links[])");
                                     app.add_option("--jitter", flags->jitter, "relative standard deviation of every compute block (e.g. 0.02)");
                                     app.add_option("--seed", flags->seed, "random seed for --jitter");
