@@ -4,6 +4,7 @@
 #include "command.hpp"
 #include "output.hpp"
 #include "models/framework.hpp"
+#include "models/pipeline_schedule.hpp"
 #include "models/presets.hpp"
 #include "models/scenario.hpp"
 #include "models/transformer.hpp"
@@ -33,6 +34,11 @@ int run_presets(const std::string& format, const std::string& kind) {
     if (kind.empty() || kind == "frameworks") {
       out["frameworks"] = Json::object();
       for (const auto& name : framework_names()) out["frameworks"][name] = framework_preset_json(name);
+    }
+    if (kind.empty() || kind == "schedules") {
+      out["schedules"] = Json::object();
+      for (const PipelineSchedule* sc : pipeline_schedules())
+        out["schedules"][sc->name()] = {{"description", sc->description()}, {"source", sc->source()}, {"model_chunks", sc->uses_model_chunks()}};
     }
     std::cout << json_text(out) << "\n";
     return kExitOk;
@@ -101,15 +107,21 @@ int run_presets(const std::string& format, const std::string& kind) {
     }
     t.print(std::cout);
   }
+  if (kind.empty() || kind == "schedules") {
+    std::cout << "\nPipeline schedules (parallel.schedule)\n";
+    TextTable t({"name", "what", "source"});
+    for (const PipelineSchedule* sc : pipeline_schedules()) t.add_row({sc->name(), sc->description(), sc->source()});
+    t.print(std::cout);
+  }
   return kExitOk;
 }
 
-const RegisterCommand registered{{"presets", "List built-in models, GPUs, interconnects and frameworks",
+const RegisterCommand registered{{"presets", "List built-in models, GPUs, interconnects, frameworks and pipeline schedules",
                                   [](CLI::App& app) -> std::function<int()> {
                                     auto format = std::make_shared<std::string>("table");
                                     auto kind = std::make_shared<std::string>();
-                                    app.add_option("kind", *kind, "models, gpus, fabrics or frameworks (default: all)")
-                                        ->check(CLI::IsMember({"models", "gpus", "fabrics", "frameworks"}));
+                                    app.add_option("kind", *kind, "models, gpus, fabrics, frameworks or schedules (default: all)")
+                                        ->check(CLI::IsMember({"models", "gpus", "fabrics", "frameworks", "schedules"}));
                                     app.add_option("--format", *format, "table or json")->check(CLI::IsMember({"table", "json"}));
                                     return [format, kind] { return run_presets(*format, *kind); };
                                   }}};

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "framework.hpp"
+#include "pipeline_schedule.hpp"
 #include "transformer.hpp"
 
 namespace trainsim {
@@ -32,8 +33,9 @@ LayoutIssue check_layout(const ModelSpec& m, const TrainingSpec& t, const Parall
   if (m.num_dense_layers() > 0 && m.intermediate_size % p.tp) return LayoutIssue::TpFfn;
   if (m.shared_expert_intermediate_size % p.tp) return LayoutIssue::TpFfn;
   if (p.pp > m.num_hidden_layers) return LayoutIssue::PpLayers;
-  if (p.vpp > 1 && p.schedule != Schedule::Interleaved) return LayoutIssue::VppSchedule;
-  if (p.schedule == Schedule::Interleaved && (p.pp < 2 || p.vpp < 2)) return LayoutIssue::VppSchedule;
+  const bool chunks = pipeline_schedule(p.schedule).uses_model_chunks();
+  if (p.vpp > 1 && !chunks) return LayoutIssue::VppSchedule;
+  if (chunks && (p.pp < 2 || p.vpp < 2)) return LayoutIssue::VppSchedule;
   // Uneven interleaved splits are fine (Megatron's --pipeline-model-parallel-layout); an empty virtual stage is not.
   if (ll(p.pp) * p.vpp > pipeline_slots(m.num_hidden_layers, p)) return LayoutIssue::VppLayers;
   if (p.cp > 1 && t.seq_len % (2 * ll(p.cp))) return LayoutIssue::CpSeq;
@@ -69,7 +71,7 @@ InputError layout_error(LayoutIssue issue, const ModelSpec& m, const TrainingSpe
     case LayoutIssue::PpLayers:
       return InputError("/parallel/pp", s(p.pp), "at most num_hidden_layers (" + s(m.num_hidden_layers) + ")");
     case LayoutIssue::VppSchedule:
-      if (p.vpp > 1 && p.schedule != Schedule::Interleaved)
+      if (p.vpp > 1 && !pipeline_schedule(p.schedule).uses_model_chunks())
         return InputError("/parallel/schedule", std::string("\"") + to_string(p.schedule) + "\"",
                           "\"interleaved\" when vpp > 1 (vpp = " + s(p.vpp) + ")", "or set vpp to 1");
       return InputError("/parallel/schedule", "\"interleaved\"", "pp >= 2 and vpp >= 2 (pp = " + s(p.pp) + ", vpp = " + s(p.vpp) + ")",

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "framework.hpp"
+#include "pipeline_schedule.hpp"
 #include "recompute_policy.hpp"
 
 namespace trainsim {
@@ -125,20 +126,8 @@ LayerActivations layer_activations(const ModelSpec& m, const TrainingSpec& t, co
 
 double layers_in_flight(const ParallelLayout& p, int num_layers, int stage) {
   const double layers = layers_in_stage(num_layers, p, stage);
-  const int m = p.gradient_accumulation_steps;
   if (p.pp == 1) return layers;
-  switch (p.schedule) {
-    case Schedule::Gpipe: return layers * m;
-    case Schedule::OneFOneB: return layers * std::min(p.pp - stage, m);
-    case Schedule::Interleaved: {
-      // Megatron-LM interleaved schedule: warm-up chunks (pp - stage - 1)·2 + (vpp - 1)·pp, plus the one in
-      // steady state; each chunk holds layers/vpp layers. For stage 0 this is Korthikanti's factor
-      // 1 + (pp - 1)/(pp·vpp) on pp micro-batches.
-      const int chunks = std::min((p.pp - stage - 1) * 2 + (p.vpp - 1) * p.pp + 1, m * p.vpp);
-      return chunks * layers / p.vpp;
-    }
-  }
-  return layers;
+  return layers * pipeline_schedule(p.schedule).micro_batches_in_flight(p, stage, p.gradient_accumulation_steps);
 }
 
 MemoryModel::MemoryModel(const ModelSpec& m, const TrainingSpec& t, const HardwareSpec& h, MemoryAllowances a)

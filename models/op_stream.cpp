@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "pipeline_schedule.hpp"
 #include "transformer.hpp"
 
 namespace trainsim {
@@ -137,7 +138,7 @@ StepBreakdown fold_step(const StepStream& s, const ModelSpec& m, const ParallelL
     }
   }
   const double mb = s.micro_batches;
-  const double pipeline = p.pp == 1 ? mb * worst : mb * worst + (sum - worst) / p.vpp;
+  const double pipeline = p.pp == 1 ? mb * worst : pipeline_schedule(p.schedule).pipeline_time(s.micro_batches, worst, sum, p);
 
   StepBreakdown b;
   b.compute_s = mb * (slowest.compute + slowest.edges);

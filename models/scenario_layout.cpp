@@ -4,6 +4,7 @@
 #include "json_reader.hpp"
 #include "limits.hpp"
 #include "layout_check.hpp"
+#include "pipeline_schedule.hpp"
 #include "scenario_parts.hpp"
 
 namespace trainsim {
@@ -27,7 +28,7 @@ ParallelInput parse_parallel(const Json& section, std::vector<AppliedDefault>* d
   p.loss_in_pipeline_split = r.get_bool("account_for_loss_in_pipeline_split", false, "");
   in.sequence_parallel_given = r.has("sequence_parallel");
   p.sequence_parallel = r.get_bool("sequence_parallel", false, "");
-  in.schedule = r.has("schedule") ? r.get_enum("schedule", {"gpipe", "1f1b", "interleaved"}, "1f1b", "") : "";
+  in.schedule = r.has("schedule") ? r.get_enum("schedule", pipeline_schedule_names(), "1f1b", "") : "";
   p.rank_order = r.get_enum("rank_order", {"tp-cp-ep-dp-pp", "tp-cp-dp-pp", "tp-dp-pp", "tp-pp-dp"}, "tp-cp-ep-dp-pp",
                             "Megatron-LM's default rank order");
   r.mark_read({"preset"});
@@ -56,7 +57,7 @@ ParallelLayout derive_layout(const ParallelInput& in, const ModelSpec& model, Tr
     p.schedule = p.vpp > 1 ? Schedule::Interleaved : Schedule::OneFOneB;
     if (defaults) defaults->push_back({"/parallel/schedule", to_string(p.schedule), p.vpp > 1 ? "vpp > 1" : "Megatron's 1F1B"});
   } else {
-    p.schedule = in.schedule == "gpipe" ? Schedule::Gpipe : in.schedule == "interleaved" ? Schedule::Interleaved : Schedule::OneFOneB;
+    p.schedule = find_pipeline_schedule(in.schedule)->id();  // a registered name: get_enum checked it
   }
   if (!in.sequence_parallel_given && defaults) defaults->push_back({"/parallel/sequence_parallel", "false", "off unless asked for"});
 

@@ -1,5 +1,7 @@
 #include "spec.hpp"
 
+#include "pipeline_schedule.hpp"
+
 namespace trainsim {
 
 double GpuSpec::peak_flops(Precision p) const {
@@ -42,14 +44,7 @@ const char* to_string(Recompute r) {
   return "";
 }
 
-const char* to_string(Schedule s) {
-  switch (s) {
-    case Schedule::Gpipe: return "gpipe";
-    case Schedule::OneFOneB: return "1f1b";
-    case Schedule::Interleaved: return "interleaved";
-  }
-  return "";
-}
+const char* to_string(Schedule s) { return pipeline_schedule(s).name(); }
 
 const char* to_string(PositionEmbedding p) {
   switch (p) {

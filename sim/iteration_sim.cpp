@@ -10,6 +10,7 @@
 #include "fabric.hpp"
 #include "models/errors.hpp"
 #include "models/op_stream.hpp"
+#include "models/pipeline_schedule.hpp"
 #include "models/transformer.hpp"
 #include "rank_grid.hpp"
 #include "simgrid_engine.hpp"
@@ -448,13 +449,10 @@ class Simulation {
     const int stage = grid_.coordinate(GroupKind::Pp, rank);
     const int m = stream_.micro_batches;
     // Megatron's schedules (pipeline_parallel/schedules.py). Virtual micro-batch k runs chunk (k / pp) mod vpp
-    // (backward: counted from the last chunk) of micro-batch (k / (pp x vpp)) x pp + k mod pp. Warm-up: all
-    // forwards under GPipe; pp - stage - 1 under 1F1B; (pp - stage - 1) x 2 + (vpp - 1) x pp interleaved, all
-    // of them when there are only pp micro-batches.
+    // (backward: counted from the last chunk) of micro-batch (k / (pp x vpp)) x pp + k mod pp, after the
+    // schedule's warm-up forwards (models/pipeline_schedule.hpp), then one forward, one backward.
     const int chunks = std::max(1, p.vpp), total = m * chunks;
-    int warmup = std::min(m, p.pp - stage - 1);
-    if (p.schedule == Schedule::Gpipe) warmup = total;
-    if (chunks > 1) warmup = m == p.pp ? total : std::min(total, (p.pp - stage - 1) * 2 + (chunks - 1) * p.pp);
+    const int warmup = std::min(total, pipeline_schedule(p.schedule).warmup_forwards(p, stage, m));
     auto chunk_of = [&](int k, bool backward) {
       const int c = (k / p.pp) % chunks;
       return backward ? chunks - 1 - c : c;
