@@ -97,7 +97,16 @@ bool search_layout(Scenario& s, const FittedParameters* fitted) {
 }  // namespace
 
 Json reference_case_scenario(const Json& c) {
-  return without_notes(Json{{"model", c.at("model")}, {"training", c.at("training")}, {"parallel", c.at("parallel")}, {"hardware", c.at("hardware")}});
+  Json doc = without_notes(Json{{"model", c.at("model")}, {"training", c.at("training")}, {"parallel", c.at("parallel")}, {"hardware", c.at("hardware")}});
+  // More virtual pipeline stages than layers: Megatron runs that only with the embedding and the loss counted as
+  // pipeline layers (--account-for-embedding/loss-in-pipeline-split; every virtual stage needs a slot), so a
+  // published layout of that shape had them (Megatron-MoE-ModelZoo's Qwen3-235B pp 32 x vpp 3: 94 + 2 slots).
+  Json& p = doc["parallel"];
+  const int layers = doc["model"].is_object() ? doc["model"].value("num_hidden_layers", 0) : 0;
+  if (layers > 0 && p.value("pp", 1) * p.value("vpp", 1) > layers && !p.contains("account_for_embedding_in_pipeline_split") &&
+      !p.contains("account_for_loss_in_pipeline_split"))
+    p["account_for_embedding_in_pipeline_split"] = p["account_for_loss_in_pipeline_split"] = true;
+  return doc;
 }
 
 const char* to_string(ReferenceMetric m) {
