@@ -1,6 +1,7 @@
 #include "simulate_report.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "table.hpp"
 
@@ -30,6 +31,12 @@ std::vector<Part> parts(const SimulateResult& r) {
           {"overhead_s", "step overhead", s.overhead_s, a.overhead_s}};
 }
 
+// "dense layer backward dp reduce-scatter", "step dp all-reduce".
+std::string op_label(const sim::OpTiming& o) {
+  const std::string pass = o.op.pass == Pass::Step ? "" : std::string(to_string(o.op.pass)) + " ";
+  return o.scope + " " + pass + to_string(o.op.dim) + " " + to_string(o.op.collective);
+}
+
 }  // namespace
 
 Json simulate_json(const SimulateResult& r) {
@@ -46,6 +53,12 @@ Json simulate_json(const SimulateResult& r) {
   j["analytic"] = {{"step", {{"time_s", r.analytic.time_s}, {"time_s_low", r.analytic.time_s_low}, {"time_s_high", r.analytic.time_s_high},
                              {"breakdown", analytic_breakdown}}}};
   j["difference"] = r.analytic.time_s > 0 ? s.step_time_s / r.analytic.time_s - 1 : 0.0;
+  Json ops = Json::array();
+  for (const sim::OpTiming& o : s.ops)
+    ops.push_back({{"scope", o.scope}, {"pass", to_string(o.op.pass)}, {"dim", to_string(o.op.dim)}, {"collective", to_string(o.op.collective)},
+                   {"group_size", o.op.group.size}, {"bytes_per_call", o.op.bytes}, {"calls", o.op.calls}, {"overlap", to_string(o.op.window)},
+                   {"analytic_call_s", o.analytic_s}, {"simulated_call_s", o.simulated_s}});
+  j["ops"] = ops;
   Json links = Json::array();
   for (const sim::LinkUse& l : s.links) links.push_back({{"id", l.id}, {"bytes", l.bytes}, {"utilization", l.utilization}});
   j["links"] = links;
@@ -76,6 +89,15 @@ void print_simulate_table(std::ostream& os, const SimulateResult& r) {
   TextTable t({"Where the step goes (GPU " + std::to_string(s.reported_gpu) + ")", "simulated s", "analytic s"});
   for (const Part& p : parts(r)) t.add_row({p.label, fixed(p.simulated, 4), fixed(p.analytic, 4)});
   t.print(os);
+  if (!s.ops.empty()) {
+    os << "\n";
+    TextTable o({"Communication op (one call, all groups)", "group", "MB/call", "calls", "analytic ms", "fabric ms", "ratio"});
+    for (const sim::OpTiming& x : s.ops)
+      o.add_row({op_label(x), std::to_string(x.op.group.size),
+                 fixed(x.op.bytes / 1e6, 1), fixed(x.op.calls, x.op.calls == std::floor(x.op.calls) ? 0 : 2), fixed(1e3 * x.analytic_s, 3),
+                 fixed(1e3 * x.simulated_s, 3), x.analytic_s > 0 ? fixed(x.simulated_s / x.analytic_s, 2) : "-"});
+    o.print(os);
+  }
   if (!s.links.empty()) {
     os << "\n";
     TextTable l({"Hottest links", "GB per step", "utilization"});
@@ -92,6 +114,9 @@ void print_simulate_csv(std::ostream& os, const SimulateResult& r) {
   os << "step,time_s," << r.simulated.step_time_s << "," << r.analytic.time_s << "\n";
   if (r.checkpoint) os << "checkpoint,write_s," << r.simulated.checkpoint_s << "," << r.checkpoint->analytic_s << "\n";
   for (const Part& p : parts(r)) os << "breakdown," << p.key << "," << p.simulated << "," << p.analytic << "\n";
+  for (const sim::OpTiming& o : r.simulated.ops)
+    os << "op_call_s," << csv_field(op_label(o)) << ","
+       << o.simulated_s << "," << o.analytic_s << "\n";
   for (const sim::LinkUse& l : r.simulated.links) os << "link_bytes," << csv_field(l.id) << "," << l.bytes << ",\nlink_utilization," << l.id << "," << l.utilization << ",\n";
 }
 

@@ -8,6 +8,7 @@
 #include <simgrid/s4u.hpp>
 
 #include "fabric.hpp"
+#include "models/comm_backend.hpp"
 #include "models/errors.hpp"
 #include "models/op_stream.hpp"
 #include "models/pipeline_schedule.hpp"
@@ -144,13 +145,19 @@ class Simulation {
     rng_.seed(opt.seed);
   }
 
+  // First each communication op of the stream alone on the fabric (a probe actor, both backends), then the
+  // iterations: one actor per GPU or TP group.
   void run() {
-    for (int r = 0; r < grid_.world(); r += width_) sg4::Actor::create("rank" + std::to_string(r), fabric_.gpu(r), [this, r] { rank_main(r); });
+    sg4::Actor::create("ops", fabric_.gpu(0), [this] {
+      time_ops();
+      for (int r = 0; r < grid_.world(); r += width_) sg4::Actor::create("rank" + std::to_string(r), fabric_.gpu(r), [this, r] { rank_main(r); });
+    });
     sg4::Engine::get_instance()->run();
   }
 
   SimulationResult result() {
     SimulationResult out;
+    out.ops = ops_;
     out.gpus = grid_.world();
     out.iteration_s = iteration_s_;
     double sum = 0;
@@ -224,7 +231,8 @@ class Simulation {
   // on the route's links; `simulate` false: counted only, nothing started (nullptr).
   sg4::CommPtr flow(int from, int to, double seconds, double bytes, bool simulate = true) {
     const double effective = seconds * fabric_.route_bandwidth(from, to);
-    for (sg4::Link* l : fabric_.route(from, to)) link_effective_[l] += effective, link_bytes_[l] += bytes;
+    if (counting_)
+      for (sg4::Link* l : fabric_.route(from, to)) link_effective_[l] += effective, link_bytes_[l] += bytes;
     if (!simulate) return nullptr;
     ++flows_;
     return fabric_.transfer(fabric_.gpu(from), fabric_.gpu(to), bytes, seconds);
@@ -312,6 +320,69 @@ class Simulation {
     if (b) b->wait();
     *in_flight += sg4::Engine::get_clock() - start;
     event(rank, cat, cat, start);
+  }
+
+  // The SimGrid backend: one call of an op with every group of its kind at once, its flows alone on the fabric
+  // (not counted in the link statistics); all-to-all rounds one after another, pipeline sends from every stage
+  // to the next. Negative where the op's group matches none of the layout's groups.
+  class FabricBackend final : public CommBackend {
+   public:
+    explicit FabricBackend(Simulation& s) : s_(s) {}
+    const char* name() const override { return "simgrid"; }
+    double call_time(const CommOp& op) override { return s_.probe(op); }
+
+   private:
+    Simulation& s_;
+  };
+
+  double probe(const CommOp& op) {
+    const int world = grid_.world();
+    const double start = sg4::Engine::get_clock();
+    std::vector<sg4::CommPtr> comms;
+    if (op.dim == ParallelDim::Pp) {
+      for (int r = 0; r < world; ++r) {
+        const int stage = grid_.coordinate(GroupKind::Pp, r);
+        if (stage + 1 < sc_.parallel.pp) comms.push_back(fabric_.transfer(fabric_.gpu(r), fabric_.gpu(grid_.at_stage(r, stage + 1)), op.bytes, op.call_s));
+      }
+      for (auto& c : comms) c->wait();
+      return sg4::Engine::get_clock() - start;
+    }
+    GroupKind kind = group_of(op.dim);
+    if (op.dim == ParallelDim::Dp && static_cast<int>(grid_.group(kind, 0).size()) != op.group.size) kind = GroupKind::Edp;
+    const int n = static_cast<int>(grid_.group(kind, 0).size());
+    if (n != op.group.size || n < 2) return -1;
+    Traffic t;
+    CommOp one = op;
+    one.calls = 1;
+    t.add(one, 1);
+    const bool a2a = op.collective == Collective::AllToAll;
+    const bool counting = counting_;
+    counting_ = false;
+    for (int round = a2a ? 1 : 0; round <= (a2a ? n - 1 : 0); ++round) {
+      for (int r = 0; r < world; ++r)
+        for (auto& c : start_flows(r, grid_.group(kind, r), t, a2a, true, round)) comms.push_back(std::move(c));
+      for (auto& c : comms) c->wait();
+      comms.clear();
+    }
+    counting_ = counting;
+    return sg4::Engine::get_clock() - start;
+  }
+
+  void time_ops() {
+    AnalyticCommBackend analytic;
+    FabricBackend fabric(*this);
+    const long long flows = flows_;
+    auto time = [&](const char* scope, const CommOp& op) {
+      const double simulated = fabric.call_time(op);
+      if (simulated >= 0) ops_.push_back({scope, op, analytic.call_time(op), simulated});
+    };
+    if (sc_.model.num_dense_layers() > 0)
+      for (const CommOp& op : stream_.dense.comm) time("dense layer", op);
+    if (sc_.model.is_moe())
+      for (const CommOp& op : stream_.moe.comm) time("MoE layer", op);
+    for (const CommOp& op : stream_.stage_comm) time("stage", op);
+    for (const CommOp& op : stream_.step_comm) time("step", op);
+    flows_ = flows;  // the iterations' flows only
   }
 
   GroupKind group_of(ParallelDim d) const {
@@ -567,6 +638,8 @@ class Simulation {
   int width_ = 1;  // GPUs per actor: the TP group, or 1
   bool whole_node_tp_ = false;  // the TP group is a whole node
   std::vector<int> rank_ids_;  // payloads of the pipeline notices
+  std::vector<OpTiming> ops_;
+  bool counting_ = true;       // flows count in the link statistics (not the op probes')
 };
 
 }  // namespace

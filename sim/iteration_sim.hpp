@@ -8,6 +8,9 @@
 // gradient buckets under the last backward, the parameter gather under the first forward, the optimizer and
 // the overhead. A world barrier (the global gradient-norm all-reduce) ends each iteration.
 //
+// Before the iterations, each communication op of the stream runs alone on the fabric, one call with every group
+// of its kind at once: the SimGrid backend of models/comm_backend.hpp, listed op by op beside the analytic one.
+//
 // Collectives become flows, collapsed: one flow per ring edge carrying the whole collective (all-reduce,
 // all-gather, reduce-scatter, ring attention), n-1 permutation rounds for an all-to-all, one flow per
 // pipeline send. Blocking rings of small groups may run step by step instead (SimOptions::expand_rings_up_to),
@@ -73,6 +76,15 @@ struct TraceEvent {
   double start_s = 0, duration_s = 0;
 };
 
+// One communication op of the stream, one call with every group of its kind at once, on both backends
+// (models/comm_backend.hpp): before the iterations, each op alone on the fabric.
+struct OpTiming {
+  std::string scope;        // "dense layer", "MoE layer", "stage", "step"
+  CommOp op;
+  double analytic_s = 0;    // one call, analytic
+  double simulated_s = 0;   // one call, its flows alone on the fabric
+};
+
 struct SimulationResult {
   std::vector<double> iteration_s;  // each simulated iteration
   double step_time_s = 0;           // their mean
@@ -83,6 +95,7 @@ struct SimulationResult {
   long long flows = 0;
   int gpus = 0;
   double checkpoint_s = 0;          // the checkpoint write after the iterations, until the last GPU is done
+  std::vector<OpTiming> ops;        // the stream's communication ops, analytic and on the fabric
 };
 
 // Runs the simulation in this process's SimGrid engine (once per process). Throws InputError for what it
