@@ -48,7 +48,8 @@ FabricLink& Fabric::add_link(const std::string& id, double bandwidth) {
   f.id = id;
   f.up = sg4::Link::by_name(id + "_UP");
   f.down = sg4::Link::by_name(id + "_DOWN");
-  f.bandwidth = bandwidth;
+  f.bandwidth = f.nominal = bandwidth;
+  nominal_[f.up] = nominal_[f.down] = bandwidth;
   links_.push_back(f);
   return links_.back();
 }
@@ -211,10 +212,10 @@ const std::vector<sg4::Link*>& Fabric::route(const sg4::Host* from, const sg4::H
   return routes_.emplace(std::make_pair(from, to), std::move(links)).first->second;
 }
 
-double Fabric::route_bandwidth(const sg4::Host* from, const sg4::Host* to) {
-  double bw = std::numeric_limits<double>::infinity();
-  for (const sg4::Link* l : route(from, to)) bw = std::min(bw, l->get_bandwidth());
-  return std::isfinite(bw) ? bw : 0.0;
+double Fabric::nominal_bandwidth(const sg4::Host* from, const sg4::Host* to) {
+  const std::vector<sg4::Link*>& links = route(from, to);
+  if (links.empty()) return 0.0;
+  return std::min(nominal_.at(links.front()), nominal_.at(links.back()));
 }
 
 bool Fabric::slow_link(const std::string& id, double factor) {
@@ -231,7 +232,7 @@ bool Fabric::slow_link(const std::string& id, double factor) {
 sg4::CommPtr Fabric::transfer(sg4::Host* from, sg4::Host* to, double bytes, double seconds) {
   // SimGrid moves whole bytes; the factor is this size over what the route moves in `seconds`.
   const double size = std::max(1.0, std::round(bytes));
-  const double capacity = std::max(1.0, seconds * route_bandwidth(from, to));
+  const double capacity = std::max(1.0, seconds * nominal_bandwidth(from, to));
   pending_factors_[{from, to, size}].push_back(size / capacity);
   return sg4::Comm::sendto_async(from, to, static_cast<uint64_t>(size));
 }

@@ -9,9 +9,10 @@
 // NIC bandwidth), split duplex, zero latency.
 //
 // A transfer carries its real bytes; SimGrid's bandwidth-factor callback gives it the efficiency that makes it,
-// alone, take the analytic time of the collective it belongs to (latency and the calibrated bandwidth curve of
-// models/collectives.hpp included): a flow of factor f progresses at f x its share of each link, i.e. it uses
-// a link as bytes / f would. Where flows meet on a link, max-min sharing stretches them.
+// alone on ports as built, take the analytic time of the collective it belongs to (latency and the calibrated
+// bandwidth curve of models/collectives.hpp included): a flow of factor f progresses at f x its share of each
+// link, i.e. it uses a link as bytes / f would. A switch uplink narrower than the ports, a slowed link, and
+// flows meeting on a link (max-min sharing) stretch it.
 //
 // Placement: the job's nodes (in rank order, node n holding ranks n x gpus_per_node ..) are put on the
 // fabric's node slots (slot s under leaf s / nodes_per_leaf) packed, spread over the leaves, or at random.
@@ -36,6 +37,7 @@ struct FabricLink {
   simgrid::s4u::Link* up = nullptr;    // the two directions of a split-duplex link
   simgrid::s4u::Link* down = nullptr;
   double bandwidth = 0;       // bytes/s, each direction
+  double nominal = 0;         // as built, before --slow-link
 };
 
 enum class Placement { Packed, Spread, Random };
@@ -63,9 +65,11 @@ class Fabric {
   int physical_gpu(int rank) const { return physical_[static_cast<std::size_t>(rank)]; }
   int size() const { return static_cast<int>(hosts_.size()); }
   const std::vector<FabricLink>& links() const { return links_; }
-  // Slowest link on the route from one host to another, bytes/s (cached).
-  double route_bandwidth(const simgrid::s4u::Host* from, const simgrid::s4u::Host* to);
-  double route_bandwidth(int from, int to) { return route_bandwidth(gpu(from), gpu(to)); }
+  // The bandwidth the collective model prices a transfer at: its endpoints' ports (NVLink inside a node, the
+  // NICs between nodes) as built, bytes/s. A lone transfer runs at this times its factor; switch uplinks
+  // narrower than that, and slowed links, make it slower.
+  double nominal_bandwidth(const simgrid::s4u::Host* from, const simgrid::s4u::Host* to);
+  double nominal_bandwidth(int from, int to) { return nominal_bandwidth(gpu(from), gpu(to)); }
   // Links of the route (directional SimGrid links), for byte accounting.
   const std::vector<simgrid::s4u::Link*>& route(const simgrid::s4u::Host* from, const simgrid::s4u::Host* to);
   const std::vector<simgrid::s4u::Link*>& route(int from, int to) { return route(gpu(from), gpu(to)); }
@@ -89,6 +93,7 @@ class Fabric {
   // actor's transfer reaches the callback in the same scheduling round, after other actors may have started
   // theirs, in order.
   std::map<std::tuple<const simgrid::s4u::Host*, const simgrid::s4u::Host*, double>, std::deque<double>> pending_factors_;
+  std::map<const simgrid::s4u::Link*, double> nominal_;  // each directional link's bandwidth as built
 };
 
 }  // namespace trainsim::sim

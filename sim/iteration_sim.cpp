@@ -230,7 +230,7 @@ class Simulation {
   // One flow of `bytes` from GPU `from` to `to` that alone takes `seconds` (Fabric::transfer), its bytes counted
   // on the route's links; `simulate` false: counted only, nothing started (nullptr).
   sg4::CommPtr flow(int from, int to, double seconds, double bytes, bool simulate = true) {
-    const double effective = seconds * fabric_.route_bandwidth(from, to);
+    const double effective = seconds * fabric_.nominal_bandwidth(from, to);
     if (counting_)
       for (sg4::Link* l : fabric_.route(from, to)) link_effective_[l] += effective, link_bytes_[l] += bytes;
     if (!simulate) return nullptr;

@@ -31,7 +31,7 @@ TEST_CASE("a lone transfer reproduces the alpha-beta time it was sized to") {
   Case cases[] = {{0, 1}, {0, 8}, {3, 12}};
   const double bytes[] = {4096, 1e9, 123456789};
   // NVLink port vs NIC: the routes differ in bandwidth by more than 2x, so a wrongly sized flow would show.
-  CHECK(fabric.route_bandwidth(0, 1) > 2 * fabric.route_bandwidth(0, 8));
+  CHECK(fabric.nominal_bandwidth(0, 1) > 2 * fabric.nominal_bandwidth(0, 8));
   sg4::Actor::create("sender", fabric.gpu(0), [&] {
     for (std::size_t i = 0; i < std::size(cases); ++i) {
       Case& c = cases[i];
