@@ -10,6 +10,7 @@
 
 #include "calibration.hpp"
 #include "recompute_policy.hpp"
+#include "transformer.hpp"
 
 namespace trainsim {
 
@@ -56,9 +57,6 @@ constexpr double kHopperTablePeak = 989;
 // 0.508-0.623, mean 0.558. Dao 2023 §4.1 agrees: FA2 "up to 335 TFLOP/s" on H100 against the table's 539.
 constexpr double kFlash2OverFusedHopper = 0.558;
 
-// FlashAttention-2 skips fully masked blocks under causal masking: half the s² work (Dao 2023, §3.1.1);
-// its backward pass runs 5 matmuls against the forward's 2: 2.5x the FLOPs (Dao 2023, §4.1 FLOP count).
-constexpr double kCausalFraction = 0.5;
 constexpr double kFlashBackwardFlops = 2.5;
 
 // A per-expert MoE loop (transformers Qwen3MoeSparseMoeBlock / MixtralSparseMoeBlock.forward) launches, per
@@ -661,7 +659,10 @@ LayerCompute layer_walk(const ModelSpec& m, const TrainingSpec& t, const Paralle
     Acc f, bk;
     const double batch = b * heads;  // independent (sequence, head) problems on this rank
     if (t.flash_attention) {
-      const double fl = 2 * batch * s * seq * (dqk + dv) * kCausalFraction;   // QK^T and AV: 2·s_q·s_k·(d_qk + d_v) per head, half masked
+      // QK^T and AV: 2·s_q·s_k·(d_qk + d_v) per head over the pairs attended: half of them when causal, fewer
+      // under a sliding window (FlashAttention skips the masked blocks).
+      const double attended = attended_key_fraction(m, seq);
+      const double fl = 2 * batch * s * seq * (dqk + dv) * attended;
       const double peak = gemm_peak_flops(gpu, high_p);
       f.attention_s = fl / (peak * flash_attention_efficiency(tr, s, false, fw.attention_kernel));
       f.attention_flops = fl;
@@ -671,7 +672,7 @@ LayerCompute layer_walk(const ModelSpec& m, const TrainingSpec& t, const Paralle
       if constexpr (Record) {
         // A fused kernel has no GEMM shape of its own: listed as the batched Q·K^T-shaped GEMM (s x causal
         // fraction of the keys x head dim) with the kernel's FLOPs, the GEMM-equivalent a proxy run can time.
-        const double keys = seq * kCausalFraction, per_gemm = 2 * s * keys * dqk;
+        const double keys = seq * attended, per_gemm = 2 * s * keys * dqk;
         const GemmShape fe{s, keys, dqk, fl / per_gemm}, be{s, keys, dqk, bk.attention_flops / per_gemm};
         ob.record(false, LayerOp::Attention, {"attention", "core"}, "", fe, high_p, 0, fl, f.attention_s, true);
         ob.record(true, LayerOp::Attention, {"attention", "core"}, "", be, high_p, 0, bk.attention_flops, bk.attention_s, true);

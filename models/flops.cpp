@@ -1,6 +1,7 @@
 #include "flops.hpp"
 
 #include "recompute_policy.hpp"
+#include "transformer.hpp"
 
 namespace trainsim {
 
@@ -29,6 +30,8 @@ ForwardFlops forward_flops_per_sequence(const ModelSpec& m, double s) {
   const double moe_mlp = 2 * s * (gate * h * (double(m.num_experts_per_tok) * m.moe_intermediate_size + m.shared_expert_intermediate_size) +
                                   h * m.num_experts);  // experts a token visits, shared expert, router
   ForwardFlops f;
+  // Sliding windows cut the pairs attended; Megatron's full-square count scaled by the same share.
+  scores *= attended_key_fraction(m, s) / 0.5;
   f.attention = m.num_hidden_layers * scores;
   f.layers = m.num_hidden_layers * (attn_proj + scores) + m.num_dense_layers() * dense_mlp + m.num_moe_layers() * moe_mlp;
   f.dense_linear = m.num_dense_layers() * (attn_proj + dense_mlp);

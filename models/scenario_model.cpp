@@ -27,6 +27,46 @@ const char* const kQuietHfKeys[] = {"architectures", "model_type", "torch_dtype"
                                     "published_active_parameters", "published_parameters_source",
                                     "_name_or_path", "hf_config"};
 
+// Sliding-window attention as Hugging Face configs spell it: sliding_window (tokens; null = none) on the layers
+// that layer_types marks "sliding_attention"; without layer_types, on every layer (Mistral), on all but every
+// sliding_window_pattern-th layer (Gemma 3: 5 local to 1 global), or on the layers from max_window_layers on
+// (Qwen2), and on none when use_sliding_window is false (Qwen2/3 configs carry a window they do not use).
+void read_sliding_window(JsonReader& r, const std::string& path, ModelSpec* m) {
+  r.mark_read({"sliding_window", "layer_types", "use_sliding_window", "sliding_window_pattern", "max_window_layers"});
+  const int layers = m->num_hidden_layers;
+  if (r.has("layer_types")) {
+    const Json& types = r.raw("layer_types");
+    if (!types.is_array() || static_cast<int>(types.size()) != layers)
+      throw InputError(path + "/layer_types", json_value_text(types), "an array of num_hidden_layers (" + std::to_string(layers) + ") layer types");
+    for (std::size_t i = 0; i < types.size(); ++i) {
+      const std::string kind = types[i].is_string() ? types[i].get<std::string>() : "";
+      if (kind == "sliding_attention") ++m->sliding_layers;
+      else if (kind != "full_attention")
+        throw InputError(path + "/layer_types/" + std::to_string(i), json_value_text(types[i]), "\"full_attention\" or \"sliding_attention\"",
+                         kind == "linear_attention" ? "linear-attention layers are not modelled yet" : "");
+    }
+  }
+  const bool window_given = r.has("sliding_window") && !r.raw("sliding_window").is_null();
+  if (window_given) m->sliding_window = r.get_int("sliding_window", 0, "", 1, limits::kMaxPositions);
+  if (!window_given || m->sliding_window == 0) {
+    if (m->sliding_layers > 0) throw InputError(path + "/sliding_window", "nothing", "a window in tokens for the sliding_attention layers");
+    return;
+  }
+  if (r.has("layer_types")) return;
+  if (r.has("use_sliding_window") && !r.get_bool("use_sliding_window", true, "")) {
+    m->sliding_window = 0;
+    return;
+  }
+  if (r.has("sliding_window_pattern")) {
+    const int period = r.get_int("sliding_window_pattern", 1, "", 1, limits::kMaxLayers);
+    m->sliding_layers = layers - layers / period;
+  } else if (r.has("max_window_layers")) {
+    m->sliding_layers = layers - std::min(layers, r.get_int("max_window_layers", 0, "", 0, limits::kMaxLayers));
+  } else {
+    m->sliding_layers = layers;
+  }
+}
+
 // Rotary embeddings as Hugging Face writes them: rope_theta, and rope_scaling {rope_type (or the older "type"),
 // factor, ...} or null.
 void read_rope(JsonReader& r, ModelSpec* m) {
@@ -142,6 +182,7 @@ ModelSpec parse_model(const Json& section_value, std::vector<AppliedDefault>* de
   m.qk_norm = r.get_bool("qk_norm", qwen3, qwen3 ? "model_type " + model_type + ": Qwen3 normalises q and k per head" : "no QK normalisation");
   read_rope(r, &m);
   read_mla(r, path, &m);
+  read_sliding_window(r, path, &m);
   // Dropout: GPT-style models (2-matrix MLP) train with Megatron-LM's and GPT-2's default 0.1; gated-MLP
   // (Llama-family) models have no dropout layers. (GPT-2's attn_pdrop / resid_pdrop are read as these.)
   const bool gpt_style = m.mlp == MlpKind::Plain;

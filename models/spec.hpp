@@ -53,6 +53,11 @@ struct ModelSpec {
   // kv_lora_rank latent; each head's query/key has qk_nope_head_dim + qk_rope_head_dim dims (the rotary part
   // of the key shared by all heads), its value v_head_dim.
   int q_lora_rank = 0, kv_lora_rank = 0, qk_nope_head_dim = 0, qk_rope_head_dim = 0, v_head_dim = 0;
+  // Sliding-window attention (Mistral, Gemma 2/3, GPT-OSS): on sliding_layers of the layers a query attends to
+  // at most the sliding_window keys before it (itself included); the other layers attend to the whole causal
+  // prefix. 0 / 0: every layer full.
+  int sliding_window = 0;
+  int sliding_layers = 0;
 
   bool is_moe() const { return num_experts > 0; }
   bool is_mla() const { return kv_lora_rank > 0; }

@@ -35,6 +35,12 @@ struct ModelParams {
 
 ModelParams count_parameters(const ModelSpec& m);
 
+// Of the seq x seq query-key pairs of a sequence, the share a layer attends to, averaged over the layers: 1/2
+// for causal attention (s(s+1)/2 pairs, the +1 dropped), and for a causal window of w < s keys
+// (w(w+1)/2 + (s - w)·w pairs) w/s - w²/(2s²), weighted by the sliding layers' share. A stage is taken to hold
+// the model's mix of layers (exact when its layers are a whole number of the pattern's periods).
+double attended_key_fraction(const ModelSpec& m, double seq);
+
 // How layers fall on pipeline stages, as Megatron-LM runs an uneven split (--decoder-first-pipeline-num-layers,
 // --decoder-last-pipeline-num-layers; Llama 3, arXiv:2407.21783 §3.3.2: "we reduce one Transformer layer each
 // from the first and the last stages", 126 = 7 + 14 x 8 + 7): n/stages each when stages divides n; otherwise the
