@@ -1,6 +1,7 @@
 #include "compute.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <string>
 #include <string_view>
@@ -393,6 +394,7 @@ struct RecordedOp {
   LayerOp op;
   bool adapter = false;  // LoRA adapter forward work (not run by the DPO reference forward)
   bool core = false;     // attention core forward (what selective recompute repeats)
+  unsigned modules = 0;  // forward: the Megatron recompute modules it belongs to (RecomputeModule bits)
 };
 struct NoRecord {};
 
@@ -409,6 +411,8 @@ struct OpBuilder {
   Acc fwd, bwd;         // the policy model's forward / backward
   Acc adapter_fwd;      // of which LoRA adapters (not run by the DPO reference forward)
   Acc core_fwd;         // of which the attention core (what selective recompute repeats)
+  Acc module_fwd[7];    // of which each of Megatron's recompute modules (by RecomputeModule bit; nested ones counted in both)
+  unsigned open_modules = 0;  // Record: the modules the ops being added belong to
   Acc synced_fwd;       // of which a per-expert loop that syncs the host once per expert (moe_loop_host_sync)
   double synced_iterations = 0;  // experts in that loop
   using OpList = std::conditional_t<Record, std::vector<RecordedOp>, NoRecord>;
@@ -452,6 +456,7 @@ struct OpBuilder {
       r.op.kernels = kernels;
       r.adapter = in_adapter && !backward;
       r.core = in_core && !backward;
+      r.modules = backward ? 0u : open_modules | (in_core ? unsigned(kRecomputeCoreAttn) : 0u);
       (backward ? bwd_ops : fwd_ops).push_back(std::move(r));
     }
   }
@@ -533,6 +538,20 @@ struct OpBuilder {
     if constexpr (Record) in_adapter = false;
   }
 
+  // Runs `body`, counting the forward work it adds towards recompute module `bit` (sections may nest).
+  template <class Body>
+  void module(unsigned bit, Body&& body) {
+    if (bit == 0) return body();
+    const Acc before = fwd;
+    const unsigned open = open_modules;
+    open_modules |= bit;
+    body();
+    open_modules = open;
+    Acc added = fwd;
+    added.add(before, -1);
+    module_fwd[std::countr_zero(bit)].add(added);
+  }
+
   // Norm: read x, write y (forward); read x and dy, write dx (backward). Per element, 16-bit I/O.
   // An eager RMSNorm is the op sequence above; LayerNorm is one aten kernel in eager PyTorch as well.
   void norm(const OpName& name, double elements) {
@@ -551,7 +570,9 @@ struct OpBuilder {
   void dropout(const OpName& name, double elements) { memory(name, (2 * ab + 1) * elements, (2 * ab + 1) * elements); }
 
   // MLP on `tokens` tokens with per-GPU inner size f, `count` copies (local experts).
-  void mlp(const char* group, const ModelSpec& m, const LoraTargets& l, double tokens, double f, double count, bool trained) {
+  // `act_module`: the recompute module the activation function belongs to (0: none of its own).
+  void mlp(const char* group, const ModelSpec& m, const LoraTargets& l, double tokens, double f, double count, bool trained,
+           unsigned act_module = 0) {
     if (tokens <= 0 || f <= 0 || count <= 0) return;
     const double h = m.hidden_size;
     const double launches = serial_count ? count : 1;  // memory-bound kernels of a per-expert loop: one per expert
@@ -568,12 +589,16 @@ struct OpBuilder {
       if (l.up) lora(group, "up_lora", tokens, h, f, count);
       // SwiGLU/GeGLU: read gate and up, write the product; backward reads gate, up, dy and writes two grads.
       // Eager: the activation and the product as separate ops (eager_gated_activation).
-      if (eager_activation) memory({group, "act"}, tokens * f * count, eager_gated_activation_cost(ab), launches);
-      else memory({group, "act"}, 3 * ab * tokens * f * count, 5 * ab * tokens * f * count, launches, launches);
+      module(act_module, [&] {
+        if (eager_activation) memory({group, "act"}, tokens * f * count, eager_gated_activation_cost(ab), launches);
+        else memory({group, "act"}, 3 * ab * tokens * f * count, 5 * ab * tokens * f * count, launches, launches);
+      });
     } else {
       dense({group, "up"}, tokens, h, f, count, trained, linear);
       if (l.up) lora(group, "up_lora", tokens, h, f, count);
-      memory({group, "act"}, 2 * ab * tokens * f * count, 3 * ab * tokens * f * count, launches, launches);  // GeLU: read x, write y; backward x, dy -> dx
+      module(act_module, [&] {  // GeLU: read x, write y; backward x, dy -> dx
+        memory({group, "act"}, 2 * ab * tokens * f * count, 3 * ab * tokens * f * count, launches, launches);
+      });
     }
     dense({group, "down"}, tokens, f, h, count, trained, linear);
     if (l.down) lora(group, "down_lora", tokens, f, h, count);
@@ -620,25 +645,28 @@ LayerCompute layer_walk(const ModelSpec& m, const TrainingSpec& t, const Paralle
   // --- attention block
   // Per-head widths of Q·K^T and of P·V (head_dim both, except under MLA).
   const double dqk = m.qk_head_dim(), dv = m.value_head_dim();
-  ob.norm({"attention", "norm"}, tokens_outside * h);
+  ob.module(kRecomputeLayernorm, [&] { ob.norm({"attention", "norm"}, tokens_outside * h); });
   double attention_weights = h * heads * d * 2 + 2 * h * kv_heads * d;   // per GPU, for QLoRA dequantization
   if (m.is_mla()) {
     // Multi-head latent attention as Megatron-core runs it: the down-projections (and their norms) whole on every
     // TP rank over all the layer's tokens, the up-projections split by heads; RoPE on the rotary part of each
     // head's query and on the key's shared rotary part.
     const double ql = m.q_lora_rank, kvl = m.kv_lora_rank, rope = m.qk_rope_head_dim;
+    // Megatron's mla_up_proj recompute module: the up-projections and the rotary embedding.
     if (ql > 0) {
       ob.dense({"attention", "q_down"}, tokens, h, ql, 1, trained, ob.linear);
       ob.norm({"attention", "q_norm"}, tokens * ql);
-      ob.dense({"attention", "q_up"}, tokens, ql, heads * dqk, 1, trained, ob.linear);
+      ob.module(kRecomputeMlaUpProj, [&] { ob.dense({"attention", "q_up"}, tokens, ql, heads * dqk, 1, trained, ob.linear); });
     } else {
       ob.dense({"attention", "q"}, tokens, h, heads * dqk, 1, trained, ob.linear);
     }
     ob.dense({"attention", "kv_down"}, tokens, h, kvl + rope, 1, trained, ob.linear);
     ob.norm({"attention", "kv_norm"}, tokens * kvl);
-    ob.dense({"attention", "kv_up"}, tokens, kvl, heads * (m.qk_nope_head_dim + dv), 1, trained, ob.linear);
-    const double rotated = tokens * (heads + 1) * rope;
-    if (m.position_embedding == PositionEmbedding::Rope) ob.rope({"attention", "rope"}, rotated);
+    ob.module(kRecomputeMlaUpProj, [&] {
+      ob.dense({"attention", "kv_up"}, tokens, kvl, heads * (m.qk_nope_head_dim + dv), 1, trained, ob.linear);
+      const double rotated = tokens * (heads + 1) * rope;
+      if (m.position_embedding == PositionEmbedding::Rope) ob.rope({"attention", "rope"}, rotated);
+    });
     attention_weights = (ql > 0 ? h * ql + ql * heads * dqk : h * heads * dqk) + h * (kvl + rope) + kvl * heads * (m.qk_nope_head_dim + dv) +
                         heads * dv * h;
   } else {
@@ -711,13 +739,13 @@ LayerCompute layer_walk(const ModelSpec& m, const TrainingSpec& t, const Paralle
   ob.residual({"attention", "residual"}, tokens_outside * h);
 
   // --- MLP block
-  ob.norm({"mlp", "norm"}, tokens_outside * h);
+  ob.module(kRecomputeLayernorm, [&] { ob.norm({"mlp", "norm"}, tokens_outside * h); });
   double linear_weights = attention_weights;
   if (!moe_layer) {
     const double f = m.intermediate_size / tp;
-    ob.mlp("mlp", m, l, tokens, f, 1, trained);
+    ob.module(kRecomputeMlp, [&] { ob.mlp("mlp", m, l, tokens, f, 1, trained); });
     linear_weights += OpBuilder<Record>::mlp_weights(m, f);
-  } else {
+  } else ob.module(kRecomputeMoe, [&] {
     // Router on the tokens this rank holds; tokens routed to top-k experts, balanced over E experts.
     // Expert parallel: E/ep local experts, each receiving routed·ep/E tokens of this rank's share; expert
     // tensor parallel all-gathers the tokens of the etp group and splits each expert's inner size by etp.
@@ -741,7 +769,7 @@ LayerCompute layer_walk(const ModelSpec& m, const TrainingSpec& t, const Paralle
     // Grouped GEMM: each expert GEMM of the local experts in one kernel sharing waves; a loop: one GEMM per
     // expert, each with the per-expert token count as M (tile/wave quantization per expert) and its own launch.
     ob.serial_count = !fw.moe_grouped_gemm;
-    ob.mlp("moe.experts", m, l, tokens_per_expert, f_expert, local_experts, trained);
+    ob.mlp("moe.experts", m, l, tokens_per_expert, f_expert, local_experts, trained, kRecomputeMoeAct);
     ob.serial_count = false;
     ob.fwd.hook_s += local_experts * hooked.per_expert * module_fetch_s;
     ob.bwd.hook_s += local_experts * hooked.per_expert * module_fetch_s;
@@ -753,10 +781,10 @@ LayerCompute layer_walk(const ModelSpec& m, const TrainingSpec& t, const Paralle
     linear_weights += local_experts * OpBuilder<Record>::mlp_weights(m, f_expert);
     if (m.shared_expert_intermediate_size > 0) {
       const double fs = m.shared_expert_intermediate_size / tp;
-      ob.mlp("moe.shared_expert", m, l, tokens, fs, 1, trained);
+      ob.module(kRecomputeSharedExperts, [&] { ob.mlp("moe.shared_expert", m, l, tokens, fs, 1, trained); });
       linear_weights += OpBuilder<Record>::mlp_weights(m, fs);
     }
-  }
+  });
   if (m.hidden_dropout > 0) ob.dropout({"mlp", "dropout"}, tokens_outside * h);
   ob.residual({"mlp", "residual"}, tokens_outside * h);
 
@@ -783,7 +811,13 @@ LayerCompute layer_walk(const ModelSpec& m, const TrainingSpec& t, const Paralle
   // GEMM FLOPs (recompute_policy.hpp); the attention output is saved.
   const bool per_op = t.recompute == Recompute::Selective && fw.selective_recompute == SelectiveRecompute::EveryOtherMatmul;
   const double gemm_share = per_op ? every_other_matmul(m, moe_layer, tp).recomputed_gemm_fraction : 0.0;
-  Acc selective = ob.core_fwd;
+  // Megatron's policy: the recompute modules' forward work; the MoE block contains its activation and shared
+  // experts (module_fwd counts nested work in both).
+  const unsigned mods = t.recompute_modules;
+  const unsigned counted = mods & kRecomputeMoe ? mods & ~(kRecomputeMoeAct | kRecomputeSharedExperts) : mods;
+  Acc selective = mods & kRecomputeCoreAttn ? ob.core_fwd : Acc{};
+  for (unsigned bit : {kRecomputeLayernorm, kRecomputeMlp, kRecomputeMoe, kRecomputeMoeAct, kRecomputeSharedExperts, kRecomputeMlaUpProj})
+    if (counted & bit) selective.add(ob.module_fwd[std::countr_zero(bit)]);
   if (per_op) {
     selective = Acc{};
     selective.gemm_s = gemm_share * ob.fwd.gemm_s, selective.gemm_flops = gemm_share * ob.fwd.gemm_flops;
@@ -832,7 +866,7 @@ LayerCompute layer_walk(const ModelSpec& m, const TrainingSpec& t, const Paralle
     }
     if (t.recompute != Recompute::None) {
       for (const RecordedOp& r : ob.fwd_ops) {
-        if (t.recompute == Recompute::Selective && (per_op ? r.core : !r.core)) continue;
+        if (t.recompute == Recompute::Selective && (per_op ? r.core : !(r.modules & mods))) continue;
         LayerOp o = r.op;
         o.pass = "recompute";
         if (per_op && o.kind == LayerOp::Gemm) {  // the policy's share of each GEMM (see above)

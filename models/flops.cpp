@@ -10,6 +10,7 @@ struct ForwardFlops {
   double layers = 0;     // transformer layers, all of them
   double attention = 0;  // of which the s² attention-score terms (QK^T and AV)
   double dense_linear = 0, moe_linear = 0;  // of which the weight GEMMs of the dense / MoE layers
+  double dense_mlp = 0, moe_block = 0, shared = 0, mla_up = 0;  // of which the dense MLPs, MoE blocks, shared experts, MLA up-projections
   double head = 0;       // LM head
 };
 
@@ -37,6 +38,11 @@ ForwardFlops forward_flops_per_sequence(const ModelSpec& m, double s) {
   f.dense_linear = m.num_dense_layers() * (attn_proj + dense_mlp);
   f.moe_linear = m.num_moe_layers() * (attn_proj + moe_mlp);
   f.head = 2 * s * h * m.vocab_size;
+  f.dense_mlp = m.num_dense_layers() * dense_mlp;
+  f.moe_block = m.num_moe_layers() * moe_mlp;
+  f.shared = m.num_moe_layers() * 2 * s * gate * h * m.shared_expert_intermediate_size;
+  if (m.is_mla())
+    f.mla_up = m.num_hidden_layers * 2 * s * m.num_attention_heads * (m.q_lora_rank * m.qk_head_dim() + m.kv_lora_rank * (m.qk_nope_head_dim + m.v_head_dim));
   return f;
 }
 
@@ -61,7 +67,15 @@ double hardware_flops_per_iteration(const ModelSpec& m, const TrainingSpec& t, d
   const ForwardFlops f = forward_flops_per_sequence(m, t.seq_len);
   double extra = 0;
   if (t.recompute == Recompute::Full) extra = f.layers;
-  else if (t.recompute == Recompute::Selective && selective == SelectiveRecompute::AttentionCore) extra = f.attention;
+  else if (t.recompute == Recompute::Selective && selective == SelectiveRecompute::AttentionCore) {
+    // Megatron's recompute modules: the GEMM work of those that have any (norms and activations have none).
+    const unsigned mods = t.recompute_modules;
+    if (mods & kRecomputeCoreAttn) extra += f.attention;
+    if (mods & kRecomputeMlp) extra += f.dense_mlp;
+    if (mods & kRecomputeMoe) extra += f.moe_block;
+    else if (mods & kRecomputeSharedExperts) extra += f.shared;
+    if (mods & kRecomputeMlaUpProj) extra += f.mla_up;
+  }
   else if (t.recompute == Recompute::Selective)  // per-op: the even-numbered matmuls' share of each layer's weight GEMMs
     extra = f.dense_linear * every_other_matmul(m, false, 1).recomputed_gemm_fraction +
             f.moe_linear * every_other_matmul(m, true, 1).recomputed_gemm_fraction;

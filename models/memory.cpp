@@ -74,11 +74,16 @@ LayerActivations layer_activations(const ModelSpec& m, const TrainingSpec& t, co
   double outside = sb * h * (norm_in + g + norm_in) + hidden_mask * sb * h;   // LN1 input, QKV input, LN2 input; attention-out mask
   double inside = e * sb * q + 2 * e * sb * kv + g * sb * q;      // Q, K, V (attention inputs), out-projection input
   double replicated = 0;                                          // whole on every TP rank (MLA's down-projections)
+  // What each of Megatron's recompute modules drops, per rank (summed below, dropped under selective recompute):
+  // the norms' outputs (QKV input, MLP or router input), a dense MLP's inside, an MoE block's routing and expert
+  // activations (its input kept), the experts' activation outputs, the shared experts' inside, MLA's Q, K, V.
+  double norm_outputs = g * sb * h, mlp_inner = 0, moe_inner = 0, moe_act = 0, shared_inner = 0, mla_up = 0;
   if (m.is_mla()) {
     // Q and K of n·(nope + rope), V and the out-projection input of n·v; the latents on every rank: q_down output
     // (q norm input) and q norm output (q_up input), kv_down output (kv norm input, rotary key) and kv norm output.
     const double n = a, ql = m.q_lora_rank, kvl = m.kv_lora_rank;
     inside = 2 * e * sb * n * m.qk_head_dim() + e * sb * n * m.v_head_dim + g * sb * n * m.v_head_dim;
+    mla_up = (2 * e * sb * n * m.qk_head_dim() + e * sb * n * m.v_head_dim) / tp;
     replicated = sb * ((e + g) * ql + e * (kvl + m.qk_rope_head_dim) + g * kvl);
   }
   double core = 0;                                                // attention scores, recomputed by `selective`
@@ -91,6 +96,8 @@ LayerActivations layer_activations(const ModelSpec& m, const TrainingSpec& t, co
   if (!moe_layer) {
     outside += g * sb * h + hidden_mask * sb * h;                 // fc1 input, MLP-out mask
     inside += (gated * e + act_out + g) * sb * m.intermediate_size;  // act input(s) (and output), fc2 input
+    norm_outputs += g * sb * h;
+    mlp_inner = (gated * e + act_out + g) * sb * m.intermediate_size / tp;
   } else {
     const double tokens = sb / (sp ? tp : 1);                     // tokens this rank routes
     const double routed = tokens * m.num_experts_per_tok;         // expert inputs it processes (balanced routing)
@@ -101,7 +108,12 @@ LayerActivations layer_activations(const ModelSpec& m, const TrainingSpec& t, co
                     + e * routed * h;                             // expert outputs kept for the weighted combine
     inside += (gated * e + act_out + g) * sb * m.shared_expert_intermediate_size;
     outside += expert * (sp ? tp : 1);                            // already per rank: undo the SP division below
+    norm_outputs += e * sb * h;
+    shared_inner = (gated * e + act_out + g) * sb * m.shared_expert_intermediate_size / tp;
+    moe_inner = expert + 4 * sb * m.num_experts / (sp ? tp : 1) + shared_inner;
+    moe_act = (act_out + g) * routed * m.moe_intermediate_size / p.etp;
   }
+  norm_outputs /= sp ? tp : 1;
   double lora = 0;
   if (t.uses_adapters()) lora = e * sb * t.lora.rank * dd(static_cast<int>(t.lora.target_modules.size()));
 
@@ -116,7 +128,18 @@ LayerActivations layer_activations(const ModelSpec& m, const TrainingSpec& t, co
         out.stored = e * sb * h / (sp ? tp : 1) + e * sb * c.saved_outputs_per_token + e * sb * a * m.value_head_dim() / tp +
                      (t.flash_attention ? 4 * sb * a / tp : core / tp);
       } else {
-        out.stored = out.full - core / tp;
+        // Megatron's recompute modules; the MoE block contains its activation and shared experts.
+        const unsigned mods = t.recompute_modules;
+        const bool moe = mods & kRecomputeMoe;
+        double dropped = 0;
+        if (mods & kRecomputeCoreAttn) dropped += core / tp;
+        if (mods & kRecomputeLayernorm) dropped += norm_outputs;
+        if (mods & kRecomputeMlp) dropped += mlp_inner;
+        if (mods & kRecomputeMlaUpProj) dropped += mla_up;
+        if (moe) dropped += moe_inner;
+        if (!moe && (mods & kRecomputeMoeAct)) dropped += moe_act;
+        if (!moe && (mods & kRecomputeSharedExperts)) dropped += shared_inner;
+        out.stored = out.full - dropped;
       }
       break;
     case Recompute::Full: out.stored = e * sb * h / (sp ? tp : 1); break;  // only the layer input
@@ -200,7 +223,10 @@ StageMemory MemoryModel::stage(const ParallelLayout& p, int stage, const LayoutA
   }
   out.layer_microbatches_in_flight = layers_in_flight(p, m.num_hidden_layers, stage);
   out.activations_layers = per_layer.stored * out.layer_microbatches_in_flight;
+  // While a layer is recomputed before its backward, what it dropped is back: the whole layer under full
+  // recompute, the dropped modules' activations under selective.
   if (t.recompute == Recompute::Full) out.activations_recompute = per_layer.full;
+  if (t.recompute == Recompute::Selective) out.activations_recompute = std::max(0.0, per_layer.full - per_layer.stored);
 
   const double s = dd(t.seq_len) / p.cp, b = dd(p.micro_batch_size) * t.sequences_per_sample();
   const bool seq_par = p.sequence_parallel && p.tp > 1;

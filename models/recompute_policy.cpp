@@ -10,6 +10,21 @@ struct Matmul {
 };
 }  // namespace
 
+const std::vector<RecomputeModuleName>& recompute_module_names() {
+  static const std::vector<RecomputeModuleName> names{{"core_attn", kRecomputeCoreAttn}, {"moe_act", kRecomputeMoeAct},
+                                                      {"layernorm", kRecomputeLayernorm}, {"mla_up_proj", kRecomputeMlaUpProj},
+                                                      {"mlp", kRecomputeMlp}, {"moe", kRecomputeMoe},
+                                                      {"shared_experts", kRecomputeSharedExperts}};
+  return names;
+}
+
+std::vector<std::string> recompute_module_list(unsigned modules) {
+  std::vector<std::string> out;
+  for (const RecomputeModuleName& n : recompute_module_names())
+    if (modules & n.bit) out.push_back(n.name);
+  return out;
+}
+
 PerOpCheckpoint every_other_matmul(const ModelSpec& m, bool moe_layer, double tp) {
   const double h = m.hidden_size, q = double(m.num_attention_heads) * m.qk_head_dim() / tp;
   const double kv = double(m.num_key_value_heads) * m.head_dim / tp, v_out = double(m.num_attention_heads) * m.value_head_dim() / tp;

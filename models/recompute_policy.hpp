@@ -10,9 +10,20 @@
 // as the checkpoint's input. The block's matmuls in module order: wq, wk, wv, wo, then w1, w3, w2 (gated MLP)
 // or w1, w2, or for an MoE block the router, the experts (grouped_mm, not aten.mm: recomputed), and the
 // shared expert's.
+#include <string>
+#include <vector>
+
 #include "spec.hpp"
 
 namespace trainsim {
+
+// Megatron's names of the recompute modules, in its order, with their bits.
+struct RecomputeModuleName {
+  const char* name;
+  unsigned bit;
+};
+const std::vector<RecomputeModuleName>& recompute_module_names();
+std::vector<std::string> recompute_module_list(unsigned modules);  // the names of the set bits
 
 struct PerOpCheckpoint {
   double recomputed_gemm_fraction = 0;  // of the block's forward linear-GEMM FLOPs, repeated in backward

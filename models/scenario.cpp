@@ -4,6 +4,7 @@
 
 #include "json_reader.hpp"
 #include "layout_check.hpp"
+#include "recompute_policy.hpp"
 #include "scenario_parts.hpp"
 
 namespace trainsim {
@@ -115,6 +116,7 @@ Json to_json(const TrainingSpec& t) {
             {"flash_attention", t.flash_attention},
             {"offload_optimizer", t.offload_optimizer},
             {"packing", t.packing}};
+  if (t.recompute == Recompute::Selective && t.recompute_modules != kRecomputeCoreAttn) j["recompute_modules"] = recompute_module_list(t.recompute_modules);
   if (t.train_tokens > 0) j["train_tokens"] = t.train_tokens;
   if (t.dataset_samples > 0) {
     j["dataset_samples"] = t.dataset_samples;

@@ -4,6 +4,7 @@
 
 #include "json_reader.hpp"
 #include "limits.hpp"
+#include "recompute_policy.hpp"
 #include "scenario_parts.hpp"
 
 namespace trainsim {
@@ -58,6 +59,27 @@ TrainingSpec parse_training(const Json& section, const ModelSpec& model, std::ve
   t.distributed_optimizer = r.get_bool("distributed_optimizer", false, "optimizer states replicated unless zero_stage >= 1");
   std::string rc = r.get_enum("recompute", {"none", "selective", "full"}, "none", "keep all activations");
   t.recompute = rc == "full" ? Recompute::Full : rc == "selective" ? Recompute::Selective : Recompute::None;
+  // Megatron's --recompute-modules: which modules selective recompute repeats.
+  if (r.has("recompute_modules")) {
+    const Json& list = r.raw("recompute_modules");
+    std::vector<std::string> names;
+    for (const RecomputeModuleName& n : recompute_module_names()) names.push_back(n.name);
+    if (!list.is_array() || list.empty())
+      throw InputError(path + "/recompute_modules", json_value_text(list), "a non-empty array of " + join(names));
+    if (t.recompute != Recompute::Selective)
+      throw InputError(path + "/recompute_modules", json_value_text(list), "recompute \"selective\" (the modules it repeats)",
+                       "set recompute to \"selective\" or leave recompute_modules out");
+    t.recompute_modules = 0;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const std::string name = list[i].is_string() ? list[i].get<std::string>() : "";
+      const auto it = std::find_if(recompute_module_names().begin(), recompute_module_names().end(),
+                                   [&](const RecomputeModuleName& n) { return name == n.name; });
+      if (it == recompute_module_names().end())
+        throw InputError(path + "/recompute_modules/" + std::to_string(i), json_value_text(list[i]), "one of " + join(names));
+      t.recompute_modules |= it->bit;
+    }
+  }
+  r.mark_read({"recompute_modules"});
   t.flash_attention = r.get_bool("flash_attention", true, "FlashAttention (no s^2 buffers)");
   t.offload_optimizer = r.get_bool("offload_optimizer", false, "optimizer states on the GPU");
   t.packing = r.get_bool("packing", true, "sequences packed to seq_len");

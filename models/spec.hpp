@@ -72,6 +72,17 @@ enum class TrainingMode { Pretrain, Sft, Lora, Qlora, Dpo };
 enum class Precision { Fp32, Fp16, Bf16, Fp8 };
 enum class OptimizerKind { Adam, Sgd, Adam8bit };
 enum class Recompute { None, Selective, Full };
+// Megatron-core's --recompute-modules under selective recompute: the modules whose activations are dropped after
+// the forward and recomputed before the backward (transformer_config.py recompute_modules; default core_attn).
+enum RecomputeModule : unsigned {
+  kRecomputeCoreAttn = 1u << 0,       // attention core (Korthikanti et al. 2022 §5)
+  kRecomputeLayernorm = 1u << 1,      // the two norms' outputs (QKV and MLP / router inputs)
+  kRecomputeMlp = 1u << 2,            // a dense layer's MLP
+  kRecomputeMoe = 1u << 3,            // a whole MoE block: router, dispatch, experts, combine, shared experts
+  kRecomputeMoeAct = 1u << 4,         // the experts' activation function
+  kRecomputeSharedExperts = 1u << 5,  // the shared experts
+  kRecomputeMlaUpProj = 1u << 6,      // MLA's up-projections (per-head Q, K, V)
+};
 
 struct LoraSpec {
   int rank = 16;
@@ -93,6 +104,7 @@ struct TrainingSpec {
   int zero_stage = 0;
   bool distributed_optimizer = false;
   Recompute recompute = Recompute::None;
+  unsigned recompute_modules = kRecomputeCoreAttn;  // under Recompute::Selective with Megatron's policy
   bool flash_attention = true;
   bool offload_optimizer = false;
   bool packing = true;

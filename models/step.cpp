@@ -139,7 +139,14 @@ StepStream StepModel::stream(const ParallelLayout& p, const LayoutWork& work) co
   // Expert parallel: dispatch and combine all-to-all per MoE layer and pass.
   if (m.is_moe() && p.ep > 1) {
     const double routed_bytes = tokens / (sp ? p.tp : 1) * m.num_experts_per_tok * m.hidden_size * 2;
-    each_pass(s.moe.comm, comm_op(ParallelDim::Ep, Collective::AllToAll, Pass::Forward, OverlapWindow::None, routed_bytes, 2, groups.ep), 2);
+    const CommOp a2a = comm_op(ParallelDim::Ep, Collective::AllToAll, Pass::Forward, OverlapWindow::None, routed_bytes, 2, groups.ep);
+    each_pass(s.moe.comm, a2a, 2);
+    // Recomputing the whole MoE block (Megatron's `moe` recompute module) dispatches and combines again.
+    if (t.recompute == Recompute::Selective && (t.recompute_modules & kRecomputeMoe) && fw.selective_recompute == SelectiveRecompute::AttentionCore) {
+      CommOp again = a2a;
+      again.pass = Pass::Recompute;
+      s.moe.comm.add(again);
+    }
   }
 
   // ZeRO-3 / FSDP: every micro-batch gathers each layer's weights in every pass and reduce-scatters its

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "models/recompute_policy.hpp"
 #include "models/transformer.hpp"
 #include "models/units.hpp"
 
@@ -235,7 +236,16 @@ std::vector<Argument> megatron_arguments(const ExportPlan& p) {
   }
   if (t.offload_optimizer) add("--optimizer-cpu-offload", "megatron-core >= 0.11");
   switch (t.recompute) {
-    case Recompute::Selective: add("--recompute-activations", "selective: attention core"); break;
+    case Recompute::Selective:
+      if (t.recompute_modules == kRecomputeCoreAttn) {
+        add("--recompute-activations", "selective: attention core");
+      } else {
+        std::string modules;
+        for (const std::string& name : recompute_module_list(t.recompute_modules)) modules += " " + name;
+        add("--recompute-granularity selective");
+        add("--recompute-modules" + modules, "Megatron-LM since April 2025 (core 0.13)");
+      }
+      break;
     case Recompute::Full:
       add("--recompute-granularity full");
       add("--recompute-method uniform");
