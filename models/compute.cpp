@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "calibration.hpp"
+#include "linear_attention.hpp"
 #include "recompute_policy.hpp"
 #include "transformer.hpp"
 
@@ -613,7 +614,7 @@ Precision high_precision(Precision p) { return p == Precision::Fp8 ? Precision::
 // The per-layer walk behind layer_compute (Record = false) and layer_ops (Record = true, ops listed in `ops`).
 template <bool Record>
 LayerCompute layer_walk(const ModelSpec& m, const TrainingSpec& t, const ParallelLayout& p, const GpuSpec& gpu, const GpuComputeTraits& tr,
-                        bool moe_layer, [[maybe_unused]] std::vector<LayerOp>* ops) {
+                        bool moe_layer, bool linear_attention, [[maybe_unused]] std::vector<LayerOp>* ops) {
   const bool dpo = t.mode == TrainingMode::Dpo;
   moe_layer = moe_layer && m.is_moe();  // a dense model has no MoE layer to time
   const double seq = t.seq_len, cp = p.cp, tp = p.tp;
@@ -646,8 +647,28 @@ LayerCompute layer_walk(const ModelSpec& m, const TrainingSpec& t, const Paralle
   // Per-head widths of Q·K^T and of P·V (head_dim both, except under MLA).
   const double dqk = m.qk_head_dim(), dv = m.value_head_dim();
   ob.module(kRecomputeLayernorm, [&] { ob.norm({"attention", "norm"}, tokens_outside * h); });
-  double attention_weights = h * heads * d * 2 + 2 * h * kv_heads * d;   // per GPU, for QLoRA dequantization
-  if (m.is_mla()) {
+  // Softmax attention's output gate (Qwen3-Next): a second q-sized half of the q projection, sigmoid(gate) x output.
+  const double gate = m.attention_output_gate ? heads * d : 0.0;
+  double attention_weights = h * heads * d * 2 + 2 * h * kv_heads * d + h * gate;   // per GPU, for QLoRA dequantization
+  if (linear_attention) {
+    // Gated DeltaNet (linear_attention.hpp), its heads split by tp: input projections (column parallel), the
+    // causal depthwise conv and SiLU over q, k, v, the fp32 gates per value head (g = -exp(A)·softplus(a + dt),
+    // beta = sigmoid(b)), the chunked gated delta rule, a gated RMSNorm per head, out_proj (row parallel).
+    const GatedDeltaNetDims g = gated_delta_net_dims(m);
+    ob.dense({"linear_attention", "in_proj_qkvz"}, tokens, h, (2 * g.key_dim + 2 * g.value_dim) / tp, 1, trained, ob.linear);
+    ob.dense({"linear_attention", "in_proj_ba"}, tokens, h, 2 * g.value_heads / tp, 1, trained, ob.high);
+    ob.memory({"linear_attention", "conv"}, 2 * ab * tokens * g.conv_dim / tp, 3 * ab * tokens * g.conv_dim / tp);
+    ob.memory({"linear_attention", "gates"}, (2 * ab + 8) * tokens * g.value_heads / tp, (3 * ab + 8) * tokens * g.value_heads / tp);
+    // Per chunk of 64 tokens and value head, four products of chunk x key x value dims (K·K^T, V·K^T, the state
+    // update, S·Q: Megatron's 4·d_v² FLOPs per token and head), run as small batched GEMMs (flash-linear-attention's
+    // chunk kernels); backward twice the forward.
+    constexpr double kChunk = 64;
+    const double chunk_products = 4 * tokens * g.value_heads / tp / kChunk;
+    ob.dense({"linear_attention", "delta_rule"}, kChunk, m.linear_key_head_dim, g.value_head_dim, chunk_products, true, ob.high);
+    ob.memory({"linear_attention", "norm_gate"}, 3 * ab * tokens * g.value_dim / tp, 5 * ab * tokens * g.value_dim / tp);
+    ob.dense({"linear_attention", "out_proj"}, tokens, g.value_dim / tp, h, 1, trained, ob.linear);
+    attention_weights = gated_delta_net_split_params(m) / tp;
+  } else if (m.is_mla()) {
     // Multi-head latent attention as Megatron-core runs it: the down-projections (and their norms) whole on every
     // TP rank over all the layer's tokens, the up-projections split by heads; RoPE on the rotary part of each
     // head's query and on the key's shared rotary part.
@@ -670,7 +691,7 @@ LayerCompute layer_walk(const ModelSpec& m, const TrainingSpec& t, const Paralle
     attention_weights = (ql > 0 ? h * ql + ql * heads * dqk : h * heads * dqk) + h * (kvl + rope) + kvl * heads * (m.qk_nope_head_dim + dv) +
                         heads * dv * h;
   } else {
-    ob.dense({"attention", "qkv"}, tokens, h, (heads + 2 * kv_heads) * d, 1, trained, ob.linear);   // fused QKV (column parallel)
+    ob.dense({"attention", "qkv"}, tokens, h, (heads + 2 * kv_heads) * d + gate, 1, trained, ob.linear);   // fused QKV (column parallel)
     if (l.q) ob.lora("attention", "q_lora", tokens, h, heads * d, 1);
     if (l.k) ob.lora("attention", "k_lora", tokens, h, kv_heads * d, 1);
     if (l.v) ob.lora("attention", "v_lora", tokens, h, kv_heads * d, 1);
@@ -682,7 +703,7 @@ LayerCompute layer_walk(const ModelSpec& m, const TrainingSpec& t, const Paralle
   // Attention core. Under context parallelism each rank's s query tokens attend to the whole sequence;
   // Megatron-Core splits the sequence into 2·cp chunks and gives rank i chunks i and 2·cp-1-i, so every
   // rank does 1/cp of the causal work (Megatron-Core "context parallelism" user guide).
-  {
+  if (!linear_attention) {
     if constexpr (Record) ob.in_core = true;
     Acc f, bk;
     const double batch = b * heads;  // independent (sequence, head) problems on this rank
@@ -733,8 +754,12 @@ LayerCompute layer_walk(const ModelSpec& m, const TrainingSpec& t, const Paralle
     if constexpr (Record) ob.in_core = false;
   }
 
-  ob.dense({"attention", "out"}, tokens, heads * dv, h, 1, trained, ob.linear);   // output projection (row parallel)
-  if (l.o) ob.lora("attention", "o_lora", tokens, heads * dv, h, 1);
+  if (!linear_attention) {
+    // sigmoid(gate) x output: read both, write one; backward reads them and dy, writes two gradients.
+    if (gate > 0) ob.memory({"attention", "output_gate"}, 3 * ab * tokens * gate, 5 * ab * tokens * gate);
+    ob.dense({"attention", "out"}, tokens, heads * dv, h, 1, trained, ob.linear);   // output projection (row parallel)
+    if (l.o) ob.lora("attention", "o_lora", tokens, heads * dv, h, 1);
+  }
   if (m.hidden_dropout > 0) ob.dropout({"attention", "dropout"}, tokens_outside * h);
   ob.residual({"attention", "residual"}, tokens_outside * h);
 
@@ -884,7 +909,20 @@ LayerCompute layer_walk(const ModelSpec& m, const TrainingSpec& t, const Paralle
 
 LayerCompute layer_compute(const ModelSpec& m, const TrainingSpec& t, const ParallelLayout& p, const GpuSpec& gpu,
                            const GpuComputeTraits& tr, bool moe_layer) {
-  return layer_walk<false>(m, t, p, gpu, tr, moe_layer, nullptr);
+  const double linear = m.linear_attention_share();
+  if (linear <= 0) return layer_walk<false>(m, t, p, gpu, tr, moe_layer, false, nullptr);
+  // A hybrid model's layer on average: each attention kind's walk weighted by its share of the layers (every
+  // field is a per-layer sum; a stage is taken to hold the model's mix).
+  const LayerCompute a = layer_walk<false>(m, t, p, gpu, tr, moe_layer, false, nullptr);
+  const LayerCompute b = layer_walk<false>(m, t, p, gpu, tr, moe_layer, true, nullptr);
+  LayerCompute out;
+  auto mix = [&](double LayerCompute::*f) { out.*f = (1 - linear) * a.*f + linear * b.*f; };
+  for (double LayerCompute::*f : {&LayerCompute::forward_s, &LayerCompute::backward_s, &LayerCompute::recompute_s, &LayerCompute::forward_flops,
+                                  &LayerCompute::backward_flops, &LayerCompute::recompute_flops, &LayerCompute::gemm_s, &LayerCompute::attention_s,
+                                  &LayerCompute::memory_bound_s, &LayerCompute::gemm_flops, &LayerCompute::attention_flops,
+                                  &LayerCompute::kernels_forward, &LayerCompute::kernels_backward, &LayerCompute::host_s})
+    mix(f);
+  return out;
 }
 
 LayerCompute layer_compute(const ModelSpec& m, const TrainingSpec& t, const ParallelLayout& p, const GpuSpec& gpu, bool moe_layer) {
@@ -894,7 +932,24 @@ LayerCompute layer_compute(const ModelSpec& m, const TrainingSpec& t, const Para
 std::vector<LayerOp> layer_ops(const ModelSpec& m, const TrainingSpec& t, const ParallelLayout& p, const GpuSpec& gpu,
                                const GpuComputeTraits& tr, bool moe_layer) {
   std::vector<LayerOp> ops;
-  layer_walk<true>(m, t, p, gpu, tr, moe_layer, &ops);
+  const double linear = m.linear_attention_share();
+  layer_walk<true>(m, t, p, gpu, tr, moe_layer, false, &ops);
+  if (linear <= 0) return ops;
+  // A hybrid model: the ops both kinds of layer run once, each kind's own ops with its share of the layers.
+  std::vector<LayerOp> linear_ops;
+  layer_walk<true>(m, t, p, gpu, tr, moe_layer, true, &linear_ops);
+  auto key = [](const LayerOp& o) { return o.name + '/' + o.pass; };
+  std::vector<std::string> softmax_keys, linear_keys;
+  for (const LayerOp& o : ops) softmax_keys.push_back(key(o));
+  for (const LayerOp& o : linear_ops) linear_keys.push_back(key(o));
+  auto in = [](const std::vector<std::string>& keys, const std::string& k) { return std::find(keys.begin(), keys.end(), k) != keys.end(); };
+  for (LayerOp& o : ops)
+    if (!in(linear_keys, key(o))) o.layer_share = 1 - linear;
+  for (LayerOp& o : linear_ops)
+    if (!in(softmax_keys, key(o))) {
+      o.layer_share = linear;
+      ops.push_back(std::move(o));
+    }
   return ops;
 }
 

@@ -110,7 +110,7 @@ LayerCompute layer_compute(const ModelSpec& m, const TrainingSpec& t, const Para
 
 // The same per-layer work as a list of operations, one per GEMM (fprop, dgrad, wgrad), attention core and
 // memory-bound op, each with the time layer_compute adds for it: built by the same walk, so the sum of
-// predicted_s over the list equals forward_s + backward_s + recompute_s (and, per kind, gemm_s /
+// layer_share x predicted_s over the list equals forward_s + backward_s + recompute_s (and, per kind, gemm_s /
 // attention_s / memory_bound_s over the forward and backward passes). For the proxy run on hardware
 // (calibrate/gpu) and for reports; allocates, unlike layer_compute.
 struct LayerOp {
@@ -123,6 +123,7 @@ struct LayerOp {
   double bytes = 0;              // HBM bytes read + written (memory-bound ops; GEMMs: A + B + C once; fused attention: 0)
   double flops = 0;
   double predicted_s = 0;
+  double layer_share = 1;        // share of the layers that run it (hybrid attention: each kind's own ops; else 1)
   // Fused (flash) attention has no GEMM of its own: `gemm` is then the FLOP-equivalent batched Q·K^T-shaped
   // GEMM (s x causal share of the keys x head dim, count = FLOPs / (2·m·n·k)), priced by the attention model.
   bool gemm_equivalent = false;

@@ -1,6 +1,7 @@
 #include "flops.hpp"
 
 #include "recompute_policy.hpp"
+#include "linear_attention.hpp"
 #include "transformer.hpp"
 
 namespace trainsim {
@@ -19,7 +20,7 @@ struct ForwardFlops {
 ForwardFlops forward_flops_per_sequence(const ModelSpec& m, double s) {
   const double h = m.hidden_size, q = double(m.num_attention_heads) * m.head_dim, kv = double(m.num_key_value_heads) * m.head_dim;
   const double gate = m.mlp == MlpKind::Gated ? 3.0 : 2.0;
-  double attn_proj = 2 * s * (h * q + 2 * h * kv + q * h);
+  double attn_proj = 2 * s * (h * q + 2 * h * kv + q * h + (m.attention_output_gate ? h * q : 0.0));
   double scores = 2 * 2 * s * s * q;
   if (m.is_mla()) {  // every projection weight once per token; scores Q·K^T over qk dims, P·V over v dims
     const double n = m.num_attention_heads, ql = m.q_lora_rank, kvl = m.kv_lora_rank;
@@ -33,6 +34,12 @@ ForwardFlops forward_flops_per_sequence(const ModelSpec& m, double s) {
   ForwardFlops f;
   // Sliding windows cut the pairs attended; Megatron's full-square count scaled by the same share.
   scores *= attended_key_fraction(m, s) / 0.5;
+  // Linear-attention layers: no s² term, their token-linear work instead (per layer on average).
+  const double linear = m.linear_attention_share();
+  if (linear > 0) {
+    attn_proj = (1 - linear) * attn_proj + linear * s * gated_delta_net_forward_flops_per_token(m);
+    scores *= 1 - linear;
+  }
   f.attention = m.num_hidden_layers * scores;
   f.layers = m.num_hidden_layers * (attn_proj + scores) + m.num_dense_layers() * dense_mlp + m.num_moe_layers() * moe_mlp;
   f.dense_linear = m.num_dense_layers() * (attn_proj + dense_mlp);

@@ -39,6 +39,7 @@ LayoutIssue check_layout(const ModelSpec& m, const TrainingSpec& t, const Parall
   // Uneven interleaved splits are fine (Megatron's --pipeline-model-parallel-layout); an empty virtual stage is not.
   if (ll(p.pp) * p.vpp > pipeline_slots(m.num_hidden_layers, p)) return LayoutIssue::VppLayers;
   if (p.cp > 1 && t.seq_len % (2 * ll(p.cp))) return LayoutIssue::CpSeq;
+  if (p.cp > 1 && m.linear_attention_layers > 0) return LayoutIssue::CpLinearAttention;
   if (p.sequence_parallel && p.tp > 1 && (t.seq_len / p.cp) % p.tp) return LayoutIssue::SpSeq;
   if (!m.is_moe() && (p.ep > 1 || p.etp > 1)) return LayoutIssue::EpDense;
   if (m.is_moe()) {
@@ -82,6 +83,9 @@ InputError layout_error(LayoutIssue issue, const ModelSpec& m, const TrainingSpe
     case LayoutIssue::CpSeq:
       return InputError("/parallel/cp", s(p.cp), "seq_len (" + s(t.seq_len) + ") divisible by 2*cp",
                         "context parallelism splits the sequence in 2*cp chunks for load balance");
+    case LayoutIssue::CpLinearAttention:
+      return InputError("/parallel/cp", s(p.cp), "1 on a model with linear-attention layers",
+                        "their context-parallel exchange (Megatron's all-to-all of heads) is not modelled");
     case LayoutIssue::SpSeq:
       return InputError("/parallel/sequence_parallel", "true", "seq_len/cp (" + s(t.seq_len / p.cp) + ") divisible by tp (" + s(p.tp) + ")");
     case LayoutIssue::EpDense:

@@ -19,6 +19,7 @@ enum class LayoutIssue {
   VppLayers,           // more virtual stages (pp·vpp) than pipeline slots (layers, embedding, loss)
   VppSchedule,         // vpp > 1 needs the interleaved schedule, and interleaved needs pp > 1
   CpSeq,               // cp > 1: seq_len not divisible by 2·cp
+  CpLinearAttention,   // cp > 1 on a model with linear-attention layers (their exchange is not modelled)
   SpSeq,               // sequence parallel: seq_len·... not divisible by tp
   EpDense,             // ep > 1 or etp > 1 on a dense model
   EpExperts,           // ep does not divide num_experts

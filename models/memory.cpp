@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "framework.hpp"
+#include "linear_attention.hpp"
 #include "pipeline_schedule.hpp"
 #include "recompute_policy.hpp"
 
@@ -92,6 +93,16 @@ LayerActivations layer_activations(const ModelSpec& m, const TrainingSpec& t, co
   } else {
     core = e * a * s * sb;                                        // softmax output
     if (m.attention_dropout > 0) core += (1 + e) * a * s * sb;    // dropout mask (1 B) + dropout output
+  }
+  if (m.attention_output_gate) inside += 2 * e * sb * q;          // the gate's input and the output it multiplies
+  // Hybrid models, per layer on average: Gated DeltaNet layers keep, for its share of the layers, the conv's input
+  // and output (q, k, v), z, the gates' inputs (16-bit) and values (fp32), the delta rule's output and out_proj's
+  // input; no attention scores (the chunk states are recomputed in backward, flash-linear-attention).
+  if (const double linear = m.linear_attention_share(); linear > 0) {
+    const GatedDeltaNetDims gd = gated_delta_net_dims(m);
+    const double linear_inside = e * sb * (2 * gd.conv_dim + 2 * gd.value_dim + 2 * gd.value_heads) + 8 * sb * gd.value_heads + g * sb * gd.value_dim;
+    inside = (1 - linear) * inside + linear * linear_inside;
+    core *= 1 - linear;
   }
   if (!moe_layer) {
     outside += g * sb * h + hidden_mask * sb * h;                 // fc1 input, MLP-out mask

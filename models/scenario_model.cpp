@@ -27,12 +27,35 @@ const char* const kQuietHfKeys[] = {"architectures", "model_type", "torch_dtype"
                                     "published_active_parameters", "published_parameters_source",
                                     "_name_or_path", "hf_config"};
 
-// Sliding-window attention as Hugging Face configs spell it: sliding_window (tokens; null = none) on the layers
-// that layer_types marks "sliding_attention"; without layer_types, on every layer (Mistral), on all but every
-// sliding_window_pattern-th layer (Gemma 3: 5 local to 1 global), or on the layers from max_window_layers on
-// (Qwen2), and on none when use_sliding_window is false (Qwen2/3 configs carry a window they do not use).
-void read_sliding_window(JsonReader& r, const std::string& path, ModelSpec* m) {
-  r.mark_read({"sliding_window", "layer_types", "use_sliding_window", "sliding_window_pattern", "max_window_layers"});
+// Gated DeltaNet's widths (Qwen3-Next config.json: linear_num_key_heads, linear_num_value_heads,
+// linear_key_head_dim, linear_value_head_dim, linear_conv_kernel_dim), required when layers use it; the softmax
+// layers' output gate (attention_output_gate: transformers' Qwen3NextAttention doubles q_proj for it, so
+// model_type qwen3_next and hybrid configs imply it).
+void read_linear_attention(JsonReader& r, const std::string& path, const std::string& model_type, ModelSpec* m) {
+  const char* keys[] = {"linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim", "linear_value_head_dim", "linear_conv_kernel_dim"};
+  r.mark_read({keys[0], keys[1], keys[2], keys[3], keys[4]});
+  const bool hybrid = m->linear_attention_layers > 0;
+  const bool gate_default = hybrid || model_type == "qwen3_next";
+  m->attention_output_gate = r.get_bool("attention_output_gate", gate_default, gate_default ? "Qwen3-Next gates its softmax attention's output" : "");
+  if (!hybrid) return;
+  m->linear_num_key_heads = r.required_int("linear_num_key_heads", 1, limits::kMaxHeads);
+  m->linear_num_value_heads = r.required_int("linear_num_value_heads", 1, limits::kMaxHeads);
+  m->linear_key_head_dim = r.required_int("linear_key_head_dim", 1, limits::kMaxHeadDim);
+  m->linear_value_head_dim = r.required_int("linear_value_head_dim", 1, limits::kMaxHeadDim);
+  m->linear_conv_kernel_dim = r.get_int("linear_conv_kernel_dim", 4, "Qwen3-Next's 4-tap causal conv", 1, 64);
+  if (m->linear_num_value_heads % m->linear_num_key_heads != 0)
+    throw InputError(path + "/linear_num_value_heads", std::to_string(m->linear_num_value_heads),
+                     "a multiple of linear_num_key_heads (" + std::to_string(m->linear_num_key_heads) + ")");
+}
+
+// Which attention each layer runs, as Hugging Face configs spell it. layer_types (one entry per layer:
+// "full_attention", "sliding_attention", "linear_attention"), else Qwen3-Next's full_attention_interval N (every
+// N-th layer softmax attention, the rest Gated DeltaNet). Sliding windows: sliding_window (tokens; null = none) on
+// the layers layer_types marks, else on every layer (Mistral), on all but every sliding_window_pattern-th layer
+// (Gemma 3), on the layers from max_window_layers on (Qwen2), on none when use_sliding_window is false (Qwen2/3
+// configs carry a window they do not use).
+void read_layer_pattern(JsonReader& r, const std::string& path, const std::string& model_type, ModelSpec* m) {
+  r.mark_read({"sliding_window", "layer_types", "use_sliding_window", "sliding_window_pattern", "max_window_layers", "full_attention_interval"});
   const int layers = m->num_hidden_layers;
   if (r.has("layer_types")) {
     const Json& types = r.raw("layer_types");
@@ -41,11 +64,17 @@ void read_sliding_window(JsonReader& r, const std::string& path, ModelSpec* m) {
     for (std::size_t i = 0; i < types.size(); ++i) {
       const std::string kind = types[i].is_string() ? types[i].get<std::string>() : "";
       if (kind == "sliding_attention") ++m->sliding_layers;
+      else if (kind == "linear_attention") ++m->linear_attention_layers;
       else if (kind != "full_attention")
-        throw InputError(path + "/layer_types/" + std::to_string(i), json_value_text(types[i]), "\"full_attention\" or \"sliding_attention\"",
-                         kind == "linear_attention" ? "linear-attention layers are not modelled yet" : "");
+        throw InputError(path + "/layer_types/" + std::to_string(i), json_value_text(types[i]),
+                         "\"full_attention\", \"sliding_attention\" or \"linear_attention\"");
     }
+  } else if (r.has("full_attention_interval")) {
+    const int every = r.get_int("full_attention_interval", 1, "", 1, limits::kMaxLayers);
+    m->linear_attention_layers = layers - layers / every;
   }
+  read_linear_attention(r, path, model_type, m);
+
   const bool window_given = r.has("sliding_window") && !r.raw("sliding_window").is_null();
   if (window_given) m->sliding_window = r.get_int("sliding_window", 0, "", 1, limits::kMaxPositions);
   if (!window_given || m->sliding_window == 0) {
@@ -57,13 +86,14 @@ void read_sliding_window(JsonReader& r, const std::string& path, ModelSpec* m) {
     m->sliding_window = 0;
     return;
   }
+  const int softmax_layers = layers - m->linear_attention_layers;
   if (r.has("sliding_window_pattern")) {
     const int period = r.get_int("sliding_window_pattern", 1, "", 1, limits::kMaxLayers);
-    m->sliding_layers = layers - layers / period;
+    m->sliding_layers = softmax_layers - softmax_layers / period;
   } else if (r.has("max_window_layers")) {
-    m->sliding_layers = layers - std::min(layers, r.get_int("max_window_layers", 0, "", 0, limits::kMaxLayers));
+    m->sliding_layers = softmax_layers - std::min(softmax_layers, r.get_int("max_window_layers", 0, "", 0, limits::kMaxLayers));
   } else {
-    m->sliding_layers = layers;
+    m->sliding_layers = softmax_layers;
   }
 }
 
@@ -182,7 +212,7 @@ ModelSpec parse_model(const Json& section_value, std::vector<AppliedDefault>* de
   m.qk_norm = r.get_bool("qk_norm", qwen3, qwen3 ? "model_type " + model_type + ": Qwen3 normalises q and k per head" : "no QK normalisation");
   read_rope(r, &m);
   read_mla(r, path, &m);
-  read_sliding_window(r, path, &m);
+  read_layer_pattern(r, path, model_type, &m);
   // Dropout: GPT-style models (2-matrix MLP) train with Megatron-LM's and GPT-2's default 0.1; gated-MLP
   // (Llama-family) models have no dropout layers. (GPT-2's attn_pdrop / resid_pdrop are read as these.)
   const bool gpt_style = m.mlp == MlpKind::Plain;

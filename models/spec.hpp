@@ -58,6 +58,12 @@ struct ModelSpec {
   // prefix. 0 / 0: every layer full.
   int sliding_window = 0;
   int sliding_layers = 0;
+  // Linear attention (Qwen3-Next's Gated DeltaNet, linear_attention.hpp) on linear_attention_layers of the layers;
+  // the others softmax attention, with a sigmoid gate on its output when attention_output_gate (Qwen3-Next: the
+  // q projection doubled).
+  int linear_attention_layers = 0;
+  int linear_num_key_heads = 0, linear_num_value_heads = 0, linear_key_head_dim = 0, linear_value_head_dim = 0, linear_conv_kernel_dim = 0;
+  bool attention_output_gate = false;
 
   bool is_moe() const { return num_experts > 0; }
   bool is_mla() const { return kv_lora_rank > 0; }
@@ -66,6 +72,10 @@ struct ModelSpec {
   int value_head_dim() const { return is_mla() ? v_head_dim : head_dim; }
   int num_moe_layers() const { return is_moe() ? num_hidden_layers - first_k_dense_replace : 0; }
   int num_dense_layers() const { return num_hidden_layers - num_moe_layers(); }
+  // Share of the layers with linear attention (a stage is taken to hold the model's mix).
+  double linear_attention_share() const {
+    return num_hidden_layers > 0 ? static_cast<double>(linear_attention_layers) / num_hidden_layers : 0.0;
+  }
 };
 
 enum class TrainingMode { Pretrain, Sft, Lora, Qlora, Dpo };

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "linear_attention.hpp"
+
 namespace trainsim {
 
 namespace {
@@ -23,9 +25,16 @@ LayerParams attention_and_norms(const ModelSpec& m) {
   }
   const double h = dd(m.hidden_size), q = dd(m.num_attention_heads) * m.head_dim, kv = dd(m.num_key_value_heads) * m.head_dim;
   lp.attention_split = h * q + 2 * h * kv + q * h;
+  if (m.attention_output_gate) lp.attention_split += h * q;  // the gate's half of q_proj (Qwen3-Next)
   if (m.attention_bias || m.qkv_bias) lp.attention_split += q + 2 * kv;
   if (m.attention_bias) lp.attention_replicated += h;
   if (m.qk_norm) lp.attention_replicated += 2.0 * m.head_dim;
+  // Hybrid models: per layer on average, the linear-attention layers' weights for their share (totals exact).
+  const double linear = m.linear_attention_share();
+  if (linear > 0) {
+    lp.attention_split = (1 - linear) * lp.attention_split + linear * gated_delta_net_split_params(m);
+    lp.attention_replicated = (1 - linear) * lp.attention_replicated + linear * gated_delta_net_replicated_params(m);
+  }
   return lp;
 }
 

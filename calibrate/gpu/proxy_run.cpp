@@ -83,13 +83,16 @@ ProxyPlan plan_proxy(const Scenario& sc, const CalibrationProfile* profile, int 
     const int count = moe ? plan.moe_layers : plan.dense_layers;
     if (count == 0) continue;
     for (LayerOp& op : layer_ops(m, t, p, hw.gpu, traits, moe)) {
+      // Hybrid attention: an op of one attention kind runs on that kind's share of the proxy's layers.
+      const int runs = static_cast<int>(std::lround(count * op.layer_share));
+      if (runs == 0) continue;
       ProxyItem item;
       item.row.layer = moe ? "moe" : "dense";
       item.row.name = op.name;
       item.row.pass = op.pass;
       item.row.kind = to_string(op.kind);
-      item.row.count = count;
-      item.row.predicted_s = op.predicted_s * count;
+      item.row.count = runs;
+      item.row.predicted_s = op.predicted_s * runs;
       item.op = std::move(op);
       plan.items.push_back(std::move(item));
     }

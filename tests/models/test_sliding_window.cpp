@@ -46,8 +46,11 @@ TEST_CASE("sliding windows as configs write them") {
 
 TEST_CASE("layer types trainsim cannot model are refused, naming the entry") {
   nlohmann::json types = nlohmann::json::array();
-  for (int i = 0; i < 32; ++i) types.push_back(i % 4 == 3 ? "full_attention" : "linear_attention");
+  for (int i = 0; i < 32; ++i) types.push_back(i % 4 == 3 ? "full_attention" : "chunked_attention");
   CHECK_THROWS_WITH_AS(scenario(mistral({{"layer_types", types}})), doctest::Contains("/model/layer_types/0"), InputError);
+  // Linear-attention layers need Gated DeltaNet's widths.
+  for (auto& x : types) x = x == "chunked_attention" ? "linear_attention" : x;
+  CHECK_THROWS_WITH_AS(scenario(mistral({{"layer_types", types}})), doctest::Contains("/model/linear_num_key_heads"), InputError);
   CHECK_THROWS_WITH_AS(scenario(mistral({{"layer_types", {"full_attention"}}})), doctest::Contains("/model/layer_types"), InputError);
   nlohmann::json sliding = nlohmann::json::array();
   for (int i = 0; i < 32; ++i) sliding.push_back("sliding_attention");
