@@ -414,6 +414,7 @@ struct OpBuilder {
   Acc core_fwd;         // of which the attention core (what selective recompute repeats)
   Acc module_fwd[7];    // of which each of Megatron's recompute modules (by RecomputeModule bit; nested ones counted in both)
   unsigned open_modules = 0;  // Record: the modules the ops being added belong to
+  bool track_modules = false;  // count module_fwd (selective recompute needs it; the search's other modes skip it)
   Acc synced_fwd;       // of which a per-expert loop that syncs the host once per expert (moe_loop_host_sync)
   double synced_iterations = 0;  // experts in that loop
   using OpList = std::conditional_t<Record, std::vector<RecordedOp>, NoRecord>;
@@ -542,7 +543,7 @@ struct OpBuilder {
   // Runs `body`, counting the forward work it adds towards recompute module `bit` (sections may nest).
   template <class Body>
   void module(unsigned bit, Body&& body) {
-    if (bit == 0) return body();
+    if (bit == 0 || (!Record && !track_modules)) return body();
     const Acc before = fwd;
     const unsigned open = open_modules;
     open_modules |= bit;
@@ -636,6 +637,7 @@ LayerCompute layer_walk(const ModelSpec& m, const TrainingSpec& t, const Paralle
   const double ab = ob.ab;
   const FrameworkTraits& fw = framework_for(t, p);
   ob.eager_rmsnorm = !fw.fused_norm && m.norm == NormKind::RmsNorm;
+  ob.track_modules = t.recompute == Recompute::Selective;
   ob.eager_rope = !fw.fused_rope;
   ob.eager_activation = !fw.fused_activation;
   // ZeRO-3 fetched module by module from Python hooks: each module's hooks in every forward and backward.
