@@ -1018,6 +1018,18 @@ EdgeCompute edge_compute(const ModelSpec& m, const TrainingSpec& t, const Parall
   out.head_s = passes_fwd * (head_fwd + memory_bound_time(gpu, tr, norm_fwd + ce_fwd)) + head_bwd +
                memory_bound_time(gpu, tr, norm_bwd + ce_bwd);
   out.head_flops = flops;
+  if (m.mtp_layers > 0) {
+    // Each multi-token-prediction module (its transformer layer is counted with the stage's layers): norms on
+    // the hidden state and the next token's embedding, the 2h -> h projection (column parallel), and the shared
+    // head and loss once more.
+    const GemmShape proj{tokens, h / tp, 2 * h, 1};
+    double mtp_s = out.head_s + passes_fwd * gemm_time(gpu, tr, hp, proj) + gemm_time(gpu, tr, hp, {tokens, 2 * h, h / tp, 1}) +
+                   memory_bound_time(gpu, tr, passes_fwd * 2 * norm_fwd + 2 * norm_bwd);
+    double mtp_flops = out.head_flops + passes_fwd * gemm_flops(proj) + gemm_flops(proj);
+    if (trained) mtp_s += gemm_time(gpu, tr, hp, {h / tp, 2 * h, tokens, 1}), mtp_flops += gemm_flops(proj);
+    out.head_s += m.mtp_layers * mtp_s;
+    out.head_flops += m.mtp_layers * mtp_flops;
+  }
   return out;
 }
 

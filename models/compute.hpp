@@ -137,7 +137,8 @@ std::vector<LayerOp> layer_ops(const ModelSpec& m, const TrainingSpec& t, const 
 
 struct EdgeCompute {           // the non-layer work of one micro-batch on the first / last pipeline stage
   double embedding_s = 0;      // forward + backward of the (vocab-parallel) embedding lookup: memory bound
-  double head_s = 0;           // final norm + LM-head GEMM forward + backward (dgrad, wgrad unless frozen) + cross-entropy
+  double head_s = 0;           // final norm + LM-head GEMM forward + backward (dgrad, wgrad unless frozen) + cross-entropy;
+                               // per multi-token-prediction module its norms, projection and the head and loss again
   double head_flops = 0;
 };
 EdgeCompute edge_compute(const ModelSpec& m, const TrainingSpec& t, const ParallelLayout& p, const GpuSpec& gpu);

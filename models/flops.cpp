@@ -40,16 +40,20 @@ ForwardFlops forward_flops_per_sequence(const ModelSpec& m, double s) {
     attn_proj = (1 - linear) * attn_proj + linear * s * gated_delta_net_forward_flops_per_token(m);
     scores *= 1 - linear;
   }
-  f.attention = m.num_hidden_layers * scores;
-  f.layers = m.num_hidden_layers * (attn_proj + scores) + m.num_dense_layers() * dense_mlp + m.num_moe_layers() * moe_mlp;
-  f.dense_linear = m.num_dense_layers() * (attn_proj + dense_mlp);
-  f.moe_linear = m.num_moe_layers() * (attn_proj + moe_mlp);
-  f.head = 2 * s * h * m.vocab_size;
-  f.dense_mlp = m.num_dense_layers() * dense_mlp;
-  f.moe_block = m.num_moe_layers() * moe_mlp;
-  f.shared = m.num_moe_layers() * 2 * s * gate * h * m.shared_expert_intermediate_size;
+  // Multi-token prediction (Megatron's count): each module one more layer of the last layer's kind, its norms
+  // (3h) and 2h x h projection, and the logits once more.
+  const int mtp = m.mtp_layers, layers = m.num_hidden_layers + mtp;
+  const int dense_layers = m.num_dense_layers() + (m.last_layer_moe() ? 0 : mtp), moe_layers = m.num_moe_layers() + (m.last_layer_moe() ? mtp : 0);
+  f.attention = layers * scores;
+  f.layers = layers * (attn_proj + scores) + dense_layers * dense_mlp + moe_layers * moe_mlp + mtp * 2 * s * (3 * h + 2 * h * h);
+  f.dense_linear = dense_layers * (attn_proj + dense_mlp);
+  f.moe_linear = moe_layers * (attn_proj + moe_mlp);
+  f.head = 2 * s * h * m.vocab_size * (1 + mtp);
+  f.dense_mlp = dense_layers * dense_mlp;
+  f.moe_block = moe_layers * moe_mlp;
+  f.shared = moe_layers * 2 * s * gate * h * m.shared_expert_intermediate_size;
   if (m.is_mla())
-    f.mla_up = m.num_hidden_layers * 2 * s * m.num_attention_heads * (m.q_lora_rank * m.qk_head_dim() + m.kv_lora_rank * (m.qk_nope_head_dim + m.v_head_dim));
+    f.mla_up = layers * 2 * s * m.num_attention_heads * (m.q_lora_rank * m.qk_head_dim() + m.kv_lora_rank * (m.qk_nope_head_dim + m.v_head_dim));
   return f;
 }
 

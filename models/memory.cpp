@@ -234,6 +234,10 @@ StageMemory MemoryModel::stage(const ParallelLayout& p, int stage, const LayoutA
   }
   out.layer_microbatches_in_flight = layers_in_flight(p, m.num_hidden_layers, stage);
   out.activations_layers = per_layer.stored * out.layer_microbatches_in_flight;
+  if (stage == p.pp - 1 && m.mtp_layers > 0) {  // the multi-token-prediction modules' layers, as many micro-batches
+    const double in_flight = p.pp == 1 ? 1.0 : pipeline_schedule(p.schedule).micro_batches_in_flight(p, stage, p.gradient_accumulation_steps);
+    out.activations_layers += m.mtp_layers * (m.last_layer_moe() ? acts.moe : acts.dense).stored * in_flight;
+  }
   // While a layer is recomputed before its backward, what it dropped is back: the whole layer under full
   // recompute, the dropped modules' activations under selective.
   if (t.recompute == Recompute::Full) out.activations_recompute = per_layer.full;
@@ -253,7 +257,8 @@ StageMemory MemoryModel::stage(const ParallelLayout& p, int stage, const LayoutA
     // gradient.
     const double e = activation_bytes(t.precision);
     const double per_logit = framework_for(t, p).fused_cross_entropy ? e + 4 : 3 * 4.0;
-    out.activations_edges += 2 * e * s * b * h / (seq_par ? p.tp : 1) + per_logit * s * b * m.vocab_size / p.tp;
+    // Multi-token prediction: each module's head keeps its own logits (their backward runs after the forward).
+    out.activations_edges += (1 + m.mtp_layers) * (2 * e * s * b * h / (seq_par ? p.tp : 1) + per_logit * s * b * m.vocab_size / p.tp);
   }
   out.activations = out.activations_layers + out.activations_recompute + out.activations_edges;
 

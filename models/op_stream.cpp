@@ -127,8 +127,12 @@ StepBreakdown fold_step(const StepStream& s, const ModelSpec& m, const ParallelL
   double sum = 0, worst = -1;
   StageTime slowest;
   for (int stage = 0; stage < p.pp; ++stage) {
-    const int layers = layers_in_stage(m.num_hidden_layers, p, stage);
-    const int dense = dense_layers_in_stage(m.num_hidden_layers, m.num_dense_layers(), p, stage);
+    int layers = layers_in_stage(m.num_hidden_layers, p, stage);
+    int dense = dense_layers_in_stage(m.num_hidden_layers, m.num_dense_layers(), p, stage);
+    if (stage == p.pp - 1) {  // the multi-token-prediction modules' layers (ModelSpec::mtp_layers)
+      layers += m.mtp_layers;
+      if (!m.last_layer_moe()) dense += m.mtp_layers;
+    }
     const StageTime st = fold_stage(s, dense, layers - dense, stage == 0, stage == p.pp - 1);
     const double ts = st.total();
     sum += ts;

@@ -125,7 +125,8 @@ void read_rope(JsonReader& r, ModelSpec* m) {
 void canonicalize_model_keys(Json& section, const std::string& path) {
   static const std::pair<const char*, const char*> kAliases[] = {
       {"num_local_experts", "num_experts"}, {"n_routed_experts", "num_experts"},
-      {"attn_pdrop", "attention_dropout"}, {"resid_pdrop", "hidden_dropout"}};
+      {"attn_pdrop", "attention_dropout"}, {"resid_pdrop", "hidden_dropout"},
+      {"num_nextn_predict_layers", "mtp_num_layers"}, {"mtp_num_hidden_layers", "mtp_num_layers"}};
   if (!section.is_object()) return;
   for (const auto& [alias, canonical] : kAliases) {
     auto it = section.find(alias);
@@ -213,6 +214,8 @@ ModelSpec parse_model(const Json& section_value, std::vector<AppliedDefault>* de
   read_rope(r, &m);
   read_mla(r, path, &m);
   read_layer_pattern(r, path, model_type, &m);
+  // DeepSeek-V3's num_nextn_predict_layers and Qwen3-Next's mtp_num_hidden_layers are read as this.
+  m.mtp_layers = r.get_int("mtp_num_layers", 0, "", 0, 16);
   // Dropout: GPT-style models (2-matrix MLP) train with Megatron-LM's and GPT-2's default 0.1; gated-MLP
   // (Llama-family) models have no dropout layers. (GPT-2's attn_pdrop / resid_pdrop are read as these.)
   const bool gpt_style = m.mlp == MlpKind::Plain;

@@ -64,6 +64,11 @@ struct ModelSpec {
   int linear_attention_layers = 0;
   int linear_num_key_heads = 0, linear_num_value_heads = 0, linear_key_head_dim = 0, linear_value_head_dim = 0, linear_conv_kernel_dim = 0;
   bool attention_output_gate = false;
+  // Multi-token prediction (DeepSeek-V3 arXiv 2412.19437 §2.2; Megatron --mtp-num-layers): after the last layer,
+  // mtp_layers modules each norm the hidden state and the next token's embedding, project the pair (2h -> h), run
+  // one more transformer layer of the last layer's kind and the shared LM head and loss. Megatron puts them on the
+  // last pipeline stage.
+  int mtp_layers = 0;
 
   bool is_moe() const { return num_experts > 0; }
   bool is_mla() const { return kv_lora_rank > 0; }
@@ -72,6 +77,7 @@ struct ModelSpec {
   int value_head_dim() const { return is_mla() ? v_head_dim : head_dim; }
   int num_moe_layers() const { return is_moe() ? num_hidden_layers - first_k_dense_replace : 0; }
   int num_dense_layers() const { return num_hidden_layers - num_moe_layers(); }
+  bool last_layer_moe() const { return is_moe() && num_moe_layers() > 0; }
   // Share of the layers with linear attention (a stage is taken to hold the model's mix).
   double linear_attention_share() const {
     return num_hidden_layers > 0 ? static_cast<double>(linear_attention_layers) / num_hidden_layers : 0.0;

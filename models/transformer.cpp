@@ -82,6 +82,11 @@ ModelParams count_parameters(const ModelSpec& m) {
   p.total = outside + m.num_dense_layers() * p.dense_layer.total() + m.num_moe_layers() * p.moe_layer.total();
   const double moe_active = p.moe_layer.total() - p.moe_layer.expert * (m.num_experts - m.num_experts_per_tok);
   p.active = outside + m.num_dense_layers() * p.dense_layer.total() + m.num_moe_layers() * moe_active;
+  // Multi-token prediction: per module a layer of the last layer's kind, norms on the hidden state, the next
+  // token's embedding and the output (DeepSeek-V3's enorm, hnorm, shared_head.norm), the 2h x h eh_proj.
+  p.mtp_extra = 3 * h * (m.norm == NormKind::LayerNorm ? 2 : 1) + 2 * h * h;
+  p.total += m.mtp_layers * (p.mtp_extra + (m.last_layer_moe() ? p.moe_layer.total() : p.dense_layer.total()));
+  p.active += m.mtp_layers * (p.mtp_extra + (m.last_layer_moe() ? moe_active : p.dense_layer.total()));
   return p;
 }
 
@@ -179,6 +184,13 @@ StageParams stage_parameters(const ModelSpec& m, const ModelParams& params, cons
   sp.not_linear = dense_layers * params.dense_layer.norms + moe_layers * (params.moe_layer.norms + params.moe_layer.router);
   double edges = 0;
   if (stage == 0) edges += params.embedding / tp + params.position_embedding;
+  if (stage == p.pp - 1 && m.mtp_layers > 0) {
+    // The MTP modules live on the last stage: their layers, and their projections (column parallel) and norms.
+    if (m.last_layer_moe()) sp.dense += m.mtp_layers * moe_nonexpert, sp.expert += m.mtp_layers * moe_experts;
+    else sp.dense += m.mtp_layers * dense_layer;
+    sp.dense += m.mtp_layers * (2.0 * m.hidden_size * m.hidden_size / tp + (params.mtp_extra - 2.0 * m.hidden_size * m.hidden_size));
+    sp.not_linear += m.mtp_layers * (params.mtp_extra - 2.0 * m.hidden_size * m.hidden_size);
+  }
   if (stage == p.pp - 1) {
     edges += params.final_norm;
     // Megatron keeps a copy of a tied embedding on the last stage for the LM head when pp > 1.

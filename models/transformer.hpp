@@ -29,7 +29,8 @@ struct ModelParams {
   double position_embedding = 0; // learned positions (replicated)
   double final_norm = 0;
   double lm_head = 0;            // 0 when tied to the embedding
-  double total = 0;              // all parameters
+  double mtp_extra = 0;          // per MTP module beside its transformer layer: two input norms, the 2h x h projection, its final norm
+  double total = 0;              // all parameters (MTP modules included; they share the embedding and LM head)
   double active = 0;             // parameters one token passes through (top-k experts + shared)
 };
 

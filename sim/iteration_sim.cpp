@@ -119,9 +119,13 @@ class Simulation {
     // schedule; chunk 0 alone otherwise): its layers, the embedding on the first, the loss head on the last.
     const int chunks = std::max(1, p.vpp), virtual_count = virtual_stages(p);
     for (int v = 0; v < virtual_count; ++v) {
-      const int layers = layers_in_virtual_stage(sc.model.num_hidden_layers, p, v);
+      int layers = layers_in_virtual_stage(sc.model.num_hidden_layers, p, v);
       const int first = first_layer_of_virtual_stage(sc.model.num_hidden_layers, p, v);
-      const int dense = std::clamp(sc.model.num_dense_layers() - first, 0, layers);
+      int dense = std::clamp(sc.model.num_dense_layers() - first, 0, layers);
+      if (v == virtual_count - 1) {  // the multi-token-prediction modules' layers, after the last
+        layers += sc.model.mtp_layers;
+        if (!sc.model.last_layer_moe()) dense += sc.model.mtp_layers;
+      }
       StageWork w;
       w.forward = stage_phase(stream_, dense, layers - dense, false);
       w.backward = stage_phase(stream_, dense, layers - dense, true);
