@@ -59,6 +59,8 @@ constexpr double kHopperTablePeak = 989;
 // 0.508-0.623, mean 0.558. Dao 2023 §4.1 agrees: FA2 "up to 335 TFLOP/s" on H100 against the table's 539.
 constexpr double kFlash2OverFusedHopper = 0.558;
 
+// FlashAttention-2's backward pass runs 5 matmuls against the forward's 2: 2.5x the FLOPs (Dao 2023, §4.1 FLOP
+// count); causal masking skips fully masked blocks in both (attended_key_fraction, transformer.hpp).
 constexpr double kFlashBackwardFlops = 2.5;
 
 // A per-expert MoE loop (transformers Qwen3MoeSparseMoeBlock / MixtralSparseMoeBlock.forward) launches, per
@@ -394,8 +396,7 @@ std::string compose(const OpName& n, const char* role) {
 struct RecordedOp {
   LayerOp op;
   bool adapter = false;  // LoRA adapter forward work (not run by the DPO reference forward)
-  bool core = false;     // attention core forward (what selective recompute repeats)
-  unsigned modules = 0;  // forward: the Megatron recompute modules it belongs to (RecomputeModule bits)
+  unsigned modules = 0;  // forward: the Megatron recompute modules it belongs to (RecomputeModule bits; core_attn: the attention core)
 };
 struct NoRecord {};
 
@@ -411,7 +412,6 @@ struct OpBuilder {
   double lora_rank;
   Acc fwd, bwd;         // the policy model's forward / backward
   Acc adapter_fwd;      // of which LoRA adapters (not run by the DPO reference forward)
-  Acc core_fwd;         // of which the attention core (what selective recompute repeats)
   Acc module_fwd[7];    // of which each of Megatron's recompute modules (by RecomputeModule bit; nested ones counted in both)
   unsigned open_modules = 0;  // Record: the modules the ops being added belong to
   bool track_modules = false;  // count module_fwd (selective recompute needs it; the search's other modes skip it)
@@ -419,7 +419,7 @@ struct OpBuilder {
   double synced_iterations = 0;  // experts in that loop
   using OpList = std::conditional_t<Record, std::vector<RecordedOp>, NoRecord>;
   [[no_unique_address]] OpList fwd_ops, bwd_ops;  // Record: every op, forward and backward, in layer order
-  bool in_adapter = false, in_core = false;       // Record: what the ops being added belong to
+  bool in_adapter = false;                        // Record: the ops being added belong to an adapter
   // Framework traits: GEMMs with count > 1 run as a loop of count separate GEMMs (per-expert MoE loop), and
   // which memory-bound ops run as eager op sequences.
   bool serial_count = false;
@@ -457,8 +457,7 @@ struct OpBuilder {
       r.op.gemm_equivalent = equivalent;
       r.op.kernels = kernels;
       r.adapter = in_adapter && !backward;
-      r.core = in_core && !backward;
-      r.modules = backward ? 0u : open_modules | (in_core ? unsigned(kRecomputeCoreAttn) : 0u);
+      r.modules = backward ? 0u : open_modules;
       (backward ? bwd_ops : fwd_ops).push_back(std::move(r));
     }
   }
@@ -705,8 +704,7 @@ LayerCompute layer_walk(const ModelSpec& m, const TrainingSpec& t, const Paralle
   // Attention core. Under context parallelism each rank's s query tokens attend to the whole sequence;
   // Megatron-Core splits the sequence into 2·cp chunks and gives rank i chunks i and 2·cp-1-i, so every
   // rank does 1/cp of the causal work (Megatron-Core "context parallelism" user guide).
-  if (!linear_attention) {
-    if constexpr (Record) ob.in_core = true;
+  if (!linear_attention) ob.module(kRecomputeCoreAttn, [&] {
     Acc f, bk;
     const double batch = b * heads;  // independent (sequence, head) problems on this rank
     if (t.flash_attention) {
@@ -752,9 +750,8 @@ LayerCompute layer_walk(const ModelSpec& m, const TrainingSpec& t, const Paralle
       ob.record_memory(false, LayerOp::Attention, {"attention", "softmax"}, "", fb, tfb);
       ob.record_memory(true, LayerOp::Attention, {"attention", "softmax"}, "", bb, tbb);
     }
-    ob.fwd.add(f), ob.bwd.add(bk), ob.core_fwd.add(f);
-    if constexpr (Record) ob.in_core = false;
-  }
+    ob.fwd.add(f), ob.bwd.add(bk);
+  });
 
   if (!linear_attention) {
     // sigmoid(gate) x output: read both, write one; backward reads them and dy, writes two gradients.
@@ -842,14 +839,16 @@ LayerCompute layer_walk(const ModelSpec& m, const TrainingSpec& t, const Paralle
   // experts (module_fwd counts nested work in both).
   const unsigned mods = t.recompute_modules;
   const unsigned counted = mods & kRecomputeMoe ? mods & ~(kRecomputeMoeAct | kRecomputeSharedExperts) : mods;
-  Acc selective = mods & kRecomputeCoreAttn ? ob.core_fwd : Acc{};
-  for (unsigned bit : {kRecomputeLayernorm, kRecomputeMlp, kRecomputeMoe, kRecomputeMoeAct, kRecomputeSharedExperts, kRecomputeMlaUpProj})
+  const Acc& core = ob.module_fwd[std::countr_zero(unsigned(kRecomputeCoreAttn))];
+  Acc selective;
+  for (unsigned bit : {kRecomputeCoreAttn, kRecomputeLayernorm, kRecomputeMlp, kRecomputeMoe, kRecomputeMoeAct, kRecomputeSharedExperts,
+                       kRecomputeMlaUpProj})
     if (counted & bit) selective.add(ob.module_fwd[std::countr_zero(bit)]);
   if (per_op) {
     selective = Acc{};
     selective.gemm_s = gemm_share * ob.fwd.gemm_s, selective.gemm_flops = gemm_share * ob.fwd.gemm_flops;
     selective.memory_s = ob.fwd.memory_s;
-    selective.kernels = ob.fwd.kernels - ob.core_fwd.kernels;
+    selective.kernels = ob.fwd.kernels - core.kernels;
   }
   switch (t.recompute) {
     case Recompute::None: break;
@@ -893,7 +892,8 @@ LayerCompute layer_walk(const ModelSpec& m, const TrainingSpec& t, const Paralle
     }
     if (t.recompute != Recompute::None) {
       for (const RecordedOp& r : ob.fwd_ops) {
-        if (t.recompute == Recompute::Selective && (per_op ? r.core : !(r.modules & mods))) continue;
+        const bool core_op = r.modules & kRecomputeCoreAttn;
+        if (t.recompute == Recompute::Selective && (per_op ? core_op : !(r.modules & mods))) continue;
         LayerOp o = r.op;
         o.pass = "recompute";
         if (per_op && o.kind == LayerOp::Gemm) {  // the policy's share of each GEMM (see above)

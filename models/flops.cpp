@@ -33,7 +33,7 @@ ForwardFlops forward_flops_per_sequence(const ModelSpec& m, double s) {
                                   h * m.num_experts);  // experts a token visits, shared expert, router
   ForwardFlops f;
   // Sliding windows cut the pairs attended; Megatron's full-square count scaled by the same share.
-  scores *= attended_key_fraction(m, s) / 0.5;
+  scores *= attended_key_fraction(m, s) / kCausalAttendedFraction;
   // Linear-attention layers: no s² term, their token-linear work instead (per layer on average).
   const double linear = m.linear_attention_share();
   if (linear > 0) {

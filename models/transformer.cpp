@@ -51,7 +51,7 @@ void add_mlp(const ModelSpec& m, double f, double* split, double* replicated) {
 }  // namespace
 
 double attended_key_fraction(const ModelSpec& m, double seq) {
-  constexpr double kCausal = 0.5;
+  constexpr double kCausal = kCausalAttendedFraction;
   if (m.sliding_window <= 0 || m.sliding_layers <= 0 || m.num_hidden_layers <= 0 || seq <= m.sliding_window) return kCausal;
   const double w = m.sliding_window, sliding = w / seq - w * w / (2 * seq * seq);
   const double share = static_cast<double>(std::min(m.sliding_layers, m.num_hidden_layers)) / m.num_hidden_layers;

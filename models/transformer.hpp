@@ -41,6 +41,7 @@ ModelParams count_parameters(const ModelSpec& m);
 // (w(w+1)/2 + (s - w)·w pairs) w/s - w²/(2s²), weighted by the sliding layers' share. A stage is taken to hold
 // the model's mix of layers (exact when its layers are a whole number of the pattern's periods).
 double attended_key_fraction(const ModelSpec& m, double seq);
+constexpr double kCausalAttendedFraction = 0.5;  // causal attention without a window
 
 // How layers fall on pipeline stages, as Megatron-LM runs an uneven split (--decoder-first-pipeline-num-layers,
 // --decoder-last-pipeline-num-layers; Llama 3, arXiv:2407.21783 §3.3.2: "we reduce one Transformer layer each

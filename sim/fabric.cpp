@@ -203,20 +203,19 @@ Fabric::Fabric(const HardwareSpec& h, const CommModel& comm, int gpus, const Fab
   zone->seal();
 }
 
-const std::vector<sg4::Link*>& Fabric::route(const sg4::Host* from, const sg4::Host* to) {
+const Fabric::CachedRoute& Fabric::cached_route(const sg4::Host* from, const sg4::Host* to) {
   auto it = routes_.find({from, to});
   if (it != routes_.end()) return it->second;
-  std::vector<sg4::Link*> links;
+  CachedRoute r;
   double latency = 0;
-  from->route_to(to, links, &latency);
-  return routes_.emplace(std::make_pair(from, to), std::move(links)).first->second;
+  from->route_to(to, r.links, &latency);
+  if (!r.links.empty()) r.nominal = std::min(nominal_.at(r.links.front()), nominal_.at(r.links.back()));
+  return routes_.emplace(std::make_pair(from, to), std::move(r)).first->second;
 }
 
-double Fabric::nominal_bandwidth(const sg4::Host* from, const sg4::Host* to) {
-  const std::vector<sg4::Link*>& links = route(from, to);
-  if (links.empty()) return 0.0;
-  return std::min(nominal_.at(links.front()), nominal_.at(links.back()));
-}
+const std::vector<sg4::Link*>& Fabric::route(const sg4::Host* from, const sg4::Host* to) { return cached_route(from, to).links; }
+
+double Fabric::nominal_bandwidth(const sg4::Host* from, const sg4::Host* to) { return cached_route(from, to).nominal; }
 
 bool Fabric::slow_link(const std::string& id, double factor) {
   for (FabricLink& l : links_)
@@ -230,7 +229,7 @@ bool Fabric::slow_link(const std::string& id, double factor) {
 }
 
 sg4::CommPtr Fabric::transfer(sg4::Host* from, sg4::Host* to, double bytes, double seconds) {
-  // SimGrid moves whole bytes; the factor is this size over what the route moves in `seconds`.
+  // SimGrid moves whole bytes; the factor is this size over what the route's ports move in `seconds`.
   const double size = std::max(1.0, std::round(bytes));
   const double capacity = std::max(1.0, seconds * nominal_bandwidth(from, to));
   pending_factors_[{from, to, size}].push_back(size / capacity);

@@ -88,7 +88,12 @@ class Fabric {
   std::vector<int> physical_;               // physical GPU of each rank
   simgrid::s4u::Host* storage_ = nullptr;
   std::vector<FabricLink> links_;
-  std::map<std::pair<const simgrid::s4u::Host*, const simgrid::s4u::Host*>, std::vector<simgrid::s4u::Link*>> routes_;
+  struct CachedRoute {
+    std::vector<simgrid::s4u::Link*> links;
+    double nominal = 0;  // its ports' bandwidth as built
+  };
+  const CachedRoute& cached_route(const simgrid::s4u::Host* from, const simgrid::s4u::Host* to);
+  std::map<std::pair<const simgrid::s4u::Host*, const simgrid::s4u::Host*>, CachedRoute> routes_;
   // Factors of transfers started but not yet seen by SimGrid's callback, by (source, destination, bytes): an
   // actor's transfer reaches the callback in the same scheduling round, after other actors may have started
   // theirs, in order.
