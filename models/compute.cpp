@@ -1012,9 +1012,12 @@ EdgeCompute edge_compute(const ModelSpec& m, const TrainingSpec& t, const Parall
   const double norm_fwd = 2 * ab * tokens_outside * h, norm_bwd = 3 * ab * tokens_outside * h;
   // Eager (the frameworks' torch ops): logits.float() reads ab and writes 4, log_softmax reads twice and writes
   // 4; backward: nll's dense fp32 gradient (write 4), log_softmax backward (read 4 + 4, write 4), the cast back
-  // (read 4, write ab). Fused: read the logits, keep an fp32 softmax; read it, write the 16-bit gradient.
-  const bool fused_ce = framework_for(t, p).fused_cross_entropy;
-  const double ce_fwd = (fused_ce ? ab + 4 : ab + 16) * tokens * vocab, ce_bwd = (fused_ce ? 4 + ab : 20 + ab) * tokens * vocab;
+  // (read 4, write ab). Fused: read the logits, keep an fp32 softmax; read it, write the 16-bit gradient. Fused
+  // keeping only the log-sum-exp: read the logits; read them again, write the gradient.
+  const FrameworkTraits& fw = framework_for(t, p);
+  const double fused_fwd = fw.cross_entropy_keeps_softmax ? ab + 4 : ab, fused_bwd = fw.cross_entropy_keeps_softmax ? 4 + ab : 2 * ab;
+  const double ce_fwd = (fw.fused_cross_entropy ? fused_fwd : ab + 16) * tokens * vocab,
+               ce_bwd = (fw.fused_cross_entropy ? fused_bwd : 20 + ab) * tokens * vocab;
   out.head_s = passes_fwd * (head_fwd + memory_bound_time(gpu, tr, norm_fwd + ce_fwd)) + head_bwd +
                memory_bound_time(gpu, tr, norm_bwd + ce_bwd);
   out.head_flops = flops;

@@ -56,6 +56,11 @@ struct FrameworkTraits {
   bool fused_norm = true, fused_rope = true, fused_activation = true;
   // Cross-entropy over the logits as one fused kernel (vs logits.float() + log_softmax + nll, compute.cpp).
   bool fused_cross_entropy = true;
+  // What a fused loss keeps for its backward: an fp32 softmax of the logits' shape (Megatron's
+  // vocab_parallel_cross_entropy saves exp_logits and writes the gradient over it), or only a per-token
+  // log-sum-exp, the gradient then written beside the 16-bit logits (flash-attn's CrossEntropyLoss, Inductor's
+  // fusion of logits.float() + log_softmax + nll under torch.compile).
+  bool cross_entropy_keeps_softmax = true;
   // Fused attention kernel on Hopper: cuDNN / FlashAttention-3 class (Transformer Engine, PyTorch SDPA with
   // cuDNN) or FlashAttention-2 (the flash-attn package, SDPA's flash backend), about half as fast there
   // (compute.cpp). Other GPUs run FlashAttention-2-class kernels either way.
@@ -67,6 +72,12 @@ struct FrameworkTraits {
   // stage's module (torchtitan), DeepSpeed's pipeline engine and Megatron allow ZeRO-1 / the distributed
   // optimizer only (layout_check refuses the rest).
   bool shards_with_pipeline = false;
+  // Tensor parallelism by DTensor parallel styles (torch.distributed.tensor.parallel, torchtitan) rather than
+  // Megatron's layers. Under sequence parallelism a column-parallel linear's autograd then keeps the all-gathered
+  // input (Megatron keeps the sequence shard and gathers it again in backward, Korthikanti et al. §4.2.2), and the
+  // vocab-parallel loss (loss_parallel) runs log_softmax and nll as torch ops: up to four fp32 tensors of the
+  // logits' shape at once in its backward (log-probabilities, zeros_like, exp, their sum) where aten's kernels hold three.
+  bool dtensor_tensor_parallel = false;
   // Parallel dimensions the framework runs; layout_check refuses a layout with tp, pp, cp or ep (etp) above 1
   // where the framework has none (HF Trainer is data parallel only; its modeling code keeps every expert on
   // every rank).

@@ -128,8 +128,13 @@ LayerActivations layer_activations(const ModelSpec& m, const TrainingSpec& t, co
   double lora = 0;
   if (t.uses_adapters()) lora = e * sb * t.lora.rank * dd(static_cast<int>(t.lora.target_modules.size()));
 
+  // DTensor's column-parallel linears keep their all-gathered input: the QKV input and a dense MLP's fc1 input
+  // whole on every rank, not the sequence shard counted in `outside`.
+  double gathered = 0;
+  if (sp && fw.dtensor_tensor_parallel) gathered = g * sb * h * (moe_layer ? 1 : 2) * (1 - 1 / tp);
+
   LayerActivations out;
-  out.full = outside / (sp ? tp : 1) + (inside + core) / tp + replicated + lora;
+  out.full = outside / (sp ? tp : 1) + gathered + (inside + core) / tp + replicated + lora;
   switch (t.recompute) {
     case Recompute::None: out.stored = out.full; break;
     case Recompute::Selective:
@@ -251,14 +256,20 @@ StageMemory MemoryModel::stage(const ParallelLayout& p, int stage, const LayoutA
   if (stage == p.pp - 1) {
     // Final norm input and LM-head input, then the logits, one micro-batch at a time. A fused cross-entropy
     // keeps the vocab-parallel LM head's output (16 bits, under fp8 too: Megatron runs the output layer outside
-    // fp8) and the fp32 softmax for backward (Megatron's vocab_parallel_cross_entropy). Unfused
+    // fp8) and either the fp32 softmax for backward (Megatron's vocab_parallel_cross_entropy, the gradient
+    // written over it) or the 16-bit gradient beside the logits (a per-token log-sum-exp kernel). Unfused
     // (logits.float(), then log_softmax and nll_loss: torchtitan, transformers), the loss's backward peaks at
     // three fp32 tensors of the logits' shape: the saved log-softmax, the nll gradient and the log-softmax
     // gradient.
     const double e = activation_bytes(t.precision);
-    const double per_logit = framework_for(t, p).fused_cross_entropy ? e + 4 : 3 * 4.0;
+    // DTensor's loss_parallel holds four (its backward: log-probabilities, zeros_like, exp and their sum), and
+    // its LM head keeps the all-gathered input.
+    const FrameworkTraits& fw = framework_for(t, p);
+    const bool dtensor = fw.dtensor_tensor_parallel && p.tp > 1;
+    const double per_logit = !fw.fused_cross_entropy ? (dtensor ? 4 : 3) * 4.0 : e + (fw.cross_entropy_keeps_softmax ? 4 : e);
+    const double head_input = e * s * b * h / (seq_par && !dtensor ? p.tp : 1), norm_input = e * s * b * h / (seq_par ? p.tp : 1);
     // Multi-token prediction: each module's head keeps its own logits (their backward runs after the forward).
-    out.activations_edges += (1 + m.mtp_layers) * (2 * e * s * b * h / (seq_par ? p.tp : 1) + per_logit * s * b * m.vocab_size / p.tp);
+    out.activations_edges += (1 + m.mtp_layers) * (norm_input + head_input + per_logit * s * b * m.vocab_size / p.tp);
   }
   out.activations = out.activations_layers + out.activations_recompute + out.activations_edges;
 

@@ -419,7 +419,7 @@ TEST_CASE("eager cross-entropy moves 28 more bytes per logit than a fused kernel
   // fp32 gradient (write 4), log_softmax backward (read 4 + 4, write 4), cast back (read 4, write 2): 18 + 22 = 40
   // bytes per bf16 logit, against 6 + 6 = 12 fused. One micro-batch of 4096 tokens x 128,256 logits (Llama-3-8B, tp 1).
   Scenario eager = llama8b("fsdp2", 3);
-  Scenario fused = llama8b(Json{{"preset", "fsdp2"}, {"fused_cross_entropy", true}}, 3);
+  Scenario fused = llama8b(Json{{"preset", "fsdp2"}, {"fused_cross_entropy", true}, {"cross_entropy_keeps_softmax", true}}, 3);
   const EdgeCompute e = edge_compute(eager.model, eager.training, eager.parallel, eager.hardware.gpu);
   const EdgeCompute f = edge_compute(fused.model, fused.training, fused.parallel, fused.hardware.gpu);
   CHECK(e.head_s - f.head_s == trainsim::test::approx(memory_bound_time(eager.hardware.gpu, 28.0 * 4096 * 128256)).epsilon(1e-9));
@@ -450,4 +450,39 @@ TEST_CASE("an unfused cross-entropy peaks at three fp32 tensors of the logits' s
   const double d = MemoryModel(unfused.model, unfused.training, unfused.hardware).stage(unfused.parallel, 0).activations_edges -
                    MemoryModel(fused.model, fused.training, fused.hardware).stage(fused.parallel, 0).activations_edges;
   CHECK(d == trainsim::test::approx(6.0 * 4096 * 128256));
+}
+
+TEST_CASE("a fused loss keeping only the log-sum-exp holds the gradient beside the logits, not an fp32 softmax") {
+  // Llama-3-8B, 4096 tokens x 128,256 vocab, bf16: Megatron's vocab-parallel loss keeps the logits (2) and the fp32
+  // softmax (4); flash-attn's kernel or a compiled loss keeps the logits (2) and writes the bf16 gradient (2): 2
+  // bytes per logit less. HBM traffic: fwd 2 + 4 against 2, bwd 4 + 2 against 2 + 2: 6 bytes per logit less.
+  Scenario softmax = llama8b(Json{{"preset", "fsdp2"}, {"fused_cross_entropy", true}, {"cross_entropy_keeps_softmax", true}}, 1);
+  Scenario lse = llama8b(Json{{"preset", "fsdp2"}, {"fused_cross_entropy", true}}, 1);  // fsdp2: keeps_softmax false
+  const double d = MemoryModel(softmax.model, softmax.training, softmax.hardware).stage(softmax.parallel, 0).activations_edges -
+                   MemoryModel(lse.model, lse.training, lse.hardware).stage(lse.parallel, 0).activations_edges;
+  CHECK(d == trainsim::test::approx(2.0 * 4096 * 128256));
+  const EdgeCompute a = edge_compute(softmax.model, softmax.training, softmax.parallel, softmax.hardware.gpu);
+  const EdgeCompute b = edge_compute(lse.model, lse.training, lse.parallel, lse.hardware.gpu);
+  CHECK(a.head_s - b.head_s == trainsim::test::approx(memory_bound_time(lse.hardware.gpu, 6.0 * 4096 * 128256)).epsilon(1e-9));
+}
+
+TEST_CASE("DTensor tensor parallelism keeps the all-gathered inputs of column-parallel linears and a four-tensor loss") {
+  // Llama-3-8B at tp 8 with sequence parallelism, one micro-batch of 4096 tokens, bf16, full recompute. Megatron keeps
+  // the sequence shard of the QKV and fc1 inputs (2 x 2·s·h/8 bytes) and gathers again in backward; DTensor's
+  // ColwiseParallel keeps the gathered input: 2 x 2·s·h x 7/8 more in the recomputed layer (Korthikanti et al.
+  // §4.2.2). The LM head's input likewise: 2·s·h x 7/8 more; loss_parallel's backward holds four fp32 tensors of
+  // the local logits (s x 128,256/8), not three: 4 bytes per local logit more.
+  auto at_tp8 = [](bool dtensor) {
+    Json training = {{"seq_len", 4096}, {"global_batch_size", 1}, {"zero_stage", 3}, {"recompute", "full"},
+                     {"framework", {{"preset", "fsdp2"}, {"dtensor_tensor_parallel", dtensor}}}};
+    return parse_scenario({{"model", "llama3-8b"}, {"training", training},
+                           {"parallel", {{"tp", 8}, {"pp", 1}, {"micro_batch_size", 1}, {"sequence_parallel", true}}},
+                           {"hardware", {{"gpu", "h100-sxm-80gb"}, {"num_gpus", 8}}}});
+  };
+  const Scenario megatron_style = at_tp8(false), dtensor = at_tp8(true);
+  const double s = 4096, h = 4096;
+  const StageMemory a = MemoryModel(megatron_style.model, megatron_style.training, megatron_style.hardware).stage(megatron_style.parallel, 0);
+  const StageMemory b = MemoryModel(dtensor.model, dtensor.training, dtensor.hardware).stage(dtensor.parallel, 0);
+  CHECK(b.activations_recompute - a.activations_recompute == trainsim::test::approx(2 * 2 * s * h * 7 / 8));
+  CHECK(b.activations_edges - a.activations_edges == trainsim::test::approx(2 * s * h * 7 / 8 + 4 * s * 128256 / 8));
 }
