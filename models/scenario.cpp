@@ -12,7 +12,7 @@ namespace trainsim {
 Scenario parse_scenario(const Json& doc, bool check_layout) {
   if (!doc.is_object()) throw InputError("/", json_value_text(doc), "a JSON object with sections model, training, parallel, hardware");
   JsonReader top(doc, "", nullptr);
-  top.mark_read({"name", "description", "$schema", "calibration", "reliability"});  // reliability: read by `trainsim reliability`
+  top.mark_read({"name", "description", "$schema", "calibration", "reliability", "cluster"});  // read by `trainsim reliability`, `trainsim cluster`
   Scenario s;
   if (!top.has("model")) throw InputError("/model", "nothing", "a model preset name or section", "e.g. \"model\": \"llama3-8b\"");
   auto section = [&](const char* key) -> Json {

@@ -1,0 +1,193 @@
+// `trainsim cluster [SCENARIO] --trace KIND:PATH --policy fifo,backfill,...`: a shared cluster replaying a
+// workload under each scheduling policy (sim/cluster), compared side by side.
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "command.hpp"
+#include "models/errors.hpp"
+#include "models/json_reader.hpp"
+#include "models/units.hpp"
+#include "output.hpp"
+#include "progress.hpp"
+#include "reports/cluster_report.hpp"
+#include "scenario_input.hpp"
+#include "sim/cluster/cluster_sim.hpp"
+#include "sim/cluster/trace_import.hpp"
+
+namespace trainsim::cli {
+namespace {
+
+using Json = nlohmann::json;
+namespace cl = trainsim::sim::cluster;
+
+constexpr double kFillDurationS = 1e12;  // "never ends" under --fill: far past any trace's last arrival
+
+struct ClusterFlags {
+  std::string scenario;
+  std::string trace;
+  std::string policies = "fifo";
+  std::string format = "table";
+  int nodes = 0, gpus_per_node = 8, nodes_per_leaf = 0;
+  std::string gpu = "h100-sxm-80gb";
+  std::string failures;
+  std::string checkpoint_interval;
+  std::string gpu_sharing;
+  double time_scale = 1;
+  double horizon_s = 0, sample_interval_s = 0;
+  bool fill = false;
+  double fill_to = 0;
+  std::uint64_t seed = 1;
+  std::string jobs_csv, timeseries_csv;
+};
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+double percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<std::size_t>(q * static_cast<double>(v.size())))];
+}
+
+int run_cluster(const ClusterFlags& f) {
+  ClusterRun run;
+  if (f.format != "table" && f.format != "json" && f.format != "csv") throw InputError("--format", f.format, "table, json or csv");
+  if (f.trace.empty())
+    throw InputError("--trace", "nothing", "a workload trace: " + join(cl::trace_kinds()), "e.g. --trace philly-chronus:../shared/traces/philly-derived-chronus/trace_job_Philly_MIX1.csv");
+  if (!(f.time_scale > 0 && f.time_scale <= 1e6)) throw InputError("--time-scale", std::to_string(f.time_scale), "a positive factor up to 1e6");
+  std::vector<cl::PolicyChoice> choices;
+  for (const std::string& p : split_list(f.policies)) choices.push_back(cl::parse_policy_choice(p, "--policy"));
+  if (choices.empty()) throw InputError("--policy", f.policies, "one or more policies separated by commas");
+
+  // The cluster: --nodes, else the scenario's "cluster" section, else the trace's own node list.
+  Json section = Json::object();
+  if (!f.scenario.empty()) {
+    const Json doc = read_json_file(f.scenario, "");
+    if (!doc.is_object() || !doc.contains("cluster")) throw InputError("/cluster", "nothing", "a \"cluster\" section in " + f.scenario);
+    section = doc["cluster"];
+  }
+  if (!f.failures.empty()) section["failures"] = f.failures;
+  if (!f.checkpoint_interval.empty()) section["checkpoint_interval"] = f.checkpoint_interval;
+  if (f.nodes_per_leaf > 0) section["network"]["nodes_per_leaf"] = f.nodes_per_leaf;
+  if (f.nodes > 0) section["pools"] = Json::array({{{"gpu", f.gpu}, {"gpus_per_node", f.gpus_per_node}, {"nodes", f.nodes}}});
+  cl::Trace trace = cl::import_trace(f.trace);
+  const bool fractional = std::any_of(trace.jobs.begin(), trace.jobs.end(), [](const cl::ClusterJob& j) { return j.gpu_milli < 1000; });
+  if (!f.gpu_sharing.empty()) {
+    if (f.gpu_sharing != "true" && f.gpu_sharing != "false") throw InputError("--gpu-sharing", f.gpu_sharing, "true or false");
+    section["gpu_sharing"] = f.gpu_sharing == "true";
+  } else if (!section.contains("gpu_sharing") && fractional) {
+    section["gpu_sharing"] = true;
+    run.defaults.push_back({"/cluster/gpu_sharing", "true", "the trace asks for fractions of a GPU, shared as on its own cluster"});
+  }
+  run.cluster = cl::parse_cluster(section, "/cluster", &run.defaults);
+  if (f.nodes > 0) run.cluster_source = "--nodes";
+  else if (!run.cluster.pools.empty()) run.cluster_source = f.scenario;
+  else if (!trace.nodes.empty()) {
+    run.cluster = cl::cluster_from_trace_nodes(trace.nodes, run.cluster);
+    run.cluster_source = "the trace's node list";
+  } else {
+    throw InputError("--nodes", "nothing", "a cluster: --nodes N [--gpus-per-node G --gpu NAME], or a scenario with a \"cluster\" section",
+                     "this trace has no node list of its own");
+  }
+  if (f.time_scale != 1)
+    for (cl::ClusterJob& j : trace.jobs) j.submit_s *= f.time_scale, j.duration_s *= f.time_scale, j.walltime_s *= f.time_scale;
+  if (f.fill_to > 0) {
+    // Inflate the workload past the trace's own: its jobs again, in order, after its last arrival, until the
+    // GPUs asked reach this fraction of the cluster (FGD's inflation samples pods at random; a cyclic copy keeps
+    // the result reproducible without a seed).
+    if (!(f.fill_to <= 10)) throw InputError("--fill-to", std::to_string(f.fill_to), "a fraction of the cluster's GPUs up to 10");
+    const std::size_t n = trace.jobs.size();
+    double asked = 0;
+    for (const cl::ClusterJob& j : trace.jobs) asked += j.gpus == 1 && j.gpu_milli < 1000 ? j.gpu_milli / 1000.0 : j.gpus;
+    const double target = f.fill_to * run.cluster.total_gpus(), period = n > 0 ? trace.jobs.back().submit_s + 1 : 0;
+    for (std::size_t k = 0; n > 0 && asked < target; ++k) {
+      cl::ClusterJob j = trace.jobs[k % n];
+      j.id += "#" + std::to_string(k / n + 1);
+      j.submit_s += period * static_cast<double>(k / n + 1);
+      asked += j.gpus == 1 && j.gpu_milli < 1000 ? j.gpu_milli / 1000.0 : j.gpus;
+      trace.jobs.push_back(std::move(j));
+    }
+    run.fill_to = f.fill_to;
+  }
+  if (f.fill || f.fill_to > 0) {
+    // The FGD experiment (Weng et al., ATC'23): jobs arrive in trace order and never end; how much of the
+    // cluster a placement fills before fragmentation leaves requests unplaceable.
+    for (cl::ClusterJob& j : trace.jobs) j.duration_s = kFillDurationS;
+    run.fill = true;
+  }
+  run.workload = trace.report;
+  run.time_scale = f.time_scale;
+  std::vector<double> recorded;
+  for (const cl::ClusterJob& j : trace.jobs)
+    if (j.recorded_wait_s >= 0) recorded.push_back(j.recorded_wait_s * f.time_scale);
+  if (!recorded.empty()) {
+    run.recorded_n = static_cast<int>(recorded.size());
+    double sum = 0;
+    for (double w : recorded) sum += w;
+    run.recorded_mean_wait_s = sum / static_cast<double>(recorded.size());
+    run.recorded_p50_wait_s = percentile(recorded, 0.5);
+    run.recorded_p99_wait_s = percentile(recorded, 0.99);
+  }
+
+  for (const cl::PolicyChoice& choice : choices) {
+    ProgressBar bar("cluster " + choice.text);
+    cl::ClusterSimOptions o;
+    o.policy = choice.text;
+    o.seed = f.seed;
+    o.horizon_s = run.fill && !trace.jobs.empty() ? trace.jobs.back().submit_s + 1 : f.horizon_s;
+    o.sample_interval_s = f.sample_interval_s;
+    o.progress = [&bar](double done) { bar.update(done); };
+    const auto start = std::chrono::steady_clock::now();
+    run.policies.push_back(cl::simulate_cluster(run.cluster, trace.jobs, o));
+    run.wall_s.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    bar.finish();
+  }
+  auto write_file = [](const std::string& path, const char* flag, auto&& write) {
+    if (path.empty()) return;
+    std::ofstream out(path);
+    if (!out) throw InputError(flag, path, "a writable file");
+    write(out);
+  };
+  write_file(f.jobs_csv, "--jobs-csv", [&](std::ostream& os) { write_cluster_jobs_csv(os, run, trace.jobs); });
+  write_file(f.timeseries_csv, "--timeseries-csv", [&](std::ostream& os) { write_cluster_timeseries_csv(os, run); });
+  emit_result(f.format, cluster_json(run), "cluster",
+              {[&](std::ostream& os) { print_cluster_table(os, run); }, [&](std::ostream& os) { print_cluster_csv(os, run); }});
+  return kExitOk;
+}
+
+const RegisterCommand registered{
+    {"cluster", "A shared cluster under scheduling policies: replay a workload trace with gangs, preemption, placement and failures",
+     [](CLI::App& app) -> std::function<int()> {
+       auto f = std::make_shared<ClusterFlags>();
+       app.add_option("scenario", f->scenario, "scenario file with a \"cluster\" section (pools, network, failures, recovery, scheduler)");
+       app.add_option("--trace", f->trace, "KIND:PATH, KIND one of alibaba-2023 (a directory), philly-chronus, swf, csv");
+       app.add_option("--policy", f->policies, "policies to compare, comma-separated, each ORDER[+PLACEMENT]: fifo, sjf, sjf-estimate, priority, backfill; placement binpack (default), spread, topology");
+       app.add_option("--nodes", f->nodes, "a one-pool cluster of N nodes (instead of the scenario's or the trace's)");
+       app.add_option("--gpus-per-node", f->gpus_per_node, "GPUs per node with --nodes (default 8)");
+       app.add_option("--gpu", f->gpu, "GPU model with --nodes (default h100-sxm-80gb)");
+       app.add_option("--nodes-per-leaf", f->nodes_per_leaf, "nodes under one leaf switch (default 32)");
+       app.add_option("--failures", f->failures, "failure preset (default, llama3-405b, ...) or none");
+       app.add_option("--checkpoint-interval", f->checkpoint_interval, "checkpoint interval of jobs that name none (default 1h)");
+       app.add_option("--gpu-sharing", f->gpu_sharing, "true or false: fractional GPU requests share a GPU (default: true when the trace has them)");
+       app.add_option("--time-scale", f->time_scale, "multiply the trace's submit times and durations by this factor");
+       app.add_option("--horizon", f->horizon_s, "stop after this many simulated seconds (default: when every job has ended)");
+       app.add_option("--sample-interval", f->sample_interval_s, "seconds between time-series samples (default: 1/500 of the submit span)");
+       app.add_option("--seed", f->seed, "random seed of the failures and repairs");
+       app.add_option("--fill-to", f->fill_to, "with --fill: repeat the trace's jobs after it until they ask for this fraction of the cluster's GPUs (e.g. 1.3)");
+       app.add_flag("--fill", f->fill, "jobs never end: stop at the last arrival and report how much of the cluster is allocated (the FGD bin-packing experiment)");
+       app.add_option("--jobs-csv", f->jobs_csv, "write one row per job and policy to FILE");
+       app.add_option("--timeseries-csv", f->timeseries_csv, "write allocated GPUs, queue length and fragmentation over time to FILE");
+       app.add_option("--format", f->format, "table (default), json or csv");
+       return [f] { return run_cluster(*f); };
+     }}};
+
+}  // namespace
+}  // namespace trainsim::cli

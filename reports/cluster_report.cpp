@@ -1,0 +1,128 @@
+#include "cluster_report.hpp"
+
+#include <cstdio>
+
+#include "models/units.hpp"
+#include "table.hpp"
+
+namespace trainsim {
+
+using Json = nlohmann::json;
+using sim::cluster::PolicyResult;
+
+namespace {
+
+std::string pct(double f) { return fixed(100 * f, 1) + "%"; }
+
+std::string count_text(double n) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0f", n);
+  std::string s = buf, out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (i > 0 && (s.size() - i) % 3 == 0) out += ',';
+    out += s[i];
+  }
+  return out;
+}
+
+Json policy_json(const PolicyResult& p, double wall_s) {
+  return {{"name", p.name}, {"jobs", p.jobs}, {"rejected", p.rejected}, {"unfinished", p.unfinished},
+          {"utilization", p.utilization}, {"mean_wait_s", p.mean_wait_s}, {"p50_wait_s", p.p50_wait_s}, {"p99_wait_s", p.p99_wait_s},
+          {"mean_jct_s", p.mean_jct_s}, {"mean_slowdown", p.mean_slowdown}, {"makespan_s", p.makespan_s},
+          {"preemptions", p.preemptions}, {"failures", p.failures}, {"gpu_hours_lost", p.gpu_hours_lost}, {"goodput", p.goodput},
+          {"gpu_hours", p.gpu_hours}, {"energy_kwh", p.energy_kwh}, {"cost_usd", p.cost_usd},
+          {"allocated_at_end", p.allocated_at_end}, {"waiting_gpus_at_end", p.waiting_gpus_at_end}, {"wall_s", wall_s}};
+}
+
+}  // namespace
+
+Json cluster_json(const ClusterRun& r) {
+  Json skipped = Json::array();
+  for (const auto& [why, n] : r.workload.skipped) skipped.push_back({{"reason", why}, {"rows", n}});
+  Json out = {{"cluster", sim::cluster::to_json(r.cluster)},
+              {"cluster_source", r.cluster_source},
+              {"workload", {{"source", r.workload.source}, {"rows", r.workload.rows}, {"jobs", r.workload.jobs}, {"skipped", skipped}, {"time_scale", r.time_scale}, {"fill", r.fill}, {"fill_to", r.fill_to}}},
+              {"policies", Json::array()}};
+  for (std::size_t i = 0; i < r.policies.size(); ++i) out["policies"].push_back(policy_json(r.policies[i], i < r.wall_s.size() ? r.wall_s[i] : 0));
+  if (r.recorded_n > 0)
+    out["recorded"] = {{"jobs", r.recorded_n}, {"mean_wait_s", r.recorded_mean_wait_s}, {"p50_wait_s", r.recorded_p50_wait_s}, {"p99_wait_s", r.recorded_p99_wait_s}};
+  Json defaults = Json::array();
+  for (const AppliedDefault& d : r.defaults) defaults.push_back({{"path", d.path}, {"value", d.value}, {"reason", d.reason}});
+  out["defaults"] = defaults;
+  return out;
+}
+
+void print_cluster_table(std::ostream& os, const ClusterRun& r) {
+  const auto& c = r.cluster;
+  os << "Cluster    " << count_text(c.total_nodes()) << " nodes, " << count_text(c.total_gpus()) << " GPUs (" << r.cluster_source << "):";
+  for (const auto& p : c.pools) os << " " << p.name << " " << p.nodes << (p.spare_nodes ? " +" + std::to_string(p.spare_nodes) + " spare" : "") << ";";
+  os << "\n           " << c.nodes_per_leaf << " nodes per leaf switch, GPU sharing " << (c.gpu_sharing ? "on" : "off") << ", failures "
+     << (c.failures_on ? c.failures.name : "off") << ", checkpoint every " << format_seconds(c.checkpoint_interval_s) << " (jobs that name none)\n";
+  os << "Workload   " << r.workload.source << ": " << count_text(static_cast<double>(r.workload.rows)) << " rows, "
+     << count_text(static_cast<double>(r.workload.jobs)) << " jobs";
+  if (r.time_scale != 1) os << ", times x" << r.time_scale;
+  os << "\n";
+  for (const auto& [why, n] : r.workload.skipped) os << "           skipped " << count_text(static_cast<double>(n)) << ": " << why << "\n";
+  os << "\n";
+  if (r.fill) {
+    os << "Fill: jobs never end; at the last arrival (FGD, Weng et al. ATC'23: GPU allocation ratio under bin-packing vs spreading)";
+    if (r.fill_to > 0) os << ", the trace repeated until it asks for " << pct(r.fill_to) << " of the GPUs";
+    os << "\n";
+    TextTable f({"policy", "allocated", "GPUs allocated", "jobs waiting", "GPUs they ask", "run"});
+    for (std::size_t i = 0; i < r.policies.size(); ++i) {
+      const PolicyResult& p = r.policies[i];
+      f.add_row({p.name, pct(p.allocated_at_end), fixed(p.allocated_at_end * r.cluster.total_gpus(), 1), count_text(p.unfinished - p.running_at_end),
+                 fixed(p.waiting_gpus_at_end, 1), fixed(i < r.wall_s.size() ? r.wall_s[i] : 0, 2) + " s"});
+    }
+    f.print(os);
+    return;
+  }
+  TextTable t({"policy", "jobs", "util", "mean wait", "p50 wait", "p99 wait", "mean JCT", "makespan", "preempt", "failures", "GPU-h lost", "goodput", "run"});
+  for (std::size_t i = 0; i < r.policies.size(); ++i) {
+    const PolicyResult& p = r.policies[i];
+    t.add_row({p.name, count_text(p.jobs), pct(p.utilization), format_seconds(p.mean_wait_s), format_seconds(p.p50_wait_s),
+               format_seconds(p.p99_wait_s), format_seconds(p.mean_jct_s), format_seconds(p.makespan_s), count_text(p.preemptions),
+               count_text(p.failures), fixed(p.gpu_hours_lost, 1), pct(p.goodput), fixed(i < r.wall_s.size() ? r.wall_s[i] : 0, 2) + " s"});
+  }
+  t.print(os);
+  if (r.recorded_n > 0)
+    os << "\nRecorded in the trace (" << count_text(r.recorded_n) << " jobs): wait mean " << format_seconds(r.recorded_mean_wait_s) << ", p50 "
+       << format_seconds(r.recorded_p50_wait_s) << ", p99 " << format_seconds(r.recorded_p99_wait_s) << "\n";
+  for (const PolicyResult& p : r.policies)
+    if (p.rejected > 0 || p.unfinished > 0)
+      os << p.name << ": " << p.rejected << " jobs larger than any pool were rejected, " << p.unfinished << " had not ended at the horizon\n";
+  os << "\nutil: allocated GPU-time over GPU-time in service from the first arrival to the last end; goodput: the jobs' own\n"
+        "GPU-time over allocated GPU-time (the rest: work rolled back by failures and preemptions, restarts).\n";
+}
+
+void print_cluster_csv(std::ostream& os, const ClusterRun& r) {
+  os << "policy,jobs,rejected,unfinished,utilization,mean_wait_s,p50_wait_s,p99_wait_s,mean_jct_s,mean_slowdown,makespan_s,preemptions,failures,"
+        "gpu_hours_lost,goodput,gpu_hours,energy_kwh,cost_usd\n";
+  for (const PolicyResult& p : r.policies)
+    os << csv_field(p.name) << ',' << p.jobs << ',' << p.rejected << ',' << p.unfinished << ',' << p.utilization << ',' << p.mean_wait_s << ','
+       << p.p50_wait_s << ',' << p.p99_wait_s << ',' << p.mean_jct_s << ',' << p.mean_slowdown << ',' << p.makespan_s << ',' << p.preemptions << ','
+       << p.failures << ',' << p.gpu_hours_lost << ',' << p.goodput << ',' << p.gpu_hours << ',' << p.energy_kwh << ',' << p.cost_usd << '\n';
+}
+
+void write_cluster_jobs_csv(std::ostream& os, const ClusterRun& r, const std::vector<sim::cluster::ClusterJob>& jobs) {
+  os << "policy,id,user,queue,gpus,gpu_milli,submit_s,start_s,end_s,wait_s,jct_s,slowdown,preemptions,failures,gpu_hours_lost,leaves\n";
+  auto cell = [](double v) { return v < 0 ? std::string() : std::to_string(v); };
+  for (const PolicyResult& p : r.policies)
+    for (const auto& rec : p.records) {
+      const auto& j = jobs[static_cast<std::size_t>(rec.index)];
+      os << csv_field(p.name) << ',' << csv_field(j.id) << ',' << csv_field(j.user) << ',' << csv_field(j.queue) << ',' << j.gpus << ','
+         << j.gpu_milli << ',' << rec.submit_s << ',' << cell(rec.start_s) << ',' << cell(rec.end_s) << ',' << cell(rec.wait_s) << ','
+         << cell(rec.jct_s) << ',' << cell(rec.slowdown) << ',' << rec.preemptions << ',' << rec.failures << ',' << rec.gpu_hours_lost << ','
+         << rec.leaves << '\n';
+    }
+}
+
+void write_cluster_timeseries_csv(std::ostream& os, const ClusterRun& r) {
+  os << "policy,t_s,allocated_gpus,capacity_gpus,queued,running,fragmented_gpus\n";
+  for (const PolicyResult& p : r.policies)
+    for (const auto& s : p.series)
+      os << csv_field(p.name) << ',' << s.t_s << ',' << s.allocated_gpus << ',' << s.capacity_gpus << ',' << s.queued << ',' << s.running << ','
+         << s.fragmented_gpus << '\n';
+}
+
+}  // namespace trainsim

@@ -1,0 +1,41 @@
+#pragma once
+// Renderers of `trainsim cluster`: the policy comparison as a table, JSON (contract keys policies[].{name,
+// jobs, utilization, mean_wait_s, p50_wait_s, p99_wait_s, mean_jct_s, makespan_s, preemptions, failures,
+// gpu_hours_lost, goodput}) and CSV; the per-job CSV and the time series CSV for pandas.
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "models/spec.hpp"
+#include "sim/cluster/cluster_sim.hpp"
+#include "sim/cluster/cluster_spec.hpp"
+#include "sim/cluster/trace_import.hpp"
+
+namespace trainsim {
+
+struct ClusterRun {
+  std::string cluster_source;   // "the trace's node list", "--nodes", "scenario.json"
+  sim::cluster::ClusterSpec cluster;
+  sim::cluster::ImportReport workload;
+  double time_scale = 1;        // trace times multiplied by this
+  bool fill = false;            // jobs never ended (--fill): the allocation at the last arrival is the result
+  double fill_to = 0;           // the workload was repeated until it asked for this fraction of the GPUs (0: not)
+  // What the trace itself recorded (Alibaba: scheduled minus creation time), for comparison; n = 0: none.
+  int recorded_n = 0;
+  double recorded_mean_wait_s = 0, recorded_p50_wait_s = 0, recorded_p99_wait_s = 0;
+  std::vector<sim::cluster::PolicyResult> policies;
+  std::vector<double> wall_s;   // per policy, seconds the simulation took
+  std::vector<AppliedDefault> defaults;
+};
+
+nlohmann::json cluster_json(const ClusterRun& r);
+void print_cluster_table(std::ostream& os, const ClusterRun& r);
+void print_cluster_csv(std::ostream& os, const ClusterRun& r);
+// One row per job and policy: policy, id, submit_s, start_s, end_s, wait_s, jct_s, slowdown, gpus, preemptions,
+// failures, gpu_hours_lost, leaves (empty cells for a job that never started or never ended).
+void write_cluster_jobs_csv(std::ostream& os, const ClusterRun& r, const std::vector<sim::cluster::ClusterJob>& jobs);
+// One row per sample and policy: policy, t_s, allocated_gpus, capacity_gpus, queued, running, fragmented_gpus.
+void write_cluster_timeseries_csv(std::ostream& os, const ClusterRun& r);
+
+}  // namespace trainsim

@@ -1,0 +1,48 @@
+#pragma once
+// One job of a shared cluster's workload, as the cluster simulator sees it: when it arrives, whose it is,
+// what it asks for (GPUs, a GPU type, a gang), how long it runs, and how it checkpoints. Trace importers
+// (trace_import.hpp) and the synthetic generator produce these; nothing here knows a scheduling policy.
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace trainsim::sim::cluster {
+
+struct ClusterJob {
+  std::string id;              // the trace's own id (pod name, job id)
+  double submit_s = 0;         // arrival, seconds from the trace's start
+  std::string user;            // "" when the trace has none
+  std::string queue;           // "" = the default queue
+  int priority = 0;            // larger runs first under `priority`
+  int gpus = 1;                // whole GPUs; 1 for a fractional request (see gpu_milli)
+  int gpu_milli = 1000;        // thousandths of one GPU when gpus == 1 and the job shares a GPU (Alibaba 2023)
+  std::vector<std::string> gpu_types;  // allowed GPU models (empty: any)
+  bool gang = true;            // all GPUs at once or none
+  int elastic_min = 0, elastic_max = 0;  // GPUs an elastic job may shrink / grow to (0: not elastic)
+  double walltime_s = 0;       // requested limit (0: none given); backfill's estimate when known
+  double checkpoint_interval_s = 0;  // work between checkpoints (0: the cluster's default)
+  // Seconds the job runs on its requested GPUs at full speed (measured: a trace's end minus start).
+  double duration_s = 0;
+  // What the trace recorded, for comparing a replay with the real cluster (negative: not recorded).
+  double recorded_wait_s = -1;
+};
+
+// Rows an importer read and skipped, and why ("no GPU requested": 1,088, ...), in first-seen order.
+struct ImportReport {
+  std::string source;          // "alibaba-2023:DIR", ...
+  std::uint64_t rows = 0;      // data rows read (header excluded)
+  std::uint64_t jobs = 0;      // jobs produced
+  std::vector<std::pair<std::string, std::uint64_t>> skipped;
+  std::uint64_t skipped_total() const;
+  void skip(const std::string& reason);  // counts one row under `reason`
+};
+
+// A node list that came with a trace (Alibaba 2023's openb_node_list_*.csv): one entry per GPU model.
+struct TraceNodePool {
+  std::string gpu_model;  // e.g. "G2", "T4"
+  int gpus_per_node = 0;
+  int nodes = 0;
+};
+
+}  // namespace trainsim::sim::cluster

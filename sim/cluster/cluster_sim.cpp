@@ -1,0 +1,551 @@
+#include "cluster_sim.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <memory>
+#include <queue>
+#include <simgrid/s4u.hpp>
+
+#include "cluster_state.hpp"
+#include "models/errors.hpp"
+#include "sim/failure_injector.hpp"
+#include "sim/random.hpp"
+#include "sim/simgrid_engine.hpp"
+
+namespace trainsim::sim::cluster {
+
+namespace sg4 = simgrid::s4u;
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kSlowdownFloorS = 10;  // bounded slowdown's threshold (Feitelson et al., JSSPP 1997)
+
+// The host every actor of the cluster simulation lives on: they only sleep and talk, so one host serves all.
+// Small stacks (64 KiB): a cluster runs thousands of jobs at once, each an actor.
+sg4::Host* cluster_host() {
+  static sg4::Host* host = [] {
+    sg4::Engine& e = simgrid_engine();
+    e.set_config("contexts/stack-size:64");
+    sg4::NetZone* zone = sg4::create_full_zone("cluster-simulator");
+    sg4::Host* h = zone->create_host("cluster-scheduler", 1e9);
+    zone->seal();
+    return h;
+  }();
+  return host;
+}
+
+struct Message {
+  enum Kind { Arrival, End, NodeBack, Repaired, Alarm } kind;
+  int a = 0;    // job (Arrival: first job of the batch; End) or node
+  int b = 0;    // End: the run's generation; Arrival: one past the batch's last job
+  double t = 0; // Alarm: the time it was set for (the clock, offset by earlier runs, may read a hair earlier)
+};
+// Two times this close are the same instant (the clock carries earlier runs' time: about 4e-9 s of rounding
+// at a year's offset).
+constexpr double kSameInstantS = 1e-6;
+
+double gpus_of(const ClusterJob& j, bool sharing) { return sharing && j.gpus == 1 && j.gpu_milli < 1000 ? j.gpu_milli / 1000.0 : j.gpus; }
+
+struct JobState {
+  JobStatus status;
+  Placement placement;
+  sg4::ActorPtr actor;
+  int generation = 0;
+  bool running = false, waiting = false, done = false;
+  double kept_work_s = 0;        // checkpointed work (survives a failure)
+  double run_start_s = 0;        // this run's start
+  double run_overhead_s = 0;     // startup time of this run before work (restart, recovery, the cycle's cost)
+  double next_overhead_s = 0;    // startup time the next run pays
+  double planned_end_s = 0;
+};
+
+class Simulation final : public SchedulingPass {
+ public:
+  Simulation(const ClusterSpec& spec, const std::vector<ClusterJob>& jobs, const ClusterSimOptions& opt)
+      : spec_(spec), jobs_(jobs), opt_(opt), state_(spec), jobs_state_(jobs.size()) {
+    choice_ = parse_policy_choice(opt.policy, "--policy");
+    placement_from_string(choice_.placement, &placement_);
+    policy_ = find_policy(choice_.ordering)->make();
+    result_.name = opt.policy;
+    result_.records.resize(jobs.size());
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      JobRecord& r = result_.records[i];
+      r.index = static_cast<int>(i);
+      r.submit_s = jobs[i].submit_s;
+      jobs_state_[i].status.remaining_work_s = jobs[i].duration_s;
+    }
+    if (spec.failures_on) {
+      // Idle spares do not fail (as in the single-job Monte-Carlo): they join the injector when swapped in.
+      for (std::size_t p = 0; p < spec.pools.size(); ++p) {
+        injectors_.push_back(std::make_unique<FailureInjector>(spec.failures, spec.pools[p].nodes + spec.pools[p].spare_nodes, spec.pools[p].gpus_per_node));
+        injectors_.back()->reset(run_seed(opt.seed, p, 7), 0);
+        for (int n = spec.pools[p].nodes; n < spec.pools[p].nodes + spec.pools[p].spare_nodes; ++n) injectors_.back()->remove_node(n, 0);
+      }
+    }
+    repair_ = make_distribution(spec.recovery.repair_distribution, spec.recovery.repair_mean_s, spec.recovery.repair_shape, "/cluster/recovery/repair");
+    rng_.reseed(run_seed(opt.seed, 0, 11));
+    scripted_ = spec.scripted_failures;
+    std::stable_sort(scripted_.begin(), scripted_.end(), [](const ScriptedFailure& a, const ScriptedFailure& b) { return a.at_s < b.at_s; });
+    int first_node = 0;
+    for (const NodePool& p : spec.pools) {
+      pool_first_node_.push_back(first_node);
+      first_node += p.nodes + p.spare_nodes;
+      active_.push_back(p.nodes);
+    }
+    if (!jobs.empty()) {
+      // About 500 samples over the submit span plus a mean job's duration (the run's likely length).
+      double mean_duration = 0;
+      for (const ClusterJob& j : jobs) mean_duration += j.duration_s / static_cast<double>(jobs.size());
+      const double span = jobs.back().submit_s - jobs.front().submit_s + mean_duration;
+      sample_dt_ = opt.sample_interval_s > 0 ? opt.sample_interval_s : std::max(1.0, span / 500);
+      next_sample_ = jobs.front().submit_s;
+      last_t_ = jobs.front().submit_s;
+    }
+  }
+
+  PolicyResult run() {
+    sg4::Host* host = cluster_host();
+    offset_ = sg4::Engine::get_clock();
+    mailbox_ = sg4::Mailbox::by_name("cluster-run-" + std::to_string(++runs_));
+    // Jobs that no pool can ever hold are set aside (reported as rejected), not left to wait forever.
+    for (std::size_t i = 0; i < jobs_.size(); ++i)
+      if (!could_ever_fit(jobs_[i])) {
+        jobs_state_[i].done = true;
+        ++result_.rejected;
+        ++ended_;
+      }
+    sg4::Actor::create("arrivals", host, [this] { arrivals(); });
+    sg4::Actor::create("scheduler", host, [this] { scheduler(); });
+    sg4::Engine::get_instance()->run();
+    finish();
+    return std::move(result_);
+  }
+
+  // ---- SchedulingPass ----
+  double now() const override { return now_; }
+  const std::vector<int>& waiting() const override { return waiting_; }
+  const std::vector<int>& running() const override { return running_; }
+  const ClusterJob& job(int j) const override { return jobs_[static_cast<std::size_t>(j)]; }
+  const JobStatus& status(int j) const override { return jobs_state_[static_cast<std::size_t>(j)].status; }
+  bool fits(int j) const override { return state_.fits(job(j)); }
+  bool fits_without(int j, const std::vector<int>& victims) const override {
+    ClusterState trial = state_;
+    for (int v : victims) trial.release(jobs_state_[static_cast<std::size_t>(v)].placement);
+    return trial.fits(job(j)) && !trial.place(job(j), placement_).empty();
+  }
+  bool start(int j) override;
+  void preempt(int j) override { interrupt(j, false, false); }
+  double free_gpus() const override { return static_cast<double>(state_.capacity_milli() - state_.allocated_milli()) / 1000; }
+  double total_gpus() const override { return static_cast<double>(state_.capacity_milli()) / 1000; }
+  double expected_runtime(int j) const override {
+    const JobState& s = jobs_state_[static_cast<std::size_t>(j)];
+    const ClusterJob& c = job(j);
+    if (s.running) {
+      const double elapsed = now_ - s.run_start_s;
+      return c.walltime_s > 0 ? std::max(0.0, c.walltime_s - elapsed) : std::max(0.0, s.planned_end_s - now_);
+    }
+    return c.walltime_s > 0 ? c.walltime_s : s.next_overhead_s + s.status.remaining_work_s;
+  }
+  double gpus(int j) const override { return gpus_of(job(j), spec_.gpu_sharing); }
+  const ClusterSpec& cluster() const override { return spec_; }
+  double history_estimate(int j) const override {
+    const auto it = user_history_.find(job(j).user);
+    if (it != user_history_.end() && it->second.second > 0) return it->second.first / it->second.second;
+    return all_history_.second > 0 ? all_history_.first / all_history_.second : 0.0;
+  }
+
+ private:
+  bool could_ever_fit(const ClusterJob& j) const {
+    for (std::size_t p = 0; p < spec_.pools.size(); ++p) {
+      if (!state_.pool_allowed(j, static_cast<int>(p))) continue;
+      const NodePool& np = spec_.pools[p];
+      if (j.gpus <= np.total_gpus()) return true;
+    }
+    return false;
+  }
+
+  void send(Message m) { mailbox_->put_init(new Message(m), 0)->detach(); }
+
+  void arrivals() {
+    std::size_t i = 0;
+    while (i < jobs_.size()) {
+      std::size_t end = i + 1;
+      while (end < jobs_.size() && jobs_[end].submit_s == jobs_[i].submit_s) ++end;
+      sg4::this_actor::sleep_until(offset_ + jobs_[i].submit_s);
+      send({Message::Arrival, static_cast<int>(i), static_cast<int>(end)});
+      i = end;
+    }
+  }
+
+  void scheduler() {
+    while (ended_ < static_cast<int>(jobs_.size())) {
+      std::unique_ptr<Message> m(mailbox_->get<Message>());
+      advance(sg4::Engine::get_clock() - offset_);
+      if (opt_.horizon_s > 0 && now_ + kSameInstantS >= opt_.horizon_s) {
+        advance(opt_.horizon_s);
+        break;
+      }
+      bool changed = handle(*m);
+      if (changed && spec_.cycle.period_s <= 0) pass();
+      arm_alarm();
+    }
+    sg4::Actor::kill_all();  // timers and jobs still running past the horizon
+  }
+
+  // Integrates allocated and in-service GPU-time up to `t` and takes the samples due before it.
+  void advance(double t) {
+    if (t < last_t_) t = last_t_;
+    while (next_sample_ <= t && !jobs_.empty()) {
+      sample(next_sample_);
+      next_sample_ += sample_dt_;
+    }
+    const double dt = t - last_t_;
+    allocated_area_ += dt * static_cast<double>(state_.allocated_milli()) / 1000;
+    capacity_area_ += dt * static_cast<double>(state_.capacity_milli()) / 1000;
+    last_t_ = t;
+    now_ = t;
+  }
+
+  void sample(double t) {
+    std::vector<const ClusterJob*> waiting;
+    waiting.reserve(waiting_.size());
+    for (int j : waiting_) waiting.push_back(&jobs_[static_cast<std::size_t>(j)]);
+    TimeSample s;
+    s.t_s = t;
+    s.allocated_gpus = static_cast<double>(state_.allocated_milli()) / 1000;
+    s.capacity_gpus = static_cast<double>(state_.capacity_milli()) / 1000;
+    s.queued = static_cast<int>(waiting_.size());
+    s.running = static_cast<int>(running_.size());
+    s.fragmented_gpus = waiting.empty() ? 0.0 : static_cast<double>(state_.unusable_free_milli(waiting)) / 1000;
+    result_.series.push_back(s);
+  }
+
+  bool handle(const Message& m) {
+    switch (m.kind) {
+      case Message::Arrival:
+        for (int j = m.a; j < m.b; ++j) {
+          JobState& s = jobs_state_[static_cast<std::size_t>(j)];
+          if (s.done) continue;
+          s.waiting = true;
+          waiting_.push_back(j);
+        }
+        return true;
+      case Message::End: {
+        JobState& s = jobs_state_[static_cast<std::size_t>(m.a)];
+        if (!s.running || s.generation != m.b) return false;
+        complete(m.a);
+        return true;
+      }
+      case Message::NodeBack:
+        state_.set_schedulable(m.a, true);
+        return true;
+      case Message::Repaired:
+        repaired(m.a);
+        return true;
+      case Message::Alarm:
+        if (!alarms_.empty()) alarms_.pop();
+        return timed_events(std::max(now_, m.t));
+    }
+    return false;
+  }
+
+  // Failures due by now, and a scheduling cycle's tick.
+  bool timed_events(double due) {
+    bool changed = false;
+    for (std::size_t p = 0; p < injectors_.size(); ++p) {
+      FailureInjector& inj = *injectors_[p];
+      while (inj.peek().time_s <= due + kSameInstantS) {
+        const FailureEvent ev = inj.peek();
+        const int node = pool_first_node_[p] + ev.node;
+        if (ev.needs_replacement) inj.take_down();
+        else inj.renew();
+        node_failed(node, ev.needs_replacement);
+        changed = true;
+      }
+    }
+    while (next_scripted_ < scripted_.size() && scripted_[next_scripted_].at_s <= due + kSameInstantS) {
+      const ScriptedFailure& f = scripted_[next_scripted_++];
+      if (f.needs_replacement && !injectors_.empty()) {
+        const int pool = state_.pool_of(f.node);
+        injectors_[static_cast<std::size_t>(pool)]->remove_node(f.node - pool_first_node_[static_cast<std::size_t>(pool)], now_);
+      }
+      node_failed(f.node, f.needs_replacement);
+      changed = true;
+    }
+    if (spec_.cycle.period_s > 0 && due + kSameInstantS >= next_cycle_) {
+      next_cycle_ = due + spec_.cycle.period_s;
+      pass();
+    }
+    return changed;
+  }
+
+  double next_timed() const {
+    double t = kInf;
+    for (const auto& inj : injectors_) t = std::min(t, inj->peek().time_s);
+    if (next_scripted_ < scripted_.size()) t = std::min(t, scripted_[next_scripted_].at_s);
+    if (spec_.cycle.period_s > 0 && !waiting_.empty()) t = std::min(t, std::max(now_, next_cycle_));
+    if (opt_.horizon_s > 0) t = std::min(t, opt_.horizon_s);
+    return t;
+  }
+
+  void arm_alarm() {
+    const double t = next_timed();
+    if (!std::isfinite(t) || (!alarms_.empty() && alarms_.top() <= t)) return;
+    alarms_.push(t);
+    const double at = offset_ + t;
+    sg4::Actor::create("alarm", cluster_host(), [this, at, t] {
+      sg4::this_actor::sleep_until(at);
+      send({Message::Alarm, 0, 0, t});
+    });
+  }
+
+  void timer(Message::Kind kind, int node, double after_s) {
+    sg4::Actor::create("timer", cluster_host(), [this, kind, node, after_s] {
+      sg4::this_actor::sleep_for(after_s);
+      send({kind, node, 0});
+    });
+  }
+
+  void node_failed(int node, bool hardware) {
+    // Jobs with a GPU on the node crash (a finished run whose end is already on its way completes).
+    std::vector<int> hit;
+    for (int j : running_)
+      for (const Placement::Part& part : jobs_state_[static_cast<std::size_t>(j)].placement.parts)
+        if (part.node == node) hit.push_back(j);
+    for (int j : hit) interrupt(j, true, hardware);
+    const int pool = state_.pool_of(node);
+    if (!hardware) return;  // software: restart in place, the node stays
+    if (state_.is_standby(node)) {
+      state_.set_standby(node, false);  // a failed spare goes to repair and comes back a spare
+    } else if (state_.schedulable(node)) {
+      state_.set_schedulable(node, false);
+      --active_[static_cast<std::size_t>(pool)];
+      const int spare = state_.standby_node(pool);
+      if (spare >= 0) {
+        state_.set_standby(spare, false);
+        if (!injectors_.empty()) injectors_[static_cast<std::size_t>(pool)]->restore_node(spare - pool_first_node_[static_cast<std::size_t>(pool)], now_);
+        ++active_[static_cast<std::size_t>(pool)];
+        timer(Message::NodeBack, spare, spec_.recovery.reschedule_s);
+      }
+    }
+    timer(Message::Repaired, node, repair_->quantile(rng_.uniform()));
+  }
+
+  void repaired(int node) {
+    const int pool = state_.pool_of(node);
+    if (active_[static_cast<std::size_t>(pool)] < spec_.pools[static_cast<std::size_t>(pool)].nodes) {
+      ++active_[static_cast<std::size_t>(pool)];
+      state_.set_schedulable(node, true);
+      if (!injectors_.empty()) injectors_[static_cast<std::size_t>(pool)]->restore_node(node - pool_first_node_[static_cast<std::size_t>(pool)], now_);
+    } else {
+      state_.set_standby(node, true);
+    }
+  }
+
+  void remove_from(std::vector<int>& v, int j) { v.erase(std::find(v.begin(), v.end(), j)); }
+
+  void complete(int j) {
+    JobState& s = jobs_state_[static_cast<std::size_t>(j)];
+    const ClusterJob& c = jobs_[static_cast<std::size_t>(j)];
+    s.status.attained_gpu_s += (now_ - s.run_start_s) * gpus_of(c, spec_.gpu_sharing);
+    state_.release(s.placement);
+    s.running = false;
+    s.done = true;
+    s.status.remaining_work_s = 0;
+    remove_from(running_, j);
+    JobRecord& r = result_.records[static_cast<std::size_t>(j)];
+    r.finished = true;
+    r.end_s = now_;
+    r.jct_s = now_ - c.submit_s;
+    r.slowdown = r.jct_s / std::max(c.duration_s, kSlowdownFloorS);
+    auto& u = user_history_[c.user];
+    u.first += c.duration_s, u.second += 1;
+    all_history_.first += c.duration_s, all_history_.second += 1;
+    ++ended_;
+    if (opt_.progress && (ended_ - last_progress_) * 200 >= static_cast<int>(jobs_.size())) {
+      last_progress_ = ended_;
+      opt_.progress(static_cast<double>(ended_) / static_cast<double>(jobs_.size()));
+    }
+  }
+
+  // A running job stops: it keeps the work up to its last checkpoint; a failure also costs the recovery when
+  // it runs again (detection, drain, a new node when `hardware`, restart, warm-up), a preemption the restart.
+  void interrupt(int j, bool failure, bool hardware) {
+    JobState& s = jobs_state_[static_cast<std::size_t>(j)];
+    if (!s.running) return;
+    if (now_ + kSameInstantS >= s.planned_end_s) return;  // its run is over; its end message is on the way
+    const ClusterJob& c = jobs_[static_cast<std::size_t>(j)];
+    const double g = gpus_of(c, spec_.gpu_sharing);
+    const double elapsed = now_ - s.run_start_s;
+    const double worked = std::max(0.0, elapsed - s.run_overhead_s);
+    const double interval = c.checkpoint_interval_s > 0 ? c.checkpoint_interval_s : spec_.checkpoint_interval_s;
+    const double total = s.kept_work_s + worked;
+    const double kept = std::max(s.kept_work_s, std::floor(total / interval + 1e-9) * interval);
+    JobRecord& r = result_.records[static_cast<std::size_t>(j)];
+    // The rolled-back work; the run's startup was counted whole when it started, less what it did not get to.
+    r.gpu_hours_lost += (total - kept - std::max(0.0, s.run_overhead_s - elapsed)) * g / 3600;
+    s.kept_work_s = kept;
+    s.status.remaining_work_s = std::max(0.0, c.duration_s - kept);
+    s.status.attained_gpu_s += elapsed * g;
+    s.status.started_s = -1;
+    s.actor->kill();
+    ++s.generation;
+    state_.release(s.placement);
+    s.placement = {};
+    s.running = false;
+    remove_from(running_, j);
+    if (failure) {
+      // Detection, drain, restart and warm-up; finding a node is the cluster's (a spare's swap, or the wait).
+      const RecoveryTimes rt = recovery_times(spec_.recovery, 0, hardware);
+      ++r.failures;
+      ++result_.failures;
+      s.next_overhead_s = rt.total() - rt.reschedule;
+    } else {
+      ++r.preemptions;
+      ++result_.preemptions;
+      ++s.status.preemptions;
+      s.next_overhead_s = spec_.recovery.restart_s + spec_.recovery.warmup_s;
+    }
+    // Back in the queue in its arrival place.
+    s.waiting = true;
+    const auto pos = std::lower_bound(waiting_.begin(), waiting_.end(), j);
+    waiting_.insert(pos, j);
+  }
+
+  void pass() {
+    admitted_.clear();
+    policy_->schedule(*this);
+  }
+
+  void finish();
+
+  const ClusterSpec& spec_;
+  const std::vector<ClusterJob>& jobs_;
+  ClusterSimOptions opt_;
+  PolicyChoice choice_;
+  PlacementKind placement_ = PlacementKind::Binpack;
+  std::unique_ptr<SchedulerPolicy> policy_;
+  ClusterState state_;
+  std::vector<JobState> jobs_state_;
+  std::vector<int> waiting_, running_;
+  std::vector<std::unique_ptr<FailureInjector>> injectors_;
+  std::unique_ptr<TimeDistribution> repair_;
+  Rng rng_;
+  std::vector<ScriptedFailure> scripted_;
+  std::size_t next_scripted_ = 0;
+  std::vector<int> pool_first_node_, active_;
+  std::priority_queue<double, std::vector<double>, std::greater<>> alarms_;
+  std::map<std::string, int> admitted_;
+  std::map<std::string, std::pair<double, double>> user_history_;
+  std::pair<double, double> all_history_{0, 0};
+  sg4::Mailbox* mailbox_ = nullptr;
+  double offset_ = 0, now_ = 0, last_t_ = 0, next_cycle_ = 0;
+  double sample_dt_ = 1, next_sample_ = 0;
+  double allocated_area_ = 0, capacity_area_ = 0;
+  int ended_ = 0, last_progress_ = 0;
+  PolicyResult result_;
+  static inline int runs_ = 0;
+};
+
+bool Simulation::start(int j) {
+  JobState& s = jobs_state_[static_cast<std::size_t>(j)];
+  const ClusterJob& c = jobs_[static_cast<std::size_t>(j)];
+  if (!s.waiting) return false;
+  if (spec_.cycle.admissions_per_queue > 0 && admitted_[c.queue] >= spec_.cycle.admissions_per_queue) return false;
+  if (!state_.fits(c)) return false;
+  Placement p = state_.place(c, placement_);
+  if (p.empty()) return false;
+  state_.allocate(p);
+  ++admitted_[c.queue];
+  s.placement = std::move(p);
+  s.waiting = false;
+  s.running = true;
+  remove_from(waiting_, j);
+  running_.push_back(j);
+  JobRecord& r = result_.records[static_cast<std::size_t>(j)];
+  if (r.start_s < 0) {
+    r.start_s = now_;
+    r.wait_s = now_ - c.submit_s;
+    r.leaves = s.placement.leaves;
+  }
+  s.run_start_s = now_;
+  s.status.started_s = now_;
+  s.run_overhead_s = s.next_overhead_s + spec_.cycle.cost_s;
+  s.next_overhead_s = 0;
+  r.gpu_hours_lost += s.run_overhead_s * gpus_of(c, spec_.gpu_sharing) / 3600;  // GPUs held, no progress
+  const double run_s = s.run_overhead_s + s.status.remaining_work_s;
+  s.planned_end_s = now_ + run_s;
+  const int gen = ++s.generation;
+  s.actor = sg4::Actor::create("job", cluster_host(), [this, j, gen, run_s] {
+    sg4::this_actor::sleep_for(run_s);
+    send({Message::End, j, gen});
+  });
+  return true;
+}
+
+double percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  const std::size_t k = std::min(v.size() - 1, static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size()))) - (q > 0 ? 1 : 0));
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
+  return v[k];
+}
+
+void Simulation::finish() {
+  PolicyResult& out = result_;
+  std::vector<double> waits;
+  double jct = 0, slowdown = 0, useful = 0, first = kInf, last = 0;
+  for (std::size_t i = 0; i < jobs_.size(); ++i) {
+    const JobRecord& r = out.records[i];
+    first = std::min(first, r.submit_s);
+    out.gpu_hours_lost += r.gpu_hours_lost;
+    if (!r.finished) {
+      if (!jobs_state_[i].done) ++out.unfinished;
+      continue;
+    }
+    ++out.jobs;
+    waits.push_back(r.wait_s);
+    jct += r.jct_s;
+    slowdown += r.slowdown;
+    last = std::max(last, r.end_s);
+    useful += jobs_[i].duration_s * gpus_of(jobs_[i], spec_.gpu_sharing);
+  }
+  if (out.jobs > 0) {
+    double sum = 0;
+    for (double w : waits) sum += w;
+    out.mean_wait_s = sum / out.jobs;
+    out.p50_wait_s = percentile(waits, 0.5);
+    out.p99_wait_s = percentile(waits, 0.99);
+    out.mean_jct_s = jct / out.jobs;
+    out.mean_slowdown = slowdown / out.jobs;
+    out.makespan_s = last - first;
+  }
+  out.utilization = capacity_area_ > 0 ? allocated_area_ / capacity_area_ : 0;
+  out.allocated_at_end = state_.capacity_milli() > 0 ? static_cast<double>(state_.allocated_milli()) / static_cast<double>(state_.capacity_milli()) : 0;
+  for (int j : waiting_) out.waiting_gpus_at_end += gpus_of(jobs_[static_cast<std::size_t>(j)], spec_.gpu_sharing);
+  out.running_at_end = static_cast<int>(running_.size());
+  out.gpu_hours = allocated_area_ / 3600;
+  out.goodput = allocated_area_ > 0 ? std::min(1.0, useful / allocated_area_) : 0;
+  // Energy and cost at the cluster's mix: allocated GPU-hours at the GPU-weighted mean power and price.
+  double gpus = 0, watts = 0, usd = 0;
+  for (const NodePool& p : spec_.pools) {
+    gpus += p.total_gpus();
+    watts += p.total_gpus() * p.gpu_power_w;
+    usd += p.total_gpus() * p.price_per_gpu_hour;
+  }
+  if (gpus > 0) {
+    out.energy_kwh = out.gpu_hours * watts / gpus / 1000;
+    out.cost_usd = out.gpu_hours * usd / gpus;
+  }
+}
+
+}  // namespace
+
+PolicyResult simulate_cluster(const ClusterSpec& cluster, const std::vector<ClusterJob>& jobs, const ClusterSimOptions& options) {
+  Simulation sim(cluster, jobs, options);
+  return sim.run();
+}
+
+}  // namespace trainsim::sim::cluster

@@ -1,0 +1,68 @@
+#pragma once
+// The cluster simulator: a discrete-event simulation on SimGrid of a shared GPU cluster under one
+// scheduling policy. Actors: the scheduler (owns the cluster state and runs the policy at every event, or
+// every cycle), the arrivals (one message per job at its submit time), one actor per running job (it sleeps
+// for its run and reports its end; a failure or a preemption kills it), repair and spare-swap timers, and
+// alarms for the next node failure (sim/failure_injector.hpp draws them per pool). A failure costs a job the
+// work since its last checkpoint plus the recovery (detection, drain, reschedule, restart, warm-up); it then
+// waits again in its old place. Several runs (policies) may follow each other in one process.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "cluster_job.hpp"
+#include "cluster_spec.hpp"
+#include "scheduler_policy.hpp"
+
+namespace trainsim::sim::cluster {
+
+struct JobRecord {
+  int index = 0;             // into the workload
+  double submit_s = 0, start_s = -1, end_s = -1;  // first start; end of the last run (-1: never)
+  double wait_s = -1, jct_s = -1, slowdown = -1;  // bounded slowdown: JCT / max(duration, 10 s)
+  int preemptions = 0, failures = 0;
+  double gpu_hours_lost = 0;  // rolled-back work and recoveries, GPU-hours
+  int leaves = 0;             // leaf switches of its first placement
+  bool finished = false;
+};
+
+struct TimeSample {
+  double t_s = 0;
+  double allocated_gpus = 0, capacity_gpus = 0;
+  int queued = 0, running = 0;
+  double fragmented_gpus = 0;  // free GPUs no waiting job can use on their node
+};
+
+struct PolicyResult {
+  std::string name;            // as asked: "backfill+topology"
+  int jobs = 0;                // finished
+  int rejected = 0;            // larger than any pool of the cluster (never started)
+  int unfinished = 0;          // still waiting or running at the horizon
+  double utilization = 0;      // allocated GPU-time / GPU-time in service, from the first arrival to the last end
+  double mean_wait_s = 0, p50_wait_s = 0, p99_wait_s = 0, mean_jct_s = 0, makespan_s = 0;
+  double mean_slowdown = 0;
+  int preemptions = 0, failures = 0;
+  double gpu_hours_lost = 0;
+  double goodput = 0;          // useful GPU-time (the jobs' durations) / allocated GPU-time
+  double allocated_at_end = 0; // allocated / in-service GPUs when the run stopped (the FGD allocation ratio under --fill)
+  double waiting_gpus_at_end = 0;  // GPUs asked by jobs still waiting then
+  int running_at_end = 0;
+  double gpu_hours = 0;        // allocated
+  double energy_kwh = 0, cost_usd = 0;  // allocated GPU-hours x the pool's power and price
+  std::vector<JobRecord> records;
+  std::vector<TimeSample> series;
+};
+
+struct ClusterSimOptions {
+  std::string policy = "fifo";  // "ordering[+placement]"
+  std::uint64_t seed = 1;
+  double sample_interval_s = 0;  // 0: 1/500 of the submit span plus a mean job's duration (at least 1 s)
+  double horizon_s = 0;          // 0: until every job ends
+  std::function<void(double)> progress;  // fraction of jobs ended (at most ~200 calls)
+};
+
+// Runs `jobs` (sorted by submit time) on `cluster` under one policy. Throws InputError for a bad policy name.
+PolicyResult simulate_cluster(const ClusterSpec& cluster, const std::vector<ClusterJob>& jobs, const ClusterSimOptions& options);
+
+}  // namespace trainsim::sim::cluster

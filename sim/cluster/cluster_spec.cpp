@@ -1,0 +1,181 @@
+#include "cluster_spec.hpp"
+
+#include <algorithm>
+
+#include "models/errors.hpp"
+#include "models/json_reader.hpp"
+#include "models/presets.hpp"
+#include "models/units.hpp"
+
+namespace trainsim::sim::cluster {
+
+namespace {
+
+constexpr int kMaxGpusPerNode = 64;
+constexpr int kMaxNodesPerPool = 1'000'000;
+constexpr QuantityRange kPrice{0, 1000};
+constexpr QuantityRange kPower{0, 10'000};
+constexpr QuantityRange kDuration{0, 10 * 365 * 86400.0};
+constexpr QuantityRange kInterval{1, 365 * 86400.0};
+
+NodePool parse_pool(const Json& value, const std::string& path) {
+  if (!value.is_object()) throw InputError(path, json_value_text(value), "a node pool {gpu, gpus_per_node, nodes, ...}");
+  JsonReader r(value, path, nullptr);
+  NodePool p;
+  if (!r.has("gpu")) throw InputError(path + "/gpu", r.absent_text("gpu"), "a GPU model: a preset name or the trace's model name");
+  p.gpu = r.get_string("gpu", "", "");
+  if (p.gpu.empty()) throw InputError(path + "/gpu", "\"\"", "a GPU model name");
+  p.name = r.get_string("name", p.gpu, "");
+  p.gpus_per_node = r.required_int("gpus_per_node", 1, kMaxGpusPerNode);
+  p.nodes = r.required_int("nodes", 1, kMaxNodesPerPool);
+  p.spare_nodes = r.get_int("spare_nodes", 0, "", 0, kMaxNodesPerPool);
+  // A preset GPU brings its list price and TDP; a trace's model name brings nothing.
+  Json preset;
+  const std::string canonical = canonical_preset_name(PresetKind::Gpu, p.gpu);
+  if (!canonical.empty()) preset = preset_table(PresetKind::Gpu)[canonical];
+  const double preset_price = preset.is_object() && preset.contains("price_per_hour") ? quantity_from_json(preset["price_per_hour"], Quantity::Money, "") : 0;
+  const double preset_tdp = preset.is_object() && preset.contains("tdp") ? quantity_from_json(preset["tdp"], Quantity::Power, "") : 0;
+  p.price_per_gpu_hour = r.get_quantity("price_per_gpu_hour", Quantity::Money, preset_price, "", kPrice);
+  p.gpu_power_w = r.get_quantity("gpu_power", Quantity::Power, preset_tdp, "", kPower);
+  p.spot = r.get_bool("spot", false, "");
+  r.reject_unknown();
+  return p;
+}
+
+ScriptedFailure parse_scripted(const Json& value, const std::string& path, int nodes) {
+  if (!value.is_object()) throw InputError(path, json_value_text(value), "{node, at, kind}");
+  JsonReader r(value, path, nullptr);
+  ScriptedFailure f;
+  f.node = r.required_int("node", 0, std::max(0, nodes - 1));
+  f.at_s = r.required_quantity("at", Quantity::Time, kDuration);
+  f.needs_replacement = r.get_enum("kind", {"hardware", "software"}, "hardware", "") == "hardware";
+  r.reject_unknown();
+  return f;
+}
+
+QueueSpec parse_queue(const Json& value, const std::string& path) {
+  if (!value.is_object()) throw InputError(path, json_value_text(value), "a queue {name, quota_gpus, borrowing_limit_gpus, weight}");
+  JsonReader r(value, path, nullptr);
+  QueueSpec q;
+  if (!r.has("name")) throw InputError(path + "/name", r.absent_text("name"), "the queue's name (the jobs' queue)");
+  q.name = r.get_string("name", "", "");
+  q.quota_gpus = r.get_number("quota_gpus", 0, "", 0, 1e7);
+  q.borrowing_limit_gpus = r.get_number("borrowing_limit_gpus", -1, "", -1, 1e7);
+  q.weight = r.get_number("weight", 1, "", 1e-6, 1e6);
+  r.reject_unknown();
+  return q;
+}
+
+}  // namespace
+
+const QueueSpec* ClusterSpec::queue(const std::string& name) const {
+  for (const QueueSpec& q : queues)
+    if (q.name == name) return &q;
+  return nullptr;
+}
+
+int ClusterSpec::total_gpus() const {
+  int n = 0;
+  for (const NodePool& p : pools) n += p.total_gpus();
+  return n;
+}
+int ClusterSpec::total_nodes() const {
+  int n = 0;
+  for (const NodePool& p : pools) n += p.nodes;
+  return n;
+}
+int ClusterSpec::max_gpus_per_node() const {
+  int n = 0;
+  for (const NodePool& p : pools) n = std::max(n, p.gpus_per_node);
+  return n;
+}
+
+ClusterSpec parse_cluster(const Json& value, const std::string& path, std::vector<AppliedDefault>* defaults) {
+  if (!value.is_object()) throw InputError(path, json_value_text(value), "an object {pools, network, failures, recovery, ...}");
+  JsonReader r(value, path, defaults);
+  ClusterSpec c;
+  if (r.has("pools")) {
+    const Json& pools = r.raw("pools");
+    if (!pools.is_array() || pools.empty()) throw InputError(path + "/pools", json_value_text(pools), "a non-empty list of node pools");
+    for (std::size_t i = 0; i < pools.size(); ++i) c.pools.push_back(parse_pool(pools[i], path + "/pools/" + std::to_string(i)));
+  }
+  if (r.has("network")) {
+    JsonReader n(r.raw("network"), path + "/network", defaults);
+    c.nodes_per_leaf = n.get_int("nodes_per_leaf", c.nodes_per_leaf, "", 1, 1 << 20);
+    c.oversubscription = n.get_number("oversubscription", 1, "", 1, 64);
+    n.reject_unknown();
+  } else {
+    r.record_default("network/nodes_per_leaf", std::to_string(c.nodes_per_leaf), "DGX SuperPOD scalable unit: 32 nodes per leaf group");
+  }
+  c.gpu_sharing = r.get_bool("gpu_sharing", false, "");
+  const int gpn = c.max_gpus_per_node() > 0 ? c.max_gpus_per_node() : 8;
+  if (r.has("failures")) {
+    const Json& f = r.raw("failures");
+    c.failures_on = !(f.is_string() && f.get<std::string>() == "none");
+    if (c.failures_on) c.failures = parse_failure_model(f, path + "/failures", gpn, defaults);
+  }
+  c.recovery = parse_recovery_settings(r.has("recovery") ? r.raw("recovery") : Json(), path + "/recovery", defaults);
+  if (r.has("failure_events")) {
+    const Json& list = r.raw("failure_events");
+    if (!list.is_array()) throw InputError(path + "/failure_events", json_value_text(list), "a list of {node, at, kind}");
+    for (std::size_t i = 0; i < list.size(); ++i)
+      c.scripted_failures.push_back(parse_scripted(list[i], path + "/failure_events/" + std::to_string(i), c.total_nodes()));
+  }
+  c.checkpoint_interval_s = r.get_quantity("checkpoint_interval", Quantity::Time, 3600, "jobs that name no interval checkpoint hourly", kInterval);
+  if (r.has("scheduler")) {
+    JsonReader s(r.raw("scheduler"), path + "/scheduler", defaults);
+    c.cycle.period_s = s.get_quantity("cycle", Quantity::Time, 0, "", {0, 86400});
+    c.cycle.cost_s = s.get_quantity("cycle_cost", Quantity::Time, 0, "", {0, 86400});
+    c.cycle.admissions_per_queue = s.get_int("admissions_per_queue_per_cycle", 0, "", 0, 1 << 20);
+    if (s.has("las_thresholds")) {
+      const Json& t = s.raw("las_thresholds");
+      if (!t.is_array() || t.empty()) throw InputError(path + "/scheduler/las_thresholds", json_value_text(t), "a list of increasing GPU-second thresholds");
+      c.las_thresholds_gpu_s.clear();
+      for (std::size_t i = 0; i < t.size(); ++i) {
+        const double v = quantity_from_json(t[i], Quantity::Count, path + "/scheduler/las_thresholds/" + std::to_string(i), {1, 1e12});
+        if (!c.las_thresholds_gpu_s.empty() && v <= c.las_thresholds_gpu_s.back())
+          throw InputError(path + "/scheduler/las_thresholds/" + std::to_string(i), json_value_text(t[i]), "a threshold above the previous one");
+        c.las_thresholds_gpu_s.push_back(v);
+      }
+    }
+    s.reject_unknown();
+  }
+  if (r.has("queues")) {
+    const Json& qs = r.raw("queues");
+    if (!qs.is_array()) throw InputError(path + "/queues", json_value_text(qs), "a list of queues");
+    for (std::size_t i = 0; i < qs.size(); ++i) {
+      QueueSpec q = parse_queue(qs[i], path + "/queues/" + std::to_string(i));
+      if (c.queue(q.name)) throw InputError(path + "/queues/" + std::to_string(i) + "/name", q.name, "a name not used by another queue");
+      c.queues.push_back(q);
+    }
+  }
+  r.reject_unknown();
+  return c;
+}
+
+ClusterSpec cluster_from_trace_nodes(const std::vector<TraceNodePool>& nodes, ClusterSpec base) {
+  base.pools.clear();
+  for (const TraceNodePool& t : nodes) {
+    NodePool p;
+    p.gpu = t.gpu_model;
+    p.name = t.gpu_model + "x" + std::to_string(t.gpus_per_node);
+    p.gpus_per_node = t.gpus_per_node;
+    p.nodes = t.nodes;
+    base.pools.push_back(p);
+  }
+  return base;
+}
+
+Json to_json(const ClusterSpec& c) {
+  Json pools = Json::array();
+  for (const NodePool& p : c.pools)
+    pools.push_back({{"name", p.name}, {"gpu", p.gpu}, {"gpus_per_node", p.gpus_per_node}, {"nodes", p.nodes}, {"spare_nodes", p.spare_nodes},
+                     {"price_per_gpu_hour", p.price_per_gpu_hour}, {"gpu_power_w", p.gpu_power_w}, {"spot", p.spot}});
+  return {{"pools", pools}, {"gpus", c.total_gpus()}, {"nodes", c.total_nodes()},
+          {"network", {{"nodes_per_leaf", c.nodes_per_leaf}, {"oversubscription", c.oversubscription}}},
+          {"gpu_sharing", c.gpu_sharing}, {"failures", c.failures_on ? c.failures.name : "none"},
+          {"checkpoint_interval_s", c.checkpoint_interval_s},
+          {"scheduler", {{"cycle_s", c.cycle.period_s}, {"cycle_cost_s", c.cycle.cost_s}, {"admissions_per_queue_per_cycle", c.cycle.admissions_per_queue}}}};
+}
+
+}  // namespace trainsim::sim::cluster

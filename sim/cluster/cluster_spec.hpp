@@ -1,0 +1,77 @@
+#pragma once
+// The shared cluster the cluster simulator runs: node pools (GPU model, GPUs per node, nodes, price, spot,
+// spares), how nodes hang under leaf switches, GPU sharing, failures and repairs, the default checkpoint
+// interval of jobs that name none, and the scheduler's cycle. Read from a scenario's "cluster" section
+// (the contract in scenarios/FORMAT.md) or made from a trace's own node list.
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cluster_job.hpp"
+#include "models/failure_model.hpp"
+#include "models/recovery_model.hpp"
+#include "models/spec.hpp"
+
+namespace trainsim::sim::cluster {
+
+struct NodePool {
+  std::string name;            // the pool's name (default: the GPU's)
+  std::string gpu;             // GPU model: a trainsim preset (h100-sxm-80gb) or a trace's name (G2, T4)
+  int gpus_per_node = 8;
+  int nodes = 1;               // nodes schedulable at the start
+  int spare_nodes = 0;         // standby nodes that replace failed ones (not schedulable until then)
+  double price_per_gpu_hour = 0;  // USD (0: unknown)
+  double gpu_power_w = 0;      // board power per GPU for energy (the preset's TDP when a preset; 0: unknown)
+  bool spot = false;
+  int total_gpus() const { return gpus_per_node * nodes; }
+};
+
+// A failure at a given time on a given node (what-ifs and tests), beside or instead of random failures.
+struct ScriptedFailure {
+  int node = 0;
+  double at_s = 0;
+  bool needs_replacement = true;  // hardware (the node goes to repair) or software (restart in place)
+};
+
+struct SchedulerCycle {
+  double period_s = 0;         // 0: a pass at every event (arrival, end, failure); > 0: passes only every period
+  double cost_s = 0;           // a pass's decisions take effect this much later (GPUs held meanwhile)
+  int admissions_per_queue = 0;  // most jobs a queue admits per pass (Kueue: 1); 0: no limit
+};
+
+// A queue with a guaranteed share (Kueue ClusterQueue nominal quota, Volcano queue capability / guarantee):
+// its jobs may borrow GPUs other queues leave idle, up to a limit, and get their quota back by preemption.
+struct QueueSpec {
+  std::string name;
+  double quota_gpus = 0;             // guaranteed (nominal) GPUs
+  double borrowing_limit_gpus = -1;  // most GPUs beyond the quota (-1: any idle GPU)
+  double weight = 1;                 // fair-share weight (drf)
+};
+
+struct ClusterSpec {
+  std::vector<NodePool> pools;
+  int nodes_per_leaf = 32;
+  double oversubscription = 1;
+  bool gpu_sharing = false;       // jobs asking for a fraction of a GPU may share one (Alibaba 2023)
+  bool failures_on = false;
+  FailureModel failures;
+  RecoverySettings recovery;      // detection, drain, restart, warm-up; repair times of failed nodes
+  std::vector<ScriptedFailure> scripted_failures;
+  double checkpoint_interval_s = 3600;  // jobs that name none
+  SchedulerCycle cycle;
+  std::vector<QueueSpec> queues;     // for `quota` and `drf`; jobs of a queue not listed have no quota
+  // `las`: attained-service thresholds (GPU-seconds) between its priority queues (Tiresias' discretized LAS).
+  std::vector<double> las_thresholds_gpu_s{3600};
+  const QueueSpec* queue(const std::string& name) const;
+  int total_gpus() const;
+  int total_nodes() const;        // schedulable at the start (spares excluded)
+  int max_gpus_per_node() const;
+};
+
+// The scenario's "cluster" section; `path` is for errors ("/cluster").
+ClusterSpec parse_cluster(const nlohmann::json& value, const std::string& path, std::vector<AppliedDefault>* defaults);
+// A cluster made of a trace's node list (one pool per GPU model and node size), with `base`'s other settings.
+ClusterSpec cluster_from_trace_nodes(const std::vector<TraceNodePool>& nodes, ClusterSpec base);
+nlohmann::json to_json(const ClusterSpec& c);
+
+}  // namespace trainsim::sim::cluster

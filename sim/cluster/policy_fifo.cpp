@@ -1,0 +1,23 @@
+// First in, first out: jobs start in arrival order and the first that does not fit blocks every job behind
+// it (head-of-line blocking), as Slurm's plain priority scheduler and Kubernetes' default queue with gang
+// scheduling do.
+#include "scheduler_policy.hpp"
+
+namespace trainsim::sim::cluster {
+namespace {
+
+class Fifo : public SchedulerPolicy {
+ public:
+  void schedule(SchedulingPass& pass) override {
+    const std::vector<int> order = pass.waiting();
+    for (int j : order)
+      if (!pass.start(j)) return;
+  }
+};
+
+const RegisterPolicy kFifo{{"fifo", "arrival order; the first job that does not fit blocks the rest (head-of-line blocking)",
+                            "Slurm sched/builtin; Kubernetes gang scheduling with a FIFO queue",
+                            [] { return std::make_unique<Fifo>(); }}};
+
+}  // namespace
+}  // namespace trainsim::sim::cluster

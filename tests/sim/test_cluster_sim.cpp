@@ -1,0 +1,311 @@
+// The cluster simulator on hand-built cases whose answers follow from the policies' definitions (worked
+// out in the comments): FIFO's head-of-line blocking, EASY backfilling, gang all-or-nothing, bin-packing
+// against spreading, gang-aware preemption that frees a whole node (volcano-sh/volcano#3291), and a failure
+// costing the work since the last checkpoint plus the recovery.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "models/errors.hpp"
+#include "sim/cluster/cluster_sim.hpp"
+#include "sim/cluster/cluster_spec.hpp"
+#include "sim/cluster/cluster_state.hpp"
+#include "sim/cluster/synthetic_workload.hpp"
+#include "sim/job_montecarlo.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace trainsim;
+using namespace trainsim::sim::cluster;
+using Json = nlohmann::json;
+
+namespace {
+
+// Two 8-GPU nodes, each under its own leaf switch; no failures unless asked.
+ClusterSpec two_nodes(Json extra = Json::object()) {
+  Json c = {{"pools", {{{"gpu", "h100-sxm-80gb"}, {"gpus_per_node", 8}, {"nodes", 2}}}}, {"network", {{"nodes_per_leaf", 1}}}};
+  for (auto& [k, v] : extra.items()) c[k] = v;
+  return parse_cluster(c, "/cluster", nullptr);
+}
+
+ClusterJob job(const std::string& id, double submit, int gpus, double duration, int priority = 0) {
+  ClusterJob j;
+  j.id = id;
+  j.submit_s = submit;
+  j.gpus = gpus;
+  j.duration_s = duration;
+  j.priority = priority;
+  return j;
+}
+
+PolicyResult run(const ClusterSpec& c, const std::vector<ClusterJob>& jobs, const std::string& policy) {
+  ClusterSimOptions o;
+  o.policy = policy;
+  return simulate_cluster(c, jobs, o);
+}
+
+}  // namespace
+
+TEST_CASE("FIFO blocks behind its head job; EASY backfilling fills the hole without delaying it") {
+  // A (8 GPUs, 100 s) starts at 0; B asks for all 16 at t=1 and waits for A; C (8 GPUs, 10 s) at t=2.
+  // FIFO: C waits behind B although 8 GPUs are free: B runs 100-150, C 150-160.
+  // Backfill: B's reservation is at 100 (A's end); C ends at 12 < 100, so it starts at 2 and B still starts at 100.
+  const ClusterSpec c = two_nodes();
+  const std::vector<ClusterJob> jobs = {job("A", 0, 8, 100), job("B", 1, 16, 50), job("C", 2, 8, 10)};
+  const PolicyResult fifo = run(c, jobs, "fifo");
+  CHECK(fifo.records[1].start_s == doctest::Approx(100));
+  CHECK(fifo.records[2].start_s == doctest::Approx(150));
+  CHECK(fifo.records[2].end_s == doctest::Approx(160));
+  CHECK(fifo.makespan_s == doctest::Approx(160));
+  CHECK(fifo.mean_wait_s == doctest::Approx((0 + 99 + 148) / 3.0));
+  const PolicyResult easy = run(c, jobs, "backfill");
+  CHECK(easy.records[2].start_s == doctest::Approx(2));
+  CHECK(easy.records[1].start_s == doctest::Approx(100));  // the head job is not delayed
+  CHECK(easy.makespan_s == doctest::Approx(150));
+  // Utilization: 8x100 + 16x50 + 8x10 = 1,680 GPU-s of 16 x 150 in service.
+  CHECK(easy.utilization == doctest::Approx(1680.0 / (16 * 150)));
+  CHECK(easy.goodput == doctest::Approx(1.0));
+}
+
+TEST_CASE("a job that would delay the reserved head job is not backfilled") {
+  // As above, but C runs 200 s: it would end after the reservation at 100 and needs GPUs B needs then.
+  const ClusterSpec c = two_nodes();
+  const PolicyResult easy = run(c, {job("A", 0, 8, 100), job("B", 1, 16, 50), job("C", 2, 8, 200)}, "backfill");
+  CHECK(easy.records[1].start_s == doctest::Approx(100));
+  CHECK(easy.records[2].start_s == doctest::Approx(150));
+}
+
+TEST_CASE("gangs are all or nothing; bin-packing keeps a whole node free where spreading does not") {
+  // X and Y take 4 GPUs each at t=0. Binpack puts both on node 0 and keeps node 1 whole: W (8 GPUs, t=1) starts
+  // at once. Spread puts them on different nodes: 8 GPUs are free, but no node has 8, and W waits until 100.
+  // Z (12 GPUs: one whole node and 4 more) never starts on part of its GPUs: it waits for a whole node and a half.
+  const ClusterSpec c = two_nodes();
+  const std::vector<ClusterJob> jobs = {job("X", 0, 4, 100), job("Y", 0, 4, 100), job("W", 1, 8, 10), job("Z", 2, 12, 10)};
+  const PolicyResult pack = run(c, jobs, "backfill+binpack");
+  CHECK(pack.records[2].start_s == doctest::Approx(1));
+  CHECK(pack.records[3].start_s == doctest::Approx(100));
+  const PolicyResult spread = run(c, jobs, "backfill+spread");
+  CHECK(spread.records[2].start_s == doctest::Approx(100));
+  CHECK(spread.records[3].start_s == doctest::Approx(110));  // W (8) and Z (12) do not fit together: Z after W
+  CHECK(pack.mean_wait_s < spread.mean_wait_s);
+}
+
+TEST_CASE("gang-aware preemption frees one whole node, not scattered GPUs (volcano-sh/volcano#3291)") {
+  // Four low-priority 4-GPU jobs alternate between the nodes under spread: L1 node 0 (t=0), L3 node 1 (t=1),
+  // L2 node 0 (t=2), L4 node 1 (t=3). H (priority 10, a whole node) arrives at t=4. Evicting the most recent
+  // first would free L4 + L2, 8 GPUs on two nodes, and H still could not start. The minimal set for the
+  // placement is L4 + L3, node 1: H starts at once and L1, L2 run on.
+  const ClusterSpec c = two_nodes();
+  const std::vector<ClusterJob> jobs = {job("L1", 0, 4, 1000), job("L3", 1, 4, 1000), job("L2", 2, 4, 1000), job("L4", 3, 4, 1000),
+                                        job("H", 4, 8, 50, 10)};
+  const PolicyResult r = run(c, jobs, "priority+spread");
+  CHECK(r.records[4].start_s == doctest::Approx(4));
+  CHECK(r.preemptions == 2);
+  CHECK(r.records[0].preemptions == 0);
+  CHECK(r.records[2].preemptions == 0);
+  CHECK(r.records[1].preemptions == 1);
+  CHECK(r.records[3].preemptions == 1);
+  // The victims restart after H (t=54) with restart + warm-up (180 + 60 s): no checkpoint yet, all work lost.
+  CHECK(r.records[1].end_s == doctest::Approx(54 + 240 + 1000));
+}
+
+TEST_CASE("a failure costs the work since the last checkpoint plus the recovery") {
+  // One 8-GPU job of 1,000 s checkpointing every 100 s; its node fails at 250 s (hardware). It keeps 200 s of
+  // work and loses 50. A spare replaces the node after the reschedule time (120 s, at 370); the job then pays
+  // detection 60 + drain 30 + restart 180 + warm-up 60 = 330 s before working again: it ends at
+  // 370 + 330 + 800 = 1,500 = 1,000 + 50 lost + 450 of recovery (the recovery model's defaults).
+  Json extra = {{"failure_events", {{{"node", 0}, {"at", "250s"}}}}};
+  Json c = {{"pools", {{{"gpu", "h100-sxm-80gb"}, {"gpus_per_node", 8}, {"nodes", 1}, {"spare_nodes", 1}}}},
+            {"failure_events", {{{"node", 0}, {"at", "250s"}}}}, {"recovery", {{"repair", {{"distribution", "fixed"}, {"mean", "1000s"}}}}}};
+  ClusterJob j = job("J", 0, 8, 1000);
+  j.checkpoint_interval_s = 100;
+  const PolicyResult r = run(parse_cluster(c, "/cluster", nullptr), {j}, "fifo");
+  CHECK(r.failures == 1);
+  CHECK(r.records[0].failures == 1);
+  CHECK(r.records[0].end_s == doctest::Approx(1500));
+  CHECK(r.gpu_hours_lost == doctest::Approx((50 + 330) * 8 / 3600.0));
+  CHECK(r.goodput == doctest::Approx(8000.0 / (8 * (250 + 1130))));
+  // Without a spare the job waits for the repair (fixed 1,000 s: back at 1,250): 1,250 + 330 + 800.
+  c["pools"][0]["spare_nodes"] = 0;
+  const PolicyResult wait = run(parse_cluster(c, "/cluster", nullptr), {j}, "fifo");
+  CHECK(wait.records[0].end_s == doctest::Approx(2380));
+}
+
+TEST_CASE("runs in one process do not disturb each other") {
+  const ClusterSpec c = two_nodes();
+  const std::vector<ClusterJob> jobs = {job("A", 0, 8, 100), job("B", 1, 16, 50), job("C", 2, 8, 10)};
+  const PolicyResult a = run(c, jobs, "fifo");
+  const PolicyResult b = run(c, jobs, "fifo");
+  CHECK(a.makespan_s == b.makespan_s);
+  CHECK(a.mean_wait_s == b.mean_wait_s);
+}
+
+TEST_CASE("a job larger than any pool is rejected, not left waiting") {
+  const PolicyResult r = run(two_nodes(), {job("A", 0, 8, 10), job("huge", 1, 64, 10)}, "fifo");
+  CHECK(r.jobs == 1);
+  CHECK(r.rejected == 1);
+  CHECK(r.unfinished == 0);
+}
+
+TEST_CASE("bad policy names are input errors naming the known ones") {
+  ClusterSimOptions o;
+  o.policy = "fifoo";
+  std::string msg;
+  try {
+    simulate_cluster(two_nodes(), {job("A", 0, 8, 10)}, o);
+  } catch (const InputError& e) {
+    msg = e.what();
+  }
+  CHECK(msg.find("--policy") != std::string::npos);
+  CHECK(msg.find("backfill") != std::string::npos);
+  o.policy = "fifo+packed";
+  msg.clear();
+  try {
+    simulate_cluster(two_nodes(), {job("A", 0, 8, 10)}, o);
+  } catch (const InputError& e) {
+    msg = e.what();
+  }
+  CHECK(msg.find("topology") != std::string::npos);
+}
+
+TEST_CASE("topology placement keeps a gang under the fewest leaf switches") {
+  // Four 8-GPU nodes, two per leaf; node 0 busy. A 16-GPU job: binpack takes nodes 1 and 2 (two leaves),
+  // topology takes nodes 2 and 3 (one leaf).
+  Json c = {{"pools", {{{"gpu", "h100-sxm-80gb"}, {"gpus_per_node", 8}, {"nodes", 4}}}}, {"network", {{"nodes_per_leaf", 2}}}};
+  const ClusterSpec spec = parse_cluster(c, "/cluster", nullptr);
+  ClusterState state(spec);
+  state.allocate(state.place(job("busy", 0, 8, 1), PlacementKind::Binpack));
+  CHECK(state.place(job("gang", 0, 16, 1), PlacementKind::Binpack).leaves == 2);
+  CHECK(state.place(job("gang", 0, 16, 1), PlacementKind::Topology).leaves == 1);
+}
+
+TEST_CASE("quotas are honoured, idle quota is lent, and borrowed GPUs are returned by preemption") {
+  // Queues a and b, 8 GPUs guaranteed each on 16. b submits two 8-GPU jobs at t=0 while a is idle: the second
+  // borrows a's quota. a's job arrives at t=10 within its quota: b's borrowing job (the most recent) is evicted
+  // and a's job starts at once. With b's borrowing limit 0, b's second job waits although a is idle.
+  Json queues = {{{"name", "a"}, {"quota_gpus", 8}}, {{"name", "b"}, {"quota_gpus", 8}}};
+  const ClusterSpec c = two_nodes({{"queues", queues}});
+  ClusterJob b1 = job("b1", 0, 8, 1000), b2 = job("b2", 0, 8, 1000), a1 = job("a1", 10, 8, 100);
+  b1.queue = b2.queue = "b";
+  a1.queue = "a";
+  const PolicyResult r = run(c, {b1, b2, a1}, "quota");
+  CHECK(r.records[1].start_s == doctest::Approx(0));  // borrowed
+  CHECK(r.records[2].start_s == doctest::Approx(10));  // returned
+  CHECK(r.preemptions == 1);
+  CHECK(r.records[0].preemptions + r.records[1].preemptions == 1);
+  queues[1]["borrowing_limit_gpus"] = 0;
+  const PolicyResult strict = run(two_nodes({{"queues", queues}}), {b1, b2, a1}, "quota");
+  CHECK(strict.records[1].start_s == doctest::Approx(1000));  // waits for b1 although 8 GPUs are idle until 10
+  CHECK(strict.records[2].start_s == doctest::Approx(10));
+  CHECK(strict.preemptions == 0);
+}
+
+TEST_CASE("drf gives a freed GPU to the tenant with the smallest share; FIFO to the earliest job") {
+  // One node of 2 GPUs. Alice runs A1 (100 s) and A2 (1,000 s) from t=0; A3 (alice, t=1) and B1 (bob, t=2) wait.
+  // At t=100 one GPU frees: FIFO starts A3 (earlier); DRF starts B1 (bob holds 0 GPUs, alice 1), A3 at 200.
+  Json c = {{"pools", {{{"gpu", "h100-sxm-80gb"}, {"gpus_per_node", 2}, {"nodes", 1}}}}};
+  const ClusterSpec spec = parse_cluster(c, "/cluster", nullptr);
+  std::vector<ClusterJob> jobs = {job("A1", 0, 1, 100), job("A2", 0, 1, 1000), job("A3", 1, 1, 100), job("B1", 2, 1, 100)};
+  for (int i = 0; i < 3; ++i) jobs[static_cast<std::size_t>(i)].user = "alice";
+  jobs[3].user = "bob";
+  const PolicyResult fifo = run(spec, jobs, "fifo");
+  CHECK(fifo.records[2].start_s == doctest::Approx(100));
+  CHECK(fifo.records[3].start_s == doctest::Approx(200));
+  const PolicyResult drf = run(spec, jobs, "drf");
+  CHECK(drf.records[3].start_s == doctest::Approx(100));
+  CHECK(drf.records[2].start_s == doctest::Approx(200));
+}
+
+TEST_CASE("las runs new jobs before ones with much attained service, preempting them") {
+  // One 8-GPU node, threshold 3,600 GPU-s. L (8 GPUs, 10,000 s) runs from 0 and crosses the threshold at 450 s.
+  // N (8 GPUs, 100 s) arrives at 1,000: it is in the first queue, L in the second: L is evicted, N runs
+  // 1,000-1,100, L restarts (restart + warm-up 240 s, work since its last hourly checkpoint lost: all 1,000 s).
+  Json c = {{"pools", {{{"gpu", "h100-sxm-80gb"}, {"gpus_per_node", 8}, {"nodes", 1}}}}};
+  const ClusterSpec spec = parse_cluster(c, "/cluster", nullptr);
+  const PolicyResult r = run(spec, {job("L", 0, 8, 10000), job("N", 1000, 8, 100)}, "las");
+  CHECK(r.records[1].start_s == doctest::Approx(1000));
+  CHECK(r.records[0].preemptions == 1);
+  CHECK(r.records[0].end_s == doctest::Approx(1100 + 240 + 10000));
+  const PolicyResult fifo = run(spec, {job("L", 0, 8, 10000), job("N", 1000, 8, 100)}, "fifo");
+  CHECK(fifo.records[1].start_s == doctest::Approx(10000));
+}
+
+TEST_CASE("a synthetic workload keeps the trace's mix and offers the asked load") {
+  // Fixture: 1-GPU jobs of e^4 and e^6 s (log-mean 5, log-sd 1 by maximum likelihood), 8-GPU jobs all e^3 s
+  // (log-sd 0), 30 and 10 of them: shares 0.75 and 0.25.
+  std::vector<ClusterJob> trace;
+  for (int i = 0; i < 30; ++i) trace.push_back(job("s" + std::to_string(i), i, 1, std::exp(i % 2 ? 4.0 : 6.0)));
+  for (int i = 0; i < 10; ++i) trace.push_back(job("b" + std::to_string(i), i, 8, std::exp(3.0)));
+  const WorkloadFit fit = fit_workload(trace, "fixture");
+  REQUIRE(fit.sizes.size() == 2);
+  CHECK(fit.sizes[0].share == doctest::Approx(0.75));
+  CHECK(fit.sizes[0].log_mean == doctest::Approx(5));
+  CHECK(fit.sizes[0].log_sd == doctest::Approx(1));
+  CHECK(fit.sizes[1].log_sd == doctest::Approx(0).epsilon(1e-6));
+  // E[gpus x duration] = 0.75 e^(5 + 1/2) + 0.25 x 8 e^3 (the lognormal mean e^(mu + sigma^2/2)).
+  CHECK(fit.mean_gpu_seconds() == doctest::Approx(0.75 * std::exp(5.5) + 2 * std::exp(3.0)));
+  SyntheticSpec spec;
+  spec.jobs = 20000;
+  spec.span_s = 30 * 86400.0;
+  spec.load = 0.6;
+  spec.cluster_gpus = 64;
+  spec.max_gpus = 64;
+  double scale = 0;
+  const std::vector<ClusterJob> jobs = synthesize_workload(fit, spec, &scale);
+  double offered = 0;
+  int big = 0;
+  for (const ClusterJob& j : jobs) offered += j.gpus * j.duration_s, big += j.gpus == 8;
+  CHECK(offered / (64 * 30 * 86400.0) == doctest::Approx(0.6).epsilon(0.05));
+  CHECK(big / 20000.0 == doctest::Approx(0.25).epsilon(0.05));
+  CHECK(jobs.back().submit_s == doctest::Approx(30 * 86400.0).epsilon(0.03));
+  CHECK(std::is_sorted(jobs.begin(), jobs.end(), [](const ClusterJob& a, const ClusterJob& b) { return a.submit_s < b.submit_s; }));
+}
+
+TEST_CASE("one job alone on a cluster loses what the single-job Monte-Carlo of `trainsim reliability` says") {
+  // 16 nodes of 8 GPUs and one spare, 20 days of work, hourly checkpoints at no cost, 50 failures per 1,000
+  // node-days (about 16 a run), the recovery defaults (detection 60 s, drain 30, reschedule 120, restart 180,
+  // warm-up 60), repairs lognormal with a mean of 24 h. The job's ETTR (work / wall time) from the cluster run
+  // and from the Monte-Carlo of sim/job_montecarlo (the engine of `trainsim reliability`) must agree within
+  // their 99% confidence intervals: same failures, checkpoints, spares and repairs, two different simulators.
+  const double work = 20 * 86400.0;
+  Json failures = {{"preset", "default"}, {"failures_per_1000_node_days", 50}};
+  Json c = {{"pools", {{{"gpu", "h100-sxm-80gb"}, {"gpus_per_node", 8}, {"nodes", 16}, {"spare_nodes", 1}}}}, {"failures", failures},
+            {"checkpoint_interval", "1h"}};
+  const ClusterSpec spec = parse_cluster(c, "/cluster", nullptr);
+  ClusterJob j = job("train", 0, 128, work);
+  auto mean_ci = [](const std::vector<double>& v) {
+    double m = 0, s2 = 0;
+    for (double x : v) m += x;
+    m /= static_cast<double>(v.size());
+    for (double x : v) s2 += (x - m) * (x - m);
+    return std::pair<double, double>{m, 2.576 * std::sqrt(s2 / static_cast<double>(v.size() - 1) / static_cast<double>(v.size()))};
+  };
+  std::vector<double> cluster_ettr;
+  int failures_seen = 0;
+  for (std::uint64_t seed = 1; seed <= 60; ++seed) {
+    ClusterSimOptions o;
+    o.policy = "fifo";
+    o.seed = seed;
+    const PolicyResult r = simulate_cluster(spec, {j}, o);
+    cluster_ettr.push_back(work / r.records[0].end_s);
+    failures_seen += r.failures;
+  }
+  trainsim::sim::JobSimConfig cfg;
+  cfg.nodes = 16;
+  cfg.gpus_per_node = 8;
+  cfg.work_s = work;
+  cfg.interval_s = 3600;
+  const RecoverySettings rs = spec.recovery;
+  cfg.detection_s = rs.detection_s, cfg.drain_s = rs.drain_s, cfg.reschedule_s = rs.reschedule_s, cfg.restart_s = rs.restart_s, cfg.warmup_s = rs.warmup_s;
+  cfg.spare_nodes = 1;
+  cfg.repair = std::shared_ptr<const TimeDistribution>(make_distribution(rs.repair_distribution, rs.repair_mean_s, rs.repair_shape, "repair"));
+  trainsim::sim::JobSimulator mc(cfg, spec.failures);
+  std::vector<double> mc_ettr;
+  for (std::uint64_t seed = 1; seed <= 600; ++seed) mc_ettr.push_back(mc.run(seed).ettr());
+  const auto [cm, cci] = mean_ci(cluster_ettr);
+  const auto [mm, mci] = mean_ci(mc_ettr);
+  MESSAGE("ETTR cluster ", cm, " +- ", cci, " (", failures_seen / 60.0, " failures a run), Monte-Carlo ", mm, " +- ", mci);
+  CHECK(failures_seen / 60.0 == doctest::Approx(16 * 20 * 0.05).epsilon(0.15));
+  CHECK(std::abs(cm - mm) <= cci + mci);
+}
