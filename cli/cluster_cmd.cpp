@@ -15,7 +15,9 @@
 #include "reports/cluster_report.hpp"
 #include "scenario_input.hpp"
 #include "sim/cluster/cluster_sim.hpp"
+#include "sim/cluster/synthetic_workload.hpp"
 #include "sim/cluster/trace_import.hpp"
+#include "reports/table.hpp"
 
 namespace trainsim::cli {
 namespace {
@@ -39,6 +41,9 @@ struct ClusterFlags {
   double horizon_s = 0, sample_interval_s = 0;
   bool fill = false;
   double fill_to = 0;
+  int synthetic_jobs = 0;
+  std::string span = "365d";
+  double load = 0.8;
   std::uint64_t seed = 1;
   std::string jobs_csv, timeseries_csv;
 };
@@ -96,6 +101,27 @@ int run_cluster(const ClusterFlags& f) {
   } else {
     throw InputError("--nodes", "nothing", "a cluster: --nodes N [--gpus-per-node G --gpu NAME], or a scenario with a \"cluster\" section",
                      "this trace has no node list of its own");
+  }
+  if (f.synthetic_jobs > 0) {
+    // Jobs fitted to the trace (its size mix, lognormal durations per size, its users), at the asked scale.
+    if (f.synthetic_jobs > 10'000'000) throw InputError("--synthetic", std::to_string(f.synthetic_jobs), "at most 10,000,000 jobs");
+    if (!(f.load > 0 && f.load <= 10)) throw InputError("--load", std::to_string(f.load), "an offered load above 0, at most 10");
+    std::string why;
+    const auto span = parse_quantity(f.span, Quantity::Time, &why);
+    if (!span || !(*span >= 1 && *span <= 100 * 365 * 86400.0)) throw InputError("--span", f.span, "a duration from 1 s to 100 years, e.g. 365d", why);
+    cl::SyntheticSpec spec;
+    spec.jobs = f.synthetic_jobs;
+    spec.span_s = *span;
+    spec.load = f.load;
+    spec.seed = f.seed;
+    spec.cluster_gpus = run.cluster.total_gpus();
+    for (const cl::NodePool& p : run.cluster.pools) spec.max_gpus = std::max(spec.max_gpus, p.total_gpus());
+    double scale = 1;
+    trace.jobs = cl::synthesize_workload(cl::fit_workload(trace.jobs, f.trace), spec, &scale);
+    trace.report.source = "synthetic, fitted to " + f.trace;
+    trace.report.jobs = trace.jobs.size();
+    run.synthetic_note = std::to_string(f.synthetic_jobs) + " jobs over " + format_seconds(*span) + " at load " + fixed(f.load, 2) +
+                         " (durations x" + fixed(scale, 3) + " of the fit)";
   }
   if (f.time_scale != 1)
     for (cl::ClusterJob& j : trace.jobs) j.submit_s *= f.time_scale, j.duration_s *= f.time_scale, j.walltime_s *= f.time_scale;
@@ -181,6 +207,9 @@ const RegisterCommand registered{
        app.add_option("--horizon", f->horizon_s, "stop after this many simulated seconds (default: when every job has ended)");
        app.add_option("--sample-interval", f->sample_interval_s, "seconds between time-series samples (default: 1/500 of the submit span)");
        app.add_option("--seed", f->seed, "random seed of the failures and repairs");
+       app.add_option("--synthetic", f->synthetic_jobs, "N jobs fitted to the --trace (its size mix, lognormal durations per size, users) instead of its own jobs");
+       app.add_option("--span", f->span, "with --synthetic: arrivals over this long (default 365d)");
+       app.add_option("--load", f->load, "with --synthetic: offered GPU-time over the cluster's (default 0.8)");
        app.add_option("--fill-to", f->fill_to, "with --fill: repeat the trace's jobs after it until they ask for this fraction of the cluster's GPUs (e.g. 1.3)");
        app.add_flag("--fill", f->fill, "jobs never end: stop at the last arrival and report how much of the cluster is allocated (the FGD bin-packing experiment)");
        app.add_option("--jobs-csv", f->jobs_csv, "write one row per job and policy to FILE");

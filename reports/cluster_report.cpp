@@ -41,7 +41,7 @@ Json cluster_json(const ClusterRun& r) {
   for (const auto& [why, n] : r.workload.skipped) skipped.push_back({{"reason", why}, {"rows", n}});
   Json out = {{"cluster", sim::cluster::to_json(r.cluster)},
               {"cluster_source", r.cluster_source},
-              {"workload", {{"source", r.workload.source}, {"rows", r.workload.rows}, {"jobs", r.workload.jobs}, {"skipped", skipped}, {"time_scale", r.time_scale}, {"fill", r.fill}, {"fill_to", r.fill_to}}},
+              {"workload", {{"source", r.workload.source}, {"rows", r.workload.rows}, {"jobs", r.workload.jobs}, {"skipped", skipped}, {"time_scale", r.time_scale}, {"fill", r.fill}, {"fill_to", r.fill_to}, {"synthetic", r.synthetic_note}}},
               {"policies", Json::array()}};
   for (std::size_t i = 0; i < r.policies.size(); ++i) out["policies"].push_back(policy_json(r.policies[i], i < r.wall_s.size() ? r.wall_s[i] : 0));
   if (r.recorded_n > 0)
@@ -61,6 +61,7 @@ void print_cluster_table(std::ostream& os, const ClusterRun& r) {
   os << "Workload   " << r.workload.source << ": " << count_text(static_cast<double>(r.workload.rows)) << " rows, "
      << count_text(static_cast<double>(r.workload.jobs)) << " jobs";
   if (r.time_scale != 1) os << ", times x" << r.time_scale;
+  if (!r.synthetic_note.empty()) os << ": " << r.synthetic_note;
   os << "\n";
   for (const auto& [why, n] : r.workload.skipped) os << "           skipped " << count_text(static_cast<double>(n)) << ": " << why << "\n";
   os << "\n";

@@ -352,6 +352,7 @@ class Simulation final : public SchedulingPass {
     const ClusterJob& c = jobs_[static_cast<std::size_t>(j)];
     s.status.attained_gpu_s += (now_ - s.run_start_s) * gpus_of(c, spec_.gpu_sharing);
     state_.release(s.placement);
+    s.actor = nullptr;  // a held reference would keep the ended actor's stack mapped
     s.running = false;
     s.done = true;
     s.status.remaining_work_s = 0;
@@ -392,6 +393,7 @@ class Simulation final : public SchedulingPass {
     s.status.attained_gpu_s += elapsed * g;
     s.status.started_s = -1;
     s.actor->kill();
+    s.actor = nullptr;
     ++s.generation;
     state_.release(s.placement);
     s.placement = {};
@@ -468,7 +470,7 @@ bool Simulation::start(int j) {
   JobRecord& r = result_.records[static_cast<std::size_t>(j)];
   if (r.start_s < 0) {
     r.start_s = now_;
-    r.wait_s = now_ - c.submit_s;
+    r.wait_s = std::max(0.0, now_ - c.submit_s);  // the offset clock may read a hair before the arrival
     r.leaves = s.placement.leaves;
   }
   s.run_start_s = now_;

@@ -14,9 +14,9 @@ namespace {
 constexpr int kMinJobsPerClass = 10;  // a GPU count with fewer jobs takes the whole trace's duration fit
 
 struct LogStats {
-  double sum = 0, sum_sq = 0;
+  double sum = 0, sum_sq = 0, max = -1e300;
   int n = 0;
-  void add(double x) { sum += x, sum_sq += x * x, ++n; }
+  void add(double x) { sum += x, sum_sq += x * x, max = std::max(max, x), ++n; }
   double mean() const { return sum / n; }
   double sd() const { return n > 1 ? std::sqrt(std::max(0.0, (sum_sq - sum * sum / n) / n)) : 0.0; }  // the MLE
 };
@@ -28,9 +28,21 @@ double standard_normal(Rng& rng) {  // Box-Muller
 
 }  // namespace
 
+namespace {
+double normal_cdf(double z) { return 0.5 * std::erfc(-z / std::sqrt(2.0)); }
+}  // namespace
+
+// E[X | X <= e^b] of a lognormal (mu, sigma): e^(mu + sigma^2/2) Phi((b - mu - sigma^2)/sigma) / Phi((b - mu)/sigma).
+double WorkloadFit::SizeClass::mean_duration() const {
+  if (log_sd <= 0) return std::exp(std::min(log_mean, log_max));
+  const double full = std::exp(log_mean + log_sd * log_sd / 2);
+  const double kept = normal_cdf((log_max - log_mean) / log_sd);
+  return kept > 0 ? full * normal_cdf((log_max - log_mean - log_sd * log_sd) / log_sd) / kept : std::exp(log_max);
+}
+
 double WorkloadFit::mean_gpu_seconds() const {
   double m = 0;
-  for (const SizeClass& c : sizes) m += c.share * c.gpus * std::exp(c.log_mean + c.log_sd * c.log_sd / 2);
+  for (const SizeClass& c : sizes) m += c.share * c.gpus * c.mean_duration();
   return m;
 }
 
@@ -52,7 +64,7 @@ WorkloadFit fit_workload(const std::vector<ClusterJob>& jobs, const std::string&
   fit.source = source;
   for (const auto& [gpus, st] : by_size) {
     const LogStats& use = st.n >= kMinJobsPerClass ? st : all;
-    fit.sizes.push_back({gpus, static_cast<double>(st.n) / n, use.mean(), use.sd(), st.n});
+    fit.sizes.push_back({gpus, static_cast<double>(st.n) / n, use.mean(), use.sd(), use.max, st.n});
   }
   for (const auto& [u, k] : users) fit.users.push_back({u, static_cast<double>(k) / n});
   return fit;
@@ -86,7 +98,9 @@ std::vector<ClusterJob> synthesize_workload(const WorkloadFit& fit, const Synthe
     j.id = "synthetic-" + std::to_string(i);
     j.submit_s = t;
     j.gpus = c.gpus;
-    j.duration_s = std::max(1.0, scale * std::exp(c.log_mean + c.log_sd * standard_normal(rng)));
+    double x = c.log_mean + c.log_sd * standard_normal(rng);
+    while (x > c.log_max) x = c.log_mean + c.log_sd * standard_normal(rng);  // truncated (at least half the mass is kept)
+    j.duration_s = std::max(1.0, scale * std::exp(x));
     double v = rng.uniform();
     std::size_t w = 0;
     while (w + 1 < mix.users.size() && v > mix.users[w].second) v -= mix.users[w].second, ++w;

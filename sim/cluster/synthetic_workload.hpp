@@ -2,8 +2,9 @@
 // A synthetic workload fitted to a trace, for what-ifs at other scales: Poisson arrivals over a given span;
 // GPU counts drawn from the trace's own mix (capped at the largest pool); durations lognormal per GPU count,
 // their log-mean and log-sd fitted by maximum likelihood to the trace's jobs of that count (all jobs' fit
-// where a count has fewer than 10), then scaled by one factor so the offered GPU-time is `load` of the
-// cluster's over the span. Users and queues are drawn from the trace's mix too.
+// where a count has fewer than 10), truncated at the longest job the trace has of that count (an untruncated
+// lognormal tail would put jobs of years into a year), then scaled by one factor so the offered GPU-time is
+// `load` of the cluster's over the span. Users are drawn from the trace's mix too.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -17,7 +18,9 @@ struct WorkloadFit {
     int gpus = 1;
     double share = 0;          // of the jobs
     double log_mean = 0, log_sd = 0;  // of the duration in seconds
+    double log_max = 0;               // the longest duration of the class in the trace (the truncation)
     int jobs = 0;
+    double mean_duration() const;     // of the truncated lognormal
   };
   std::vector<SizeClass> sizes;   // by GPU count
   std::vector<std::pair<std::string, double>> users;  // name, share

@@ -243,8 +243,10 @@ TEST_CASE("a synthetic workload keeps the trace's mix and offers the asked load"
   CHECK(fit.sizes[0].log_mean == doctest::Approx(5));
   CHECK(fit.sizes[0].log_sd == doctest::Approx(1));
   CHECK(fit.sizes[1].log_sd == doctest::Approx(0).epsilon(1e-6));
-  // E[gpus x duration] = 0.75 e^(5 + 1/2) + 0.25 x 8 e^3 (the lognormal mean e^(mu + sigma^2/2)).
-  CHECK(fit.mean_gpu_seconds() == doctest::Approx(0.75 * std::exp(5.5) + 2 * std::exp(3.0)));
+  // E[gpus x duration] = 0.75 m1 + 0.25 x 8 e^3, m1 the mean of the lognormal (5, 1) truncated at the class's
+  // longest job e^6: e^(5 + 1/2) Phi((6 - 5 - 1)/1) / Phi((6 - 5)/1) = e^5.5 x 0.5 / 0.841345 (Phi(1), a table value).
+  CHECK(fit.sizes[0].log_max == doctest::Approx(6));
+  CHECK(fit.mean_gpu_seconds() == doctest::Approx(0.75 * std::exp(5.5) * 0.5 / 0.841345 + 2 * std::exp(3.0)).epsilon(1e-5));
   SyntheticSpec spec;
   spec.jobs = 20000;
   spec.span_s = 30 * 86400.0;
@@ -255,7 +257,10 @@ TEST_CASE("a synthetic workload keeps the trace's mix and offers the asked load"
   const std::vector<ClusterJob> jobs = synthesize_workload(fit, spec, &scale);
   double offered = 0;
   int big = 0;
-  for (const ClusterJob& j : jobs) offered += j.gpus * j.duration_s, big += j.gpus == 8;
+  for (const ClusterJob& j : jobs) {
+    offered += j.gpus * j.duration_s, big += j.gpus == 8;
+    CHECK(j.duration_s <= scale * std::exp(6.0) * (1 + 1e-9));  // never beyond the trace's longest (scaled)
+  }
   CHECK(offered / (64 * 30 * 86400.0) == doctest::Approx(0.6).epsilon(0.05));
   CHECK(big / 20000.0 == doctest::Approx(0.25).epsilon(0.05));
   CHECK(jobs.back().submit_s == doctest::Approx(30 * 86400.0).epsilon(0.03));
