@@ -171,7 +171,10 @@ Json to_json(const ClusterSpec& c) {
   for (const NodePool& p : c.pools)
     pools.push_back({{"name", p.name}, {"gpu", p.gpu}, {"gpus_per_node", p.gpus_per_node}, {"nodes", p.nodes}, {"spare_nodes", p.spare_nodes},
                      {"price_per_gpu_hour", p.price_per_gpu_hour}, {"gpu_power_w", p.gpu_power_w}, {"spot", p.spot}});
-  return {{"pools", pools}, {"gpus", c.total_gpus()}, {"nodes", c.total_nodes()},
+  Json queues = Json::array();
+  for (const QueueSpec& q : c.queues)
+    queues.push_back({{"name", q.name}, {"quota_gpus", q.quota_gpus}, {"borrowing_limit_gpus", q.borrowing_limit_gpus < 0 ? Json() : Json(q.borrowing_limit_gpus)}, {"weight", q.weight}});
+  return {{"pools", pools}, {"gpus", c.total_gpus()}, {"nodes", c.total_nodes()}, {"queues", queues},
           {"network", {{"nodes_per_leaf", c.nodes_per_leaf}, {"oversubscription", c.oversubscription}}},
           {"gpu_sharing", c.gpu_sharing}, {"failures", c.failures_on ? c.failures.name : "none"},
           {"checkpoint_interval_s", c.checkpoint_interval_s},
