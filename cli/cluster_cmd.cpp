@@ -78,6 +78,14 @@ int run_cluster(const ClusterFlags& f) {
     const Json doc = read_json_file(f.scenario, "");
     if (!doc.is_object() || !doc.contains("cluster")) throw InputError("/cluster", "nothing", "a \"cluster\" section in " + f.scenario);
     section = doc["cluster"];
+    // One wiring for both simulators: without its own, the cluster takes the leaf switches of hardware.network.
+    if (section.is_object() && !section.contains("network") && doc.contains("hardware") && doc["hardware"].is_object() &&
+        doc["hardware"].contains("network") && doc["hardware"]["network"].is_object()) {
+      const Json& net = doc["hardware"]["network"];
+      for (const char* key : {"nodes_per_leaf", "oversubscription"})
+        if (net.contains(key)) section["network"][key] = net[key];
+      if (section.contains("network")) run.defaults.push_back({"/cluster/network", section["network"].dump(), "from /hardware/network"});
+    }
   }
   if (!f.failures.empty()) section["failures"] = f.failures;
   if (!f.checkpoint_interval.empty()) section["checkpoint_interval"] = f.checkpoint_interval;

@@ -13,6 +13,7 @@
 #include "models/step.hpp"
 #include "reports/estimate_report.hpp"
 #include "reports/result_check.hpp"
+#include "sim/cluster/cluster_spec.hpp"
 
 using namespace trainsim;
 
@@ -23,6 +24,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     doc = parse_json_text(text, "fuzz.json", "scenario");
   } catch (const InputError&) {
     return 0;
+  }
+  // The cluster section (`trainsim cluster`): parsed on its own, its description passes the result check.
+  if (doc.is_object() && doc.contains("cluster")) {
+    try {
+      check_result_numbers(sim::cluster::to_json(sim::cluster::parse_cluster(doc["cluster"], "/cluster", nullptr)), "cluster");
+    } catch (const InputError&) {
+    }
   }
   for (bool check_layout : {true, false}) {
     try {
