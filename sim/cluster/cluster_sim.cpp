@@ -38,7 +38,7 @@ sg4::Host* cluster_host() {
 }
 
 struct Message {
-  enum Kind { Arrival, End, NodeBack, Repaired, Alarm } kind;
+  enum Kind { Arrival, End, NodeBack, Repaired, SpotBack, Alarm } kind;
   int a = 0;    // job (Arrival: first job of the batch; End) or node
   int b = 0;    // End: the run's generation; Arrival: one past the batch's last job
   double t = 0; // Alarm: the time it was set for (the clock, offset by earlier runs, may read a hair earlier)
@@ -84,6 +84,20 @@ class Simulation final : public SchedulingPass {
         injectors_.back()->reset(run_seed(opt.seed, p, 7), 0);
         for (int n = spec.pools[p].nodes; n < spec.pools[p].nodes + spec.pools[p].spare_nodes; ++n) injectors_.back()->remove_node(n, 0);
       }
+    }
+    for (std::size_t p = 0; p < spec.pools.size(); ++p) {
+      const NodePool& pool = spec.pools[p];
+      if (!pool.spot || pool.reclaims_per_node_day <= 0) {
+        reclaimers_.push_back(nullptr);
+        continue;
+      }
+      // Reclaims as a failure stream of their own (a Poisson process over the nodes in service).
+      FailureModel m;
+      m.name = "spot";
+      m.components.push_back({"spot_reclaim", FailureScope::Node, pool.reclaims_per_node_day, "exponential", 1.0, true, "spot capacity reclaimed"});
+      reclaimers_.push_back(std::make_unique<FailureInjector>(m, pool.nodes + pool.spare_nodes, pool.gpus_per_node));
+      reclaimers_.back()->reset(run_seed(opt.seed, p, 13), 0);
+      for (int n = pool.nodes; n < pool.nodes + pool.spare_nodes; ++n) reclaimers_.back()->remove_node(n, 0);
     }
     repair_ = make_distribution(spec.recovery.repair_distribution, spec.recovery.repair_mean_s, spec.recovery.repair_shape, "/cluster/recovery/repair");
     rng_.reseed(run_seed(opt.seed, 0, 11));
@@ -137,7 +151,7 @@ class Simulation final : public SchedulingPass {
     return trial.fits(job(j)) && !trial.place(job(j), placement_).empty();
   }
   bool start(int j) override;
-  void preempt(int j) override { interrupt(j, false, false); }
+  void preempt(int j) override { interrupt(j, Stop::Preempted, false); }
   double free_gpus() const override { return static_cast<double>(state_.capacity_milli() - state_.allocated_milli()) / 1000; }
   double total_gpus() const override { return static_cast<double>(state_.capacity_milli()) / 1000; }
   double expected_runtime(int j) const override {
@@ -239,11 +253,17 @@ class Simulation final : public SchedulingPass {
         complete(m.a);
         return true;
       }
-      case Message::NodeBack:
+      case Message::NodeBack: {  // a spare swapped in: in service, and a spot node can now be reclaimed
         state_.set_schedulable(m.a, true);
+        const auto& reclaimer = reclaimers_[static_cast<std::size_t>(state_.pool_of(m.a))];
+        if (reclaimer) reclaimer->restore_node(local(m.a), now_);
         return true;
+      }
       case Message::Repaired:
         repaired(m.a);
+        return true;
+      case Message::SpotBack:
+        spot_back(m.a);
         return true;
       case Message::Alarm:
         if (!alarms_.empty()) alarms_.pop();
@@ -266,6 +286,16 @@ class Simulation final : public SchedulingPass {
         changed = true;
       }
     }
+    for (std::size_t p = 0; p < reclaimers_.size(); ++p) {
+      if (!reclaimers_[p]) continue;
+      FailureInjector& inj = *reclaimers_[p];
+      while (inj.peek().time_s <= due + kSameInstantS) {
+        const int node = pool_first_node_[p] + inj.peek().node;
+        inj.take_down();
+        reclaimed(node);
+        changed = true;
+      }
+    }
     while (next_scripted_ < scripted_.size() && scripted_[next_scripted_].at_s <= due + kSameInstantS) {
       const ScriptedFailure& f = scripted_[next_scripted_++];
       if (f.needs_replacement && !injectors_.empty()) {
@@ -285,6 +315,8 @@ class Simulation final : public SchedulingPass {
   double next_timed() const {
     double t = kInf;
     for (const auto& inj : injectors_) t = std::min(t, inj->peek().time_s);
+    for (const auto& inj : reclaimers_)
+      if (inj) t = std::min(t, inj->peek().time_s);
     if (next_scripted_ < scripted_.size()) t = std::min(t, scripted_[next_scripted_].at_s);
     if (spec_.cycle.period_s > 0 && !waiting_.empty()) t = std::min(t, std::max(now_, next_cycle_));
     if (opt_.horizon_s > 0) t = std::min(t, opt_.horizon_s);
@@ -315,13 +347,14 @@ class Simulation final : public SchedulingPass {
     for (int j : running_)
       for (const Placement::Part& part : jobs_state_[static_cast<std::size_t>(j)].placement.parts)
         if (part.node == node) hit.push_back(j);
-    for (int j : hit) interrupt(j, true, hardware);
+    for (int j : hit) interrupt(j, Stop::Failed, hardware);
     const int pool = state_.pool_of(node);
     if (!hardware) return;  // software: restart in place, the node stays
     if (state_.is_standby(node)) {
       state_.set_standby(node, false);  // a failed spare goes to repair and comes back a spare
     } else if (state_.schedulable(node)) {
       state_.set_schedulable(node, false);
+      if (reclaimers_[static_cast<std::size_t>(pool)]) reclaimers_[static_cast<std::size_t>(pool)]->remove_node(local(node), now_);
       --active_[static_cast<std::size_t>(pool)];
       const int spare = state_.standby_node(pool);
       if (spare >= 0) {
@@ -339,10 +372,35 @@ class Simulation final : public SchedulingPass {
     if (active_[static_cast<std::size_t>(pool)] < spec_.pools[static_cast<std::size_t>(pool)].nodes) {
       ++active_[static_cast<std::size_t>(pool)];
       state_.set_schedulable(node, true);
-      if (!injectors_.empty()) injectors_[static_cast<std::size_t>(pool)]->restore_node(node - pool_first_node_[static_cast<std::size_t>(pool)], now_);
+      if (!injectors_.empty()) injectors_[static_cast<std::size_t>(pool)]->restore_node(local(node), now_);
+      if (reclaimers_[static_cast<std::size_t>(pool)]) reclaimers_[static_cast<std::size_t>(pool)]->restore_node(local(node), now_);
     } else {
       state_.set_standby(node, true);
     }
+  }
+
+  int local(int node) const { return node - pool_first_node_[static_cast<std::size_t>(state_.pool_of(node))]; }
+
+  // A spot node taken back by the provider: its jobs stop as on a failure (restart and warm-up when they run
+  // again), the node leaves service (and cannot fail meanwhile) until it comes back.
+  void reclaimed(int node) {
+    ++result_.spot_reclaims;
+    std::vector<int> hit;
+    for (int j : running_)
+      for (const Placement::Part& part : jobs_state_[static_cast<std::size_t>(j)].placement.parts)
+        if (part.node == node) hit.push_back(j);
+    for (int j : hit) interrupt(j, Stop::Reclaimed, false);
+    state_.set_schedulable(node, false);
+    const int pool = state_.pool_of(node);
+    if (!injectors_.empty()) injectors_[static_cast<std::size_t>(pool)]->remove_node(local(node), now_);
+    timer(Message::SpotBack, node, spec_.pools[static_cast<std::size_t>(pool)].reclaimed_for_s);
+  }
+
+  void spot_back(int node) {
+    const int pool = state_.pool_of(node);
+    state_.set_schedulable(node, true);
+    if (!injectors_.empty()) injectors_[static_cast<std::size_t>(pool)]->restore_node(local(node), now_);
+    reclaimers_[static_cast<std::size_t>(pool)]->restore_node(local(node), now_);
   }
 
   void remove_from(std::vector<int>& v, int j) { v.erase(std::find(v.begin(), v.end(), j)); }
@@ -374,7 +432,8 @@ class Simulation final : public SchedulingPass {
 
   // A running job stops: it keeps the work up to its last checkpoint; a failure also costs the recovery when
   // it runs again (detection, drain, a new node when `hardware`, restart, warm-up), a preemption the restart.
-  void interrupt(int j, bool failure, bool hardware) {
+  enum class Stop { Preempted, Failed, Reclaimed };
+  void interrupt(int j, Stop why, bool hardware) {
     JobState& s = jobs_state_[static_cast<std::size_t>(j)];
     if (!s.running) return;
     if (now_ + kSameInstantS >= s.planned_end_s) return;  // its run is over; its end message is on the way
@@ -399,12 +458,15 @@ class Simulation final : public SchedulingPass {
     s.placement = {};
     s.running = false;
     remove_from(running_, j);
-    if (failure) {
+    if (why == Stop::Failed) {
       // Detection, drain, restart and warm-up; finding a node is the cluster's (a spare's swap, or the wait).
       const RecoveryTimes rt = recovery_times(spec_.recovery, 0, hardware);
       ++r.failures;
       ++result_.failures;
       s.next_overhead_s = rt.total() - rt.reschedule;
+    } else if (why == Stop::Reclaimed) {
+      ++r.reclaims;
+      s.next_overhead_s = spec_.recovery.restart_s + spec_.recovery.warmup_s;
     } else {
       ++r.preemptions;
       ++result_.preemptions;
@@ -433,7 +495,7 @@ class Simulation final : public SchedulingPass {
   ClusterState state_;
   std::vector<JobState> jobs_state_;
   std::vector<int> waiting_, running_;
-  std::vector<std::unique_ptr<FailureInjector>> injectors_;
+  std::vector<std::unique_ptr<FailureInjector>> injectors_, reclaimers_;  // per pool (reclaimers: null unless spot)
   std::unique_ptr<TimeDistribution> repair_;
   Rng rng_;
   std::vector<ScriptedFailure> scripted_;

@@ -21,7 +21,7 @@ struct JobRecord {
   int index = 0;             // into the workload
   double submit_s = 0, start_s = -1, end_s = -1;  // first start; end of the last run (-1: never)
   double wait_s = -1, jct_s = -1, slowdown = -1;  // bounded slowdown: JCT / max(duration, 10 s)
-  int preemptions = 0, failures = 0;
+  int preemptions = 0, failures = 0, reclaims = 0;  // reclaims: runs stopped by a spot node taken back
   double gpu_hours_lost = 0;  // rolled-back work and recoveries, GPU-hours
   int leaves = 0;             // leaf switches of its first placement
   bool finished = false;
@@ -43,6 +43,7 @@ struct PolicyResult {
   double mean_wait_s = 0, p50_wait_s = 0, p99_wait_s = 0, mean_jct_s = 0, makespan_s = 0;
   double mean_slowdown = 0;
   int preemptions = 0, failures = 0;
+  int spot_reclaims = 0;       // spot nodes taken back
   double gpu_hours_lost = 0;
   double goodput = 0;          // useful GPU-time (the jobs' durations) / allocated GPU-time
   double allocated_at_end = 0; // allocated / in-service GPUs when the run stopped (the FGD allocation ratio under --fill)

@@ -38,6 +38,15 @@ NodePool parse_pool(const Json& value, const std::string& path) {
   p.price_per_gpu_hour = r.get_quantity("price_per_gpu_hour", Quantity::Money, preset_price, "", kPrice);
   p.gpu_power_w = r.get_quantity("gpu_power", Quantity::Power, preset_tdp, "", kPower);
   p.spot = r.get_bool("spot", false, "");
+  if (p.spot) {
+    // No default: reclaim rates differ by provider, region and instance type by orders of magnitude.
+    if (!r.has("reclaims_per_node_day"))
+      throw InputError(path + "/reclaims_per_node_day", r.absent_text("reclaims_per_node_day"), "how often a spot node is reclaimed, per node-day (e.g. 0.05)");
+    p.reclaims_per_node_day = r.get_number("reclaims_per_node_day", 0, "", 0, 1000);
+    if (!r.has("reclaimed_for"))
+      throw InputError(path + "/reclaimed_for", r.absent_text("reclaimed_for"), "how long a reclaimed spot node stays away (e.g. \"2h\")");
+    p.reclaimed_for_s = r.required_quantity("reclaimed_for", Quantity::Time, {1, 365 * 86400.0});
+  }
   r.reject_unknown();
   return p;
 }
@@ -170,7 +179,8 @@ Json to_json(const ClusterSpec& c) {
   Json pools = Json::array();
   for (const NodePool& p : c.pools)
     pools.push_back({{"name", p.name}, {"gpu", p.gpu}, {"gpus_per_node", p.gpus_per_node}, {"nodes", p.nodes}, {"spare_nodes", p.spare_nodes},
-                     {"price_per_gpu_hour", p.price_per_gpu_hour}, {"gpu_power_w", p.gpu_power_w}, {"spot", p.spot}});
+                     {"price_per_gpu_hour", p.price_per_gpu_hour}, {"gpu_power_w", p.gpu_power_w}, {"spot", p.spot},
+                     {"reclaims_per_node_day", p.reclaims_per_node_day}, {"reclaimed_for_s", p.reclaimed_for_s}});
   Json queues = Json::array();
   for (const QueueSpec& q : c.queues)
     queues.push_back({{"name", q.name}, {"quota_gpus", q.quota_gpus}, {"borrowing_limit_gpus", q.borrowing_limit_gpus < 0 ? Json() : Json(q.borrowing_limit_gpus)}, {"weight", q.weight}});

@@ -23,6 +23,10 @@ struct NodePool {
   double price_per_gpu_hour = 0;  // USD (0: unknown)
   double gpu_power_w = 0;      // board power per GPU for energy (the preset's TDP when a preset; 0: unknown)
   bool spot = false;
+  // Spot capacity: each node in service is reclaimed at this rate (a Poisson process) and comes back this much
+  // later; the jobs on it lose the work since their last checkpoint, as on a failure.
+  double reclaims_per_node_day = 0;
+  double reclaimed_for_s = 0;
   int total_gpus() const { return gpus_per_node * nodes; }
 };
 

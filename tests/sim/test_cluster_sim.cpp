@@ -314,3 +314,35 @@ TEST_CASE("one job alone on a cluster loses what the single-job Monte-Carlo of `
   CHECK(failures_seen / 60.0 == doctest::Approx(16 * 20 * 0.05).epsilon(0.15));
   CHECK(std::abs(cm - mm) <= cci + mci);
 }
+
+TEST_CASE("spot nodes are reclaimed as a Poisson process over their time in service, and cost their jobs the wait") {
+  // One spot node of 8 GPUs reclaimed once an hour on average (24 per node-day), away 600 s each time; one 8-GPU
+  // job of 20,000 s checkpointing every 100 s. Over many runs the reclaims must match rate x time in service
+  // (end - 600 s per reclaim) within 3 Poisson standard deviations. Each reclaim costs the job the 600 s away,
+  // at most 100 s of rolled-back work and at most the 240 s restart + warm-up: the end lies in
+  // [20,000 + 600 n, 20,000 + 940 n].
+  Json c = {{"pools", {{{"gpu", "h100-sxm-80gb"}, {"gpus_per_node", 8}, {"nodes", 1}, {"spot", true}, {"reclaims_per_node_day", 24},
+                         {"reclaimed_for", "600s"}}}}};
+  const ClusterSpec spec = parse_cluster(c, "/cluster", nullptr);
+  ClusterJob j = job("J", 0, 8, 20000);
+  j.checkpoint_interval_s = 100;
+  double reclaims = 0, in_service = 0;
+  for (std::uint64_t seed = 1; seed <= 200; ++seed) {
+    ClusterSimOptions o;
+    o.seed = seed;
+    const PolicyResult r = simulate_cluster(spec, {j}, o);
+    const int n = r.spot_reclaims;
+    CHECK(r.records[0].reclaims == n);
+    CHECK(r.records[0].end_s >= 20000 + 600.0 * n - 1e-6);
+    CHECK(r.records[0].end_s <= 20000 + 940.0 * n + 1e-6);
+    reclaims += n;
+    in_service += r.records[0].end_s - 600.0 * n;
+  }
+  const double expected = in_service / 3600;
+  MESSAGE("spot reclaims ", reclaims, " against ", expected, " expected");
+  CHECK(std::abs(reclaims - expected) <= 3 * std::sqrt(expected));
+  // A spot pool needs its rates: no default.
+  Json bad = c;
+  bad["pools"][0].erase("reclaims_per_node_day");
+  CHECK_THROWS_AS(parse_cluster(bad, "/cluster", nullptr), InputError);
+}
