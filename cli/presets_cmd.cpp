@@ -9,6 +9,7 @@
 #include "models/scenario.hpp"
 #include "models/transformer.hpp"
 #include "models/units.hpp"
+#include "sim/cluster/scheduler_policy.hpp"
 #include "reports/table.hpp"
 
 namespace trainsim::cli {
@@ -39,6 +40,10 @@ int run_presets(const std::string& format, const std::string& kind) {
       out["schedules"] = Json::object();
       for (const PipelineSchedule* sc : pipeline_schedules())
         out["schedules"][sc->name()] = {{"description", sc->description()}, {"source", sc->source()}, {"model_chunks", sc->uses_model_chunks()}};
+    }
+    if (kind.empty() || kind == "policies") {
+      out["policies"] = Json::object();
+      for (const sim::cluster::PolicyInfo& p : sim::cluster::policies()) out["policies"][p.name] = {{"description", p.description}, {"source", p.source}};
     }
     std::cout << json_text(out) << "\n";
     return kExitOk;
@@ -113,15 +118,21 @@ int run_presets(const std::string& format, const std::string& kind) {
     for (const PipelineSchedule* sc : pipeline_schedules()) t.add_row({sc->name(), sc->description(), sc->source()});
     t.print(std::cout);
   }
+  if (kind.empty() || kind == "policies") {
+    std::cout << "\nCluster scheduling policies (trainsim cluster --policy ORDER[+binpack|spread|topology])\n";
+    TextTable t({"name", "what", "source"});
+    for (const sim::cluster::PolicyInfo& p : sim::cluster::policies()) t.add_row({p.name, p.description, p.source});
+    t.print(std::cout);
+  }
   return kExitOk;
 }
 
-const RegisterCommand registered{{"presets", "List built-in models, GPUs, interconnects, frameworks and pipeline schedules",
+const RegisterCommand registered{{"presets", "List built-in models, GPUs, interconnects, frameworks, pipeline schedules and cluster scheduling policies",
                                   [](CLI::App& app) -> std::function<int()> {
                                     auto format = std::make_shared<std::string>("table");
                                     auto kind = std::make_shared<std::string>();
-                                    app.add_option("kind", *kind, "models, gpus, fabrics, frameworks or schedules (default: all)")
-                                        ->check(CLI::IsMember({"models", "gpus", "fabrics", "frameworks", "schedules"}));
+                                    app.add_option("kind", *kind, "models, gpus, fabrics, frameworks, schedules or policies (default: all)")
+                                        ->check(CLI::IsMember({"models", "gpus", "fabrics", "frameworks", "schedules", "policies"}));
                                     app.add_option("--format", *format, "table or json")->check(CLI::IsMember({"table", "json"}));
                                     return [format, kind] { return run_presets(*format, *kind); };
                                   }}};
