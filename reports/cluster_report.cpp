@@ -30,7 +30,7 @@ Json policy_json(const PolicyResult& p, double wall_s) {
           {"utilization", p.utilization}, {"mean_wait_s", p.mean_wait_s}, {"p50_wait_s", p.p50_wait_s}, {"p99_wait_s", p.p99_wait_s},
           {"mean_jct_s", p.mean_jct_s}, {"mean_slowdown", p.mean_slowdown}, {"makespan_s", p.makespan_s},
           {"preemptions", p.preemptions}, {"failures", p.failures}, {"spot_reclaims", p.spot_reclaims}, {"gpu_hours_lost", p.gpu_hours_lost}, {"goodput", p.goodput},
-          {"gpu_hours", p.gpu_hours}, {"energy_kwh", p.energy_kwh}, {"cost_usd", p.cost_usd},
+          {"gpu_hours", p.gpu_hours}, {"energy_kwh", p.energy_kwh}, {"carbon_kg", p.carbon_kg}, {"cost_usd", p.cost_usd},
           {"allocated_at_end", p.allocated_at_end}, {"waiting_gpus_at_end", p.waiting_gpus_at_end}, {"wall_s", wall_s}};
 }
 
@@ -89,6 +89,17 @@ void print_cluster_table(std::ostream& os, const ClusterRun& r) {
   if (r.recorded_n > 0)
     os << "\nRecorded in the trace (" << count_text(r.recorded_n) << " jobs): wait mean " << format_seconds(r.recorded_mean_wait_s) << ", p50 "
        << format_seconds(r.recorded_p50_wait_s) << ", p99 " << format_seconds(r.recorded_p99_wait_s) << "\n";
+  if (r.policies.size() > 0 && r.policies[0].energy_kwh > 0) {
+    os << "\nEnergy (allocated GPU-hours at the pools' GPU power)";
+    if (!r.cluster.carbon_g_per_kwh.empty()) os << " and emissions at the grid's intensity by hour";
+    os << ":";
+    for (const PolicyResult& p : r.policies) {
+      os << " " << p.name << " " << fixed(p.energy_kwh / 1000, 1) << " MWh";
+      if (!r.cluster.carbon_g_per_kwh.empty()) os << " / " << fixed(p.carbon_kg / 1000, 2) << " t CO2";
+      os << ";";
+    }
+    os << "\n";
+  }
   for (const PolicyResult& p : r.policies)
     if (p.spot_reclaims > 0) os << p.name << ": " << p.spot_reclaims << " spot nodes reclaimed (jobs on them counted under failures' GPU-hours lost)\n";
   for (const PolicyResult& p : r.policies)
@@ -100,11 +111,11 @@ void print_cluster_table(std::ostream& os, const ClusterRun& r) {
 
 void print_cluster_csv(std::ostream& os, const ClusterRun& r) {
   os << "policy,jobs,rejected,unfinished,utilization,mean_wait_s,p50_wait_s,p99_wait_s,mean_jct_s,mean_slowdown,makespan_s,preemptions,failures,"
-        "spot_reclaims,gpu_hours_lost,goodput,gpu_hours,energy_kwh,cost_usd\n";
+        "spot_reclaims,gpu_hours_lost,goodput,gpu_hours,energy_kwh,carbon_kg,cost_usd\n";
   for (const PolicyResult& p : r.policies)
     os << csv_field(p.name) << ',' << p.jobs << ',' << p.rejected << ',' << p.unfinished << ',' << p.utilization << ',' << p.mean_wait_s << ','
        << p.p50_wait_s << ',' << p.p99_wait_s << ',' << p.mean_jct_s << ',' << p.mean_slowdown << ',' << p.makespan_s << ',' << p.preemptions << ','
-       << p.failures << ',' << p.spot_reclaims << ',' << p.gpu_hours_lost << ',' << p.goodput << ',' << p.gpu_hours << ',' << p.energy_kwh << ',' << p.cost_usd << '\n';
+       << p.failures << ',' << p.spot_reclaims << ',' << p.gpu_hours_lost << ',' << p.goodput << ',' << p.gpu_hours << ',' << p.energy_kwh << ',' << p.carbon_kg << ',' << p.cost_usd << '\n';
 }
 
 void write_cluster_jobs_csv(std::ostream& os, const ClusterRun& r, const std::vector<sim::cluster::ClusterJob>& jobs) {

@@ -217,10 +217,26 @@ class Simulation final : public SchedulingPass {
       next_sample_ += sample_dt_;
     }
     const double dt = t - last_t_;
+    if (!spec_.carbon_g_per_kwh.empty()) carbon_area_ += allocated_gpu_s_times_intensity(last_t_, t);
     allocated_area_ += dt * static_cast<double>(state_.allocated_milli()) / 1000;
     capacity_area_ += dt * static_cast<double>(state_.capacity_milli()) / 1000;
     last_t_ = t;
     now_ = t;
+  }
+
+  // Allocated GPU-seconds from a to b, each weighted by the grid intensity of its hour of day (g CO2 / kWh).
+  double allocated_gpu_s_times_intensity(double a, double b) const {
+    const std::vector<double>& ci = spec_.carbon_g_per_kwh;
+    const double gpus = static_cast<double>(state_.allocated_milli()) / 1000;
+    if (ci.size() == 1 || gpus == 0) return gpus * (b - a) * ci[0];
+    double sum = 0;
+    while (a < b) {
+      const double hours = a / 3600 + spec_.carbon_start_hour;
+      const double next = std::min(b, (std::floor(hours) + 1 - spec_.carbon_start_hour) * 3600);
+      sum += gpus * (next - a) * ci[static_cast<std::size_t>(std::fmod(std::floor(hours), 24.0))];
+      a = next > a ? next : b;
+    }
+    return sum;
   }
 
   void sample(double t) {
@@ -508,7 +524,7 @@ class Simulation final : public SchedulingPass {
   sg4::Mailbox* mailbox_ = nullptr;
   double offset_ = 0, now_ = 0, last_t_ = 0, next_cycle_ = 0;
   double sample_dt_ = 1, next_sample_ = 0;
-  double allocated_area_ = 0, capacity_area_ = 0;
+  double allocated_area_ = 0, capacity_area_ = 0, carbon_area_ = 0;
   int ended_ = 0, last_progress_ = 0;
   PolicyResult result_;
   static inline int runs_ = 0;
@@ -601,6 +617,7 @@ void Simulation::finish() {
   }
   if (gpus > 0) {
     out.energy_kwh = out.gpu_hours * watts / gpus / 1000;
+    out.carbon_kg = carbon_area_ / 3600 * watts / gpus / 1000 / 1000;  // GPU-s x g/kWh -> kWh x g -> kg
     out.cost_usd = out.gpu_hours * usd / gpus;
   }
 }

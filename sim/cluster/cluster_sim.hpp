@@ -51,6 +51,7 @@ struct PolicyResult {
   int running_at_end = 0;
   double gpu_hours = 0;        // allocated
   double energy_kwh = 0, cost_usd = 0;  // allocated GPU-hours x the pool's power and price
+  double carbon_kg = 0;        // the energy x the grid's intensity at the hour it was drawn (0: no intensity given)
   std::vector<JobRecord> records;
   std::vector<TimeSample> series;
 };

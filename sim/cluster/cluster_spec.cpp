@@ -149,6 +149,16 @@ ClusterSpec parse_cluster(const Json& value, const std::string& path, std::vecto
     }
     s.reject_unknown();
   }
+  if (r.has("carbon_intensity")) {
+    const Json& ci = r.raw("carbon_intensity");
+    const std::string where = path + "/carbon_intensity";
+    if (ci.is_number()) c.carbon_g_per_kwh = {quantity_from_json(ci, Quantity::Count, where, {0, 5000})};
+    else if (ci.is_array() && ci.size() == 24)
+      for (std::size_t h = 0; h < 24; ++h) c.carbon_g_per_kwh.push_back(quantity_from_json(ci[h], Quantity::Count, where + "/" + std::to_string(h), {0, 5000}));
+    else
+      throw InputError(where, json_value_text(ci), "g CO2 per kWh: one number, or 24 numbers by hour of day");
+    c.carbon_start_hour = r.get_number("carbon_start_hour", 0, "", 0, 23);
+  }
   if (r.has("queues")) {
     const Json& qs = r.raw("queues");
     if (!qs.is_array()) throw InputError(path + "/queues", json_value_text(qs), "a list of queues");

@@ -66,6 +66,10 @@ struct ClusterSpec {
   std::vector<QueueSpec> queues;     // for `quota` and `drf`; jobs of a queue not listed have no quota
   // `las`: attained-service thresholds (GPU-seconds) between its priority queues (Tiresias' discretized LAS).
   std::vector<double> las_thresholds_gpu_s{3600};
+  // Grid carbon intensity, g CO2 per kWh, by hour of day (24 values; one value: flat), hour 0 at time 0
+  // (shifted by carbon_start_hour); empty: no emissions reported.
+  std::vector<double> carbon_g_per_kwh;
+  double carbon_start_hour = 0;
   const QueueSpec* queue(const std::string& name) const;
   int total_gpus() const;
   int total_nodes() const;        // schedulable at the start (spares excluded)

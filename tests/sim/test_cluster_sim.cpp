@@ -346,3 +346,16 @@ TEST_CASE("spot nodes are reclaimed as a Poisson process over their time in serv
   bad["pools"][0].erase("reclaims_per_node_day");
   CHECK_THROWS_AS(parse_cluster(bad, "/cluster", nullptr), InputError);
 }
+
+TEST_CASE("energy and emissions follow the allocated GPU-hours and the grid's intensity by hour") {
+  // One 8-GPU job of 2 h on H100s (700 W TDP, the preset's): 8 x 0.7 kW x 2 h = 11.2 kWh. The grid at 100 g/kWh in
+  // hour 0 and 300 in hour 1: 5.6 kW x (1 h x 100 + 1 h x 300) = 2,240 g. Started at hour 23 instead: 5.6 x (0 + 100).
+  std::vector<double> hourly(24, 0.0);
+  hourly[0] = 100, hourly[1] = 300;
+  const ClusterSpec c = two_nodes({{"carbon_intensity", hourly}});
+  const PolicyResult r = run(c, {job("J", 0, 8, 7200)}, "fifo");
+  CHECK(r.energy_kwh == doctest::Approx(11.2));
+  CHECK(r.carbon_kg == doctest::Approx(2.24));
+  const PolicyResult late = run(two_nodes({{"carbon_intensity", hourly}, {"carbon_start_hour", 23}}), {job("J", 0, 8, 7200)}, "fifo");
+  CHECK(late.carbon_kg == doctest::Approx(0.56));
+}
