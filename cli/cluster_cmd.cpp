@@ -2,6 +2,7 @@
 // workload under each scheduling policy (sim/cluster), compared side by side.
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -15,6 +16,7 @@
 #include "reports/cluster_report.hpp"
 #include "scenario_input.hpp"
 #include "sim/cluster/cluster_sim.hpp"
+#include "sim/cluster/model_jobs.hpp"
 #include "sim/cluster/synthetic_workload.hpp"
 #include "sim/cluster/trace_import.hpp"
 #include "reports/table.hpp"
@@ -65,8 +67,6 @@ double percentile(std::vector<double> v, double q) {
 int run_cluster(const ClusterFlags& f) {
   ClusterRun run;
   if (f.format != "table" && f.format != "json" && f.format != "csv") throw InputError("--format", f.format, "table, json or csv");
-  if (f.trace.empty())
-    throw InputError("--trace", "nothing", "a workload trace: " + join(cl::trace_kinds()), "e.g. --trace philly-chronus:../shared/traces/philly-derived-chronus/trace_job_Philly_MIX1.csv");
   if (!(f.time_scale > 0 && f.time_scale <= 1e6)) throw InputError("--time-scale", std::to_string(f.time_scale), "a positive factor up to 1e6");
   std::vector<cl::PolicyChoice> choices;
   for (const std::string& p : split_list(f.policies)) choices.push_back(cl::parse_policy_choice(p, "--policy"));
@@ -91,7 +91,15 @@ int run_cluster(const ClusterFlags& f) {
   if (!f.checkpoint_interval.empty()) section["checkpoint_interval"] = f.checkpoint_interval;
   if (f.nodes_per_leaf > 0) section["network"]["nodes_per_leaf"] = f.nodes_per_leaf;
   if (f.nodes > 0) section["pools"] = Json::array({{{"gpu", f.gpu}, {"gpus_per_node", f.gpus_per_node}, {"nodes", f.nodes}}});
-  cl::Trace trace = cl::import_trace(f.trace);
+  // The workload: a trace, else the scenario's jobs given as what they train (their speed from the step model).
+  cl::Trace trace;
+  const bool model_jobs = f.trace.empty() && section.is_object() && section.contains("jobs");
+  if (!model_jobs) {
+    if (f.trace.empty())
+      throw InputError("--trace", "nothing", "a workload trace: " + join(cl::trace_kinds()) + " (or jobs in the scenario's cluster section)",
+                       "e.g. --trace philly-chronus:../shared/traces/philly-derived-chronus/trace_job_Philly_MIX1.csv");
+    trace = cl::import_trace(f.trace);
+  }
   const bool fractional = std::any_of(trace.jobs.begin(), trace.jobs.end(), [](const cl::ClusterJob& j) { return j.gpu_milli < 1000; });
   if (!f.gpu_sharing.empty()) {
     if (f.gpu_sharing != "true" && f.gpu_sharing != "false") throw InputError("--gpu-sharing", f.gpu_sharing, "true or false");
@@ -110,7 +118,14 @@ int run_cluster(const ClusterFlags& f) {
     throw InputError("--nodes", "nothing", "a cluster: --nodes N [--gpus-per-node G --gpu NAME], or a scenario with a \"cluster\" section",
                      "this trace has no node list of its own");
   }
+  if (model_jobs) {
+    const std::string dir = std::filesystem::path(f.scenario).parent_path().string();
+    trace.jobs = cl::jobs_from_scenarios(section["jobs"], dir, "/cluster/jobs", run.cluster, &run.model_jobs);
+    trace.report.source = f.scenario + " /cluster/jobs";
+    trace.report.rows = trace.report.jobs = trace.jobs.size();
+  }
   if (f.synthetic_jobs > 0) {
+    if (model_jobs) throw InputError("--synthetic", std::to_string(f.synthetic_jobs), "a --trace to fit (not the scenario's jobs)");
     // Jobs fitted to the trace (its size mix, lognormal durations per size, its users), at the asked scale.
     if (f.synthetic_jobs > 10'000'000) throw InputError("--synthetic", std::to_string(f.synthetic_jobs), "at most 10,000,000 jobs");
     if (!(f.load > 0 && f.load <= 10)) throw InputError("--load", std::to_string(f.load), "an offered load above 0, at most 10");

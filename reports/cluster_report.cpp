@@ -49,6 +49,9 @@ Json cluster_json(const ClusterRun& r) {
   Json defaults = Json::array();
   for (const AppliedDefault& d : r.defaults) defaults.push_back({{"path", d.path}, {"value", d.value}, {"reason", d.reason}});
   out["defaults"] = defaults;
+  Json jobs = Json::array();
+  for (const auto& m : r.model_jobs) jobs.push_back({{"id", m.id}, {"step_s", m.step_s}, {"step_cross_leaf_s", m.step_cross_leaf_s}, {"steps", m.steps}});
+  if (!r.model_jobs.empty()) out["model_jobs"] = jobs;
   return out;
 }
 
@@ -64,6 +67,13 @@ void print_cluster_table(std::ostream& os, const ClusterRun& r) {
   if (!r.synthetic_note.empty()) os << ": " << r.synthetic_note;
   os << "\n";
   for (const auto& [why, n] : r.workload.skipped) os << "           skipped " << count_text(static_cast<double>(n)) << ": " << why << "\n";
+  if (!r.model_jobs.empty()) {
+    os << "           step time within one leaf switch / across leaves (inter-node collectives at 1/" << fixed(c.oversubscription, 1)
+       << " of the NIC bandwidth over the spine):\n";
+    for (const auto& m : r.model_jobs)
+      os << "           " << m.id << ": " << format_seconds(m.step_s) << " / " << format_seconds(m.step_cross_leaf_s) << " (+"
+         << fixed(100 * (m.step_cross_leaf_s / m.step_s - 1), 1) << "%), " << count_text(m.steps) << " steps\n";
+  }
   os << "\n";
   if (r.fill) {
     os << "Fill: jobs never end; at the last arrival (FGD, Weng et al. ATC'23: GPU allocation ratio under bin-packing vs spreading)";

@@ -10,6 +10,7 @@
 #include "models/spec.hpp"
 #include "sim/cluster/cluster_sim.hpp"
 #include "sim/cluster/cluster_spec.hpp"
+#include "sim/cluster/model_jobs.hpp"
 #include "sim/cluster/trace_import.hpp"
 
 namespace trainsim {
@@ -21,7 +22,8 @@ struct ClusterRun {
   double time_scale = 1;        // trace times multiplied by this
   bool fill = false;            // jobs never ended (--fill): the allocation at the last arrival is the result
   double fill_to = 0;
-  std::string synthetic_note;   // "100000 jobs over 365 d at load 0.80 (...)" when the workload is synthetic           // the workload was repeated until it asked for this fraction of the GPUs (0: not)
+  std::string synthetic_note;
+  std::vector<sim::cluster::ModelJobInfo> model_jobs;  // jobs given as scenarios: their step within a leaf and across   // "100000 jobs over 365 d at load 0.80 (...)" when the workload is synthetic           // the workload was repeated until it asked for this fraction of the GPUs (0: not)
   // What the trace itself recorded (Alibaba: scheduled minus creation time), for comparison; n = 0: none.
   int recorded_n = 0;
   double recorded_mean_wait_s = 0, recorded_p50_wait_s = 0, recorded_p99_wait_s = 0;

@@ -26,6 +26,9 @@ struct ClusterJob {
   double duration_s = 0;
   // What the trace recorded, for comparing a replay with the real cluster (negative: not recorded).
   double recorded_wait_s = -1;
+  // Run time over more than one leaf switch over run time under one (model_jobs.hpp; 1 for a trace's jobs,
+  // whose recorded durations say nothing of placement).
+  double cross_leaf_slowdown = 1;
 };
 
 // Rows an importer read and skipped, and why ("no GPU requested": 1,088, ...), in first-seen order.

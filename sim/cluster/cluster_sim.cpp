@@ -60,6 +60,7 @@ struct JobState {
   double run_overhead_s = 0;     // startup time of this run before work (restart, recovery, the cycle's cost)
   double next_overhead_s = 0;    // startup time the next run pays
   double planned_end_s = 0;
+  double slowdown = 1;           // this run's placement: work takes this much longer (cross_leaf_slowdown over leaves)
 };
 
 class Simulation final : public SchedulingPass {
@@ -456,7 +457,7 @@ class Simulation final : public SchedulingPass {
     const ClusterJob& c = jobs_[static_cast<std::size_t>(j)];
     const double g = gpus_of(c, spec_.gpu_sharing);
     const double elapsed = now_ - s.run_start_s;
-    const double worked = std::max(0.0, elapsed - s.run_overhead_s);
+    const double worked = std::max(0.0, elapsed - s.run_overhead_s) / s.slowdown;
     const double interval = c.checkpoint_interval_s > 0 ? c.checkpoint_interval_s : spec_.checkpoint_interval_s;
     const double total = s.kept_work_s + worked;
     const double kept = std::max(s.kept_work_s, std::floor(total / interval + 1e-9) * interval);
@@ -556,7 +557,8 @@ bool Simulation::start(int j) {
   s.run_overhead_s = s.next_overhead_s + spec_.cycle.cost_s;
   s.next_overhead_s = 0;
   r.gpu_hours_lost += s.run_overhead_s * gpus_of(c, spec_.gpu_sharing) / 3600;  // GPUs held, no progress
-  const double run_s = s.run_overhead_s + s.status.remaining_work_s;
+  s.slowdown = s.placement.leaves > 1 ? c.cross_leaf_slowdown : 1.0;
+  const double run_s = s.run_overhead_s + s.status.remaining_work_s * s.slowdown;
   s.planned_end_s = now_ + run_s;
   const int gen = ++s.generation;
   s.actor = sg4::Actor::create("job", cluster_host(), [this, j, gen, run_s] {

@@ -25,14 +25,14 @@ NodePool parse_pool(const Json& value, const std::string& path) {
   if (!r.has("gpu")) throw InputError(path + "/gpu", r.absent_text("gpu"), "a GPU model: a preset name or the trace's model name");
   p.gpu = r.get_string("gpu", "", "");
   if (p.gpu.empty()) throw InputError(path + "/gpu", "\"\"", "a GPU model name");
-  p.name = r.get_string("name", p.gpu, "");
+  p.name = r.get_string("name", p.gpu, "");  // (as given; the GPU name below becomes the preset's own)
   p.gpus_per_node = r.required_int("gpus_per_node", 1, kMaxGpusPerNode);
   p.nodes = r.required_int("nodes", 1, kMaxNodesPerPool);
   p.spare_nodes = r.get_int("spare_nodes", 0, "", 0, kMaxNodesPerPool);
   // A preset GPU brings its list price and TDP; a trace's model name brings nothing.
   Json preset;
   const std::string canonical = canonical_preset_name(PresetKind::Gpu, p.gpu);
-  if (!canonical.empty()) preset = preset_table(PresetKind::Gpu)[canonical];
+  if (!canonical.empty()) preset = preset_table(PresetKind::Gpu)[canonical], p.gpu = canonical;  // one name for a model's jobs to match
   const double preset_price = preset.is_object() && preset.contains("price_per_hour") ? quantity_from_json(preset["price_per_hour"], Quantity::Money, "") : 0;
   const double preset_tdp = preset.is_object() && preset.contains("tdp") ? quantity_from_json(preset["tdp"], Quantity::Power, "") : 0;
   p.price_per_gpu_hour = r.get_quantity("price_per_gpu_hour", Quantity::Money, preset_price, "", kPrice);
@@ -117,6 +117,7 @@ ClusterSpec parse_cluster(const Json& value, const std::string& path, std::vecto
     r.record_default("network/nodes_per_leaf", std::to_string(c.nodes_per_leaf), "DGX SuperPOD scalable unit: 32 nodes per leaf group");
   }
   c.gpu_sharing = r.get_bool("gpu_sharing", false, "");
+  r.mark_read({"jobs"});  // jobs given as scenarios: read by model_jobs.hpp (their paths are relative to the scenario file)
   const int gpn = c.max_gpus_per_node() > 0 ? c.max_gpus_per_node() : 8;
   if (r.has("failures")) {
     const Json& f = r.raw("failures");

@@ -10,7 +10,10 @@
 #include "sim/cluster/cluster_sim.hpp"
 #include "sim/cluster/cluster_spec.hpp"
 #include "sim/cluster/cluster_state.hpp"
+#include "sim/cluster/model_jobs.hpp"
 #include "sim/cluster/synthetic_workload.hpp"
+#include "models/scenario.hpp"
+#include "models/step.hpp"
 #include "sim/job_montecarlo.hpp"
 
 #include <algorithm>
@@ -358,4 +361,46 @@ TEST_CASE("energy and emissions follow the allocated GPU-hours and the grid's in
   CHECK(r.carbon_kg == doctest::Approx(2.24));
   const PolicyResult late = run(two_nodes({{"carbon_intensity", hourly}, {"carbon_start_hour", 23}}), {job("J", 0, 8, 7200)}, "fifo");
   CHECK(late.carbon_kg == doctest::Approx(0.56));
+}
+
+TEST_CASE("a job over more leaf switches runs slower by its cross-leaf factor; topology placement avoids it") {
+  // Four 8-GPU nodes, two per leaf. B (16 GPUs, 1,000 s, 1.5x slower across leaves): topology puts it under one
+  // leaf (1,000 s), spread over two (1,500 s). A failure at 600 s under spread: 600 s at 1.5x is 400 s of work,
+  // on a checkpoint (every 100 s), all kept; the rerun does the other 600 s of work at 1.5x.
+  Json c = {{"pools", {{{"gpu", "h100-sxm-80gb"}, {"gpus_per_node", 8}, {"nodes", 4}}}}, {"network", {{"nodes_per_leaf", 2}}}};
+  ClusterJob b = job("B", 0, 16, 1000);
+  b.cross_leaf_slowdown = 1.5;
+  b.checkpoint_interval_s = 100;
+  const ClusterSpec spec = parse_cluster(c, "/cluster", nullptr);
+  CHECK(run(spec, {b}, "fifo+topology").records[0].end_s == doctest::Approx(1000));
+  CHECK(run(spec, {b}, "fifo+spread").records[0].end_s == doctest::Approx(1500));
+  c["failure_events"] = {{{"node", 0}, {"at", "600s"}, {"kind", "software"}}};
+  const PolicyResult r = run(parse_cluster(c, "/cluster", nullptr), {b}, "fifo+spread");
+  // Restart in place after detection 60 + drain 30 + restart 180 + warm-up 60 = 330 s, then 600 s of work x 1.5.
+  CHECK(r.records[0].end_s == doctest::Approx(600 + 330 + 600 * 1.5));
+}
+
+TEST_CASE("a job given as a scenario: GPUs from its layout, duration from the step model, the cross-leaf factor from the estimate at 1/oversubscription") {
+  // Mixtral 8x7B with ep 8 on 64 H100s: its all-to-all crosses nodes. The factor must be the ratio of the step
+  // model's two estimates (the inter-node bandwidth as given, and divided by the spine's 4), computed here
+  // independently; on a non-blocking spine it is 1.
+  const Json scenario = {{"model", "mixtral-8x7b"},
+                         {"training", {{"seq_len", 4096}, {"global_batch_size", 256}, {"train_tokens", "5B"}}},
+                         {"parallel", {{"tp", 2}, {"ep", 8}, {"pp", 1}, {"micro_batch_size", 1}}},
+                         {"hardware", {{"gpu", "h100-sxm-80gb"}, {"num_gpus", 64}}}};
+  Json c = {{"pools", {{{"gpu", "h100-sxm-80gb"}, {"gpus_per_node", 8}, {"nodes", 16}}}}, {"network", {{"nodes_per_leaf", 8}, {"oversubscription", 4}}}};
+  const Json jobs = Json::array({{{"id", "moe"}, {"scenario", scenario}}});
+  const std::vector<ClusterJob> tapered = jobs_from_scenarios(jobs, "", "/cluster/jobs", parse_cluster(c, "/cluster", nullptr));
+  REQUIRE(tapered.size() == 1);
+  const Scenario s = parse_scenario(scenario);
+  HardwareSpec slow = s.hardware;
+  slow.inter_node.bandwidth /= 4;
+  const StepModel full(s.model, s.training, s.hardware);
+  const StepEstimate step = full.estimate(s.parallel);
+  CHECK(tapered[0].gpus == 64);
+  CHECK(tapered[0].duration_s == doctest::Approx(full.training_cost(step, s.parallel).time_to_train_s));
+  CHECK(tapered[0].cross_leaf_slowdown == doctest::Approx(StepModel(s.model, s.training, slow).estimate(s.parallel).time_s / step.time_s));
+  CHECK(tapered[0].cross_leaf_slowdown > 1.2);
+  c["network"]["oversubscription"] = 1;
+  CHECK(jobs_from_scenarios(jobs, "", "/cluster/jobs", parse_cluster(c, "/cluster", nullptr))[0].cross_leaf_slowdown == doctest::Approx(1));
 }
