@@ -58,12 +58,6 @@ std::vector<std::string> split_list(const std::string& text) {
   return out;
 }
 
-double percentile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<std::size_t>(q * static_cast<double>(v.size())))];
-}
-
 int run_cluster(const ClusterFlags& f) {
   ClusterRun run;
   if (f.format != "table" && f.format != "json" && f.format != "csv") throw InputError("--format", f.format, "table, json or csv");
@@ -182,8 +176,8 @@ int run_cluster(const ClusterFlags& f) {
     double sum = 0;
     for (double w : recorded) sum += w;
     run.recorded_mean_wait_s = sum / static_cast<double>(recorded.size());
-    run.recorded_p50_wait_s = percentile(recorded, 0.5);
-    run.recorded_p99_wait_s = percentile(recorded, 0.99);
+    run.recorded_p50_wait_s = cl::percentile(recorded, 0.5);
+    run.recorded_p99_wait_s = cl::percentile(recorded, 0.99);
   }
 
   for (const cl::PolicyChoice& choice : choices) {

@@ -568,13 +568,6 @@ bool Simulation::start(int j) {
   return true;
 }
 
-double percentile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  const std::size_t k = std::min(v.size() - 1, static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size()))) - (q > 0 ? 1 : 0));
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
-  return v[k];
-}
-
 void Simulation::finish() {
   PolicyResult& out = result_;
   std::vector<double> waits;
@@ -625,6 +618,13 @@ void Simulation::finish() {
 }
 
 }  // namespace
+
+double percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  const std::size_t k = std::min(v.size() - 1, static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size()))) - (q > 0 ? 1 : 0));
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
+  return v[k];
+}
 
 PolicyResult simulate_cluster(const ClusterSpec& cluster, const std::vector<ClusterJob>& jobs, const ClusterSimOptions& options) {
   Simulation sim(cluster, jobs, options);

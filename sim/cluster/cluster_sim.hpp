@@ -64,6 +64,9 @@ struct ClusterSimOptions {
   std::function<void(double)> progress;  // fraction of jobs ended (at most ~200 calls)
 };
 
+// The q-quantile of `v` (nearest rank: the ceil(q n)-th smallest), 0 for none: simulated and recorded waits alike.
+double percentile(std::vector<double> v, double q);
+
 // Runs `jobs` (sorted by submit time) on `cluster` under one policy. Throws InputError for a bad policy name.
 PolicyResult simulate_cluster(const ClusterSpec& cluster, const std::vector<ClusterJob>& jobs, const ClusterSimOptions& options);
 

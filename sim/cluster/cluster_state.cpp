@@ -243,6 +243,12 @@ Placement ClusterState::place(const ClusterJob& job, PlacementKind kind) const {
       place_gang(job, pool, kind, &out);
     }
   }
+  // The whole GPUs of each part: the node's first idle ones.
+  for (Placement::Part& part : out.parts) {
+    const int base = gpu_offset_[static_cast<std::size_t>(part.node)];
+    for (int g = 0, left = part.whole; g < gpus_on(part.node) && left > 0; ++g)
+      if (gpu_free_milli_[static_cast<std::size_t>(base + g)] == kWhole) part.gpus |= std::uint64_t{1} << g, --left;
+  }
   std::vector<int> leaves;
   for (const Placement::Part& part : out.parts)
     if (std::find(leaves.begin(), leaves.end(), leaf_of(part.node)) == leaves.end()) leaves.push_back(leaf_of(part.node));
@@ -250,47 +256,26 @@ Placement ClusterState::place(const ClusterJob& job, PlacementKind kind) const {
   return out;
 }
 
-void ClusterState::allocate(const Placement& p) {
-  for (const Placement::Part& part : p.parts) {
-    const bool counted = schedulable(part.node);
-    if (counted) count_node(part.node, -1);
-    const int base = gpu_offset_[static_cast<std::size_t>(part.node)];
-    int left = part.whole;
-    for (int g = 0; g < gpus_on(part.node) && left > 0; ++g) {
-      std::int16_t& f = gpu_free_milli_[static_cast<std::size_t>(base + g)];
-      if (f == kWhole) f = 0, --left;
-    }
-    if (part.shared_gpu >= 0) {
-      std::int16_t& f = gpu_free_milli_[static_cast<std::size_t>(base + part.shared_gpu)];
-      f = static_cast<std::int16_t>(f - part.milli);
-    }
-    int whole = 0;
-    for (int g = 0; g < gpus_on(part.node); ++g) whole += gpu_free_milli_[static_cast<std::size_t>(base + g)] == kWhole;
-    free_whole_[static_cast<std::size_t>(part.node)] = whole;
-    if (counted) count_node(part.node, +1);
-    allocated_milli_ += static_cast<std::int64_t>(part.whole) * kWhole + part.milli;
-  }
-}
+void ClusterState::allocate(const Placement& p) { apply(p, +1); }
+void ClusterState::release(const Placement& p) { apply(p, -1); }
 
-void ClusterState::release(const Placement& p) {
+void ClusterState::apply(const Placement& p, int sign) {
   for (const Placement::Part& part : p.parts) {
     const bool counted = schedulable(part.node);
     if (counted) count_node(part.node, -1);
     const int base = gpu_offset_[static_cast<std::size_t>(part.node)];
-    int left = part.whole;
-    for (int g = 0; g < gpus_on(part.node) && left > 0; ++g) {
-      std::int16_t& f = gpu_free_milli_[static_cast<std::size_t>(base + g)];
-      if (f == 0) f = kWhole, --left;
-    }
+    // The very GPUs place() chose: a release never frees a GPU that fractional jobs have filled instead.
+    for (int g = 0; g < gpus_on(part.node); ++g)
+      if (part.gpus >> g & 1) gpu_free_milli_[static_cast<std::size_t>(base + g)] = sign > 0 ? 0 : kWhole;
     if (part.shared_gpu >= 0) {
       std::int16_t& f = gpu_free_milli_[static_cast<std::size_t>(base + part.shared_gpu)];
-      f = static_cast<std::int16_t>(f + part.milli);
+      f = static_cast<std::int16_t>(f - sign * part.milli);
     }
     int whole = 0;
     for (int g = 0; g < gpus_on(part.node); ++g) whole += gpu_free_milli_[static_cast<std::size_t>(base + g)] == kWhole;
     free_whole_[static_cast<std::size_t>(part.node)] = whole;
     if (counted) count_node(part.node, +1);
-    allocated_milli_ -= static_cast<std::int64_t>(part.whole) * kWhole + part.milli;
+    allocated_milli_ += sign * (static_cast<std::int64_t>(part.whole) * kWhole + part.milli);
   }
 }
 

@@ -24,6 +24,7 @@ struct Placement {
     int whole = 0;        // whole GPUs on this node
     int shared_gpu = -1;  // the GPU of a fractional request (index within the node), -1 when none
     int milli = 0;        // its thousandths
+    std::uint64_t gpus = 0;  // which GPUs of the node the whole ones are (bit g: GPU g), chosen by place()
   };
   std::vector<Part> parts;
   int leaves = 0;  // leaf switches the job spans
@@ -69,6 +70,7 @@ class ClusterState {
 
  private:
   void count_node(int node, int sign);  // add or remove the node from its pool's free histogram
+  void apply(const Placement& p, int sign);  // +1: take the placement's GPUs, -1: give them back
   int pick_single_node(const ClusterJob& job, int pool, PlacementKind kind) const;
   bool place_gang(const ClusterJob& job, int pool, PlacementKind kind, Placement* out) const;
 

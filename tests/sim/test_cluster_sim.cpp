@@ -404,3 +404,23 @@ TEST_CASE("a job given as a scenario: GPUs from its layout, duration from the st
   c["network"]["oversubscription"] = 1;
   CHECK(jobs_from_scenarios(jobs, "", "/cluster/jobs", parse_cluster(c, "/cluster", nullptr))[0].cross_leaf_slowdown == doctest::Approx(1));
 }
+
+TEST_CASE("releasing a whole GPU frees that GPU, not one that shared jobs have filled") {
+  // One node of 2 GPUs with sharing on. A half-GPU pod takes GPU 0, A takes the idle GPU 1 whole, a second pod
+  // fills GPU 0. When A ends, GPU 1 is idle again and GPU 0 stays full: one whole GPU free, not the shared one.
+  Json c = {{"pools", {{{"gpu", "h100-sxm-80gb"}, {"gpus_per_node", 2}, {"nodes", 1}}}}, {"gpu_sharing", true}};
+  const ClusterSpec spec = parse_cluster(c, "/cluster", nullptr);
+  ClusterState state(spec);
+  ClusterJob half = job("pod", 0, 1, 1);
+  half.gpu_milli = 500;
+  state.allocate(state.place(half, PlacementKind::Binpack));
+  const Placement a = state.place(job("A", 0, 1, 1), PlacementKind::Binpack);
+  state.allocate(a);
+  state.allocate(state.place(half, PlacementKind::Binpack));
+  CHECK(state.free_whole(0) == 0);
+  state.release(a);
+  CHECK(state.free_whole(0) == 1);
+  CHECK(state.free_milli(0, 0) == 0);
+  CHECK(state.free_milli(0, 1) == 1000);
+  CHECK(state.allocated_milli() == 1000);
+}
