@@ -42,6 +42,7 @@ struct ClusterFlags {
   double time_scale = 1;
   double horizon_s = 0, sample_interval_s = 0;
   bool fill = false;
+  bool rigid = false;
   double fill_to = 0;
   int synthetic_jobs = 0;
   std::string span = "365d";
@@ -166,6 +167,8 @@ int run_cluster(const ClusterFlags& f) {
     for (cl::ClusterJob& j : trace.jobs) j.duration_s = kFillDurationS;
     run.fill = true;
   }
+  if (f.rigid)
+    for (cl::ClusterJob& j : trace.jobs) j.elastic_min = j.elastic_max = 0;
   run.workload = trace.report;
   run.time_scale = f.time_scale;
   std::vector<double> recorded;
@@ -229,6 +232,7 @@ const RegisterCommand registered{
        app.add_option("--load", f->load, "with --synthetic: offered GPU-time over the cluster's (default 0.8)");
        app.add_option("--fill-to", f->fill_to, "with --fill: repeat the trace's jobs after it until they ask for this fraction of the cluster's GPUs (e.g. 1.3)");
        app.add_flag("--fill", f->fill, "jobs never end: stop at the last arrival and report how much of the cluster is allocated (the FGD bin-packing experiment)");
+       app.add_flag("--rigid", f->rigid, "run elastic jobs as rigid ones (their requested GPUs only): what elasticity is worth");
        app.add_option("--jobs-csv", f->jobs_csv, "write one row per job and policy to FILE");
        app.add_option("--timeseries-csv", f->timeseries_csv, "write allocated GPUs, queue length and fragmentation over time to FILE");
        app.add_option("--format", f->format, "table (default), json or csv");

@@ -29,7 +29,7 @@ Json policy_json(const PolicyResult& p, double wall_s) {
   return {{"name", p.name}, {"jobs", p.jobs}, {"rejected", p.rejected}, {"unfinished", p.unfinished},
           {"utilization", p.utilization}, {"mean_wait_s", p.mean_wait_s}, {"p50_wait_s", p.p50_wait_s}, {"p99_wait_s", p.p99_wait_s},
           {"mean_jct_s", p.mean_jct_s}, {"mean_slowdown", p.mean_slowdown}, {"makespan_s", p.makespan_s},
-          {"preemptions", p.preemptions}, {"failures", p.failures}, {"spot_reclaims", p.spot_reclaims}, {"gpu_hours_lost", p.gpu_hours_lost}, {"goodput", p.goodput},
+          {"preemptions", p.preemptions}, {"failures", p.failures}, {"spot_reclaims", p.spot_reclaims}, {"resizes", p.resizes}, {"gpu_hours_lost", p.gpu_hours_lost}, {"goodput", p.goodput},
           {"gpu_hours", p.gpu_hours}, {"energy_kwh", p.energy_kwh}, {"carbon_kg", p.carbon_kg}, {"cost_usd", p.cost_usd},
           {"allocated_at_end", p.allocated_at_end}, {"waiting_gpus_at_end", p.waiting_gpus_at_end}, {"wall_s", wall_s}};
 }
@@ -113,6 +113,8 @@ void print_cluster_table(std::ostream& os, const ClusterRun& r) {
   for (const PolicyResult& p : r.policies)
     if (p.spot_reclaims > 0) os << p.name << ": " << p.spot_reclaims << " spot nodes reclaimed (jobs on them counted under failures' GPU-hours lost)\n";
   for (const PolicyResult& p : r.policies)
+    if (p.resizes > 0) os << p.name << ": " << p.resizes << " elastic resizes (shrunk after a failure or for waiting jobs, grown into idle GPUs)\n";
+  for (const PolicyResult& p : r.policies)
     if (p.rejected > 0 || p.unfinished > 0)
       os << p.name << ": " << p.rejected << " jobs larger than any pool were rejected, " << p.unfinished << " had not ended at the horizon\n";
   os << "\nutil: allocated GPU-time over GPU-time in service from the first arrival to the last end; goodput: the jobs' own\n"
@@ -121,22 +123,22 @@ void print_cluster_table(std::ostream& os, const ClusterRun& r) {
 
 void print_cluster_csv(std::ostream& os, const ClusterRun& r) {
   os << "policy,jobs,rejected,unfinished,utilization,mean_wait_s,p50_wait_s,p99_wait_s,mean_jct_s,mean_slowdown,makespan_s,preemptions,failures,"
-        "spot_reclaims,gpu_hours_lost,goodput,gpu_hours,energy_kwh,carbon_kg,cost_usd\n";
+        "spot_reclaims,resizes,gpu_hours_lost,goodput,gpu_hours,energy_kwh,carbon_kg,cost_usd\n";
   for (const PolicyResult& p : r.policies)
     os << csv_field(p.name) << ',' << p.jobs << ',' << p.rejected << ',' << p.unfinished << ',' << p.utilization << ',' << p.mean_wait_s << ','
        << p.p50_wait_s << ',' << p.p99_wait_s << ',' << p.mean_jct_s << ',' << p.mean_slowdown << ',' << p.makespan_s << ',' << p.preemptions << ','
-       << p.failures << ',' << p.spot_reclaims << ',' << p.gpu_hours_lost << ',' << p.goodput << ',' << p.gpu_hours << ',' << p.energy_kwh << ',' << p.carbon_kg << ',' << p.cost_usd << '\n';
+       << p.failures << ',' << p.spot_reclaims << ',' << p.resizes << ',' << p.gpu_hours_lost << ',' << p.goodput << ',' << p.gpu_hours << ',' << p.energy_kwh << ',' << p.carbon_kg << ',' << p.cost_usd << '\n';
 }
 
 void write_cluster_jobs_csv(std::ostream& os, const ClusterRun& r, const std::vector<sim::cluster::ClusterJob>& jobs) {
-  os << "policy,id,user,queue,gpus,gpu_milli,submit_s,start_s,end_s,wait_s,jct_s,slowdown,preemptions,failures,reclaims,gpu_hours_lost,leaves\n";
+  os << "policy,id,user,queue,gpus,gpu_milli,submit_s,start_s,end_s,wait_s,jct_s,slowdown,preemptions,failures,reclaims,resizes,gpu_hours_lost,leaves\n";
   auto cell = [](double v) { return v < 0 ? std::string() : std::to_string(v); };
   for (const PolicyResult& p : r.policies)
     for (const auto& rec : p.records) {
       const auto& j = jobs[static_cast<std::size_t>(rec.index)];
       os << csv_field(p.name) << ',' << csv_field(j.id) << ',' << csv_field(j.user) << ',' << csv_field(j.queue) << ',' << j.gpus << ','
          << j.gpu_milli << ',' << rec.submit_s << ',' << cell(rec.start_s) << ',' << cell(rec.end_s) << ',' << cell(rec.wait_s) << ','
-         << cell(rec.jct_s) << ',' << cell(rec.slowdown) << ',' << rec.preemptions << ',' << rec.failures << ',' << rec.reclaims << ',' << rec.gpu_hours_lost << ','
+         << cell(rec.jct_s) << ',' << cell(rec.slowdown) << ',' << rec.preemptions << ',' << rec.failures << ',' << rec.reclaims << ',' << rec.resizes << ',' << rec.gpu_hours_lost << ','
          << rec.leaves << '\n';
     }
 }

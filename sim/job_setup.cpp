@@ -95,6 +95,21 @@ ReliabilitySettings parse_reliability_settings(const Json& doc, int gpus_per_nod
   return s;
 }
 
+double speed_at_replicas(const Scenario& s, const StepEstimate& full, int dp, const CalibrationProfile* calibration) {
+  const ParallelLayout& p = s.parallel;
+  const int mp = p.tp * p.pp * p.cp, gpn = std::max(1, std::min(s.hardware.gpus_per_node, s.hardware.num_gpus));
+  TrainingSpec t = s.training;
+  t.global_batch_size = p.micro_batch_size * dp * p.gradient_accumulation_steps;
+  ParallelLayout q = p;
+  q.dp = dp;
+  HardwareSpec h = s.hardware;
+  h.num_gpus = mp * dp;
+  h.num_nodes = std::max(1, (h.num_gpus + gpn - 1) / gpn);
+  const StepModel sm(s.model, t, h, calibration);
+  const double v = sm.estimate(q).tokens_per_s / full.tokens_per_s;
+  return std::isfinite(v) && v > 0 ? v : static_cast<double>(dp) / p.dp;
+}
+
 namespace {
 
 // Speed relative to the full job with k nodes out: the step model at dp' = dp - k·(replicas per node),
@@ -110,19 +125,7 @@ std::vector<double> elastic_speeds(const Scenario& s, const StepEstimate& full, 
   const int min_dp = std::max(1, static_cast<int>(std::ceil(p.dp * min_fraction)));
   const int kmax = std::min((p.dp - min_dp) / rpn, s.hardware.num_nodes - 1);
   if (kmax <= 0) return {1.0};
-  auto speed_at = [&](int k) {
-    const int dp = p.dp - k * rpn;
-    TrainingSpec t = s.training;
-    t.global_batch_size = p.micro_batch_size * dp * p.gradient_accumulation_steps;
-    ParallelLayout q = p;
-    q.dp = dp;
-    HardwareSpec h = s.hardware;
-    h.num_gpus = mp * dp;
-    h.num_nodes = std::max(1, (h.num_gpus + gpn - 1) / gpn);
-    const StepModel sm(s.model, t, h, calibration);
-    const double v = sm.estimate(q).tokens_per_s / full.tokens_per_s;
-    return std::isfinite(v) && v > 0 ? std::min(v, 1.0) : static_cast<double>(dp) / p.dp;
-  };
+  auto speed_at = [&](int k) { return std::min(1.0, speed_at_replicas(s, full, p.dp - k * rpn, calibration)); };
   std::vector<int> at{0};
   for (int k = 1; k < kmax; k *= 2) at.push_back(k);
   at.push_back(kmax);

@@ -88,6 +88,11 @@ struct ReliabilityJob {
 ReliabilityJob build_reliability_job(const Scenario& scenario, const ReliabilitySettings& settings,
                                      const CalibrationProfile* calibration = nullptr);
 
+// Tokens/s of `scenario` on `dp` data-parallel replicas relative to `full` (its estimate at the scenario's own
+// dp), each replica keeping its micro-batches (the global batch follows dp, as TorchElastic does): the speed of
+// an elastic job that shrank or grew. Falls back to dp / the scenario's dp when the estimate is not finite.
+double speed_at_replicas(const Scenario& scenario, const StepEstimate& full, int dp, const CalibrationProfile* calibration = nullptr);
+
 // The job with another checkpoint method: costs recomputed, interval re-chosen as the job's was
 // (a Given interval stays).
 JobSimConfig config_with_method(const ReliabilityJob& job, const std::string& method, CheckpointCosts* costs = nullptr);

@@ -19,7 +19,14 @@ struct ClusterJob {
   int gpu_milli = 1000;        // thousandths of one GPU when gpus == 1 and the job shares a GPU (Alibaba 2023)
   std::vector<std::string> gpu_types;  // allowed GPU models (empty: any)
   bool gang = true;            // all GPUs at once or none
-  int elastic_min = 0, elastic_max = 0;  // GPUs an elastic job may shrink / grow to (0: not elastic)
+  // An elastic job runs on elastic_min + k·elastic_step GPUs up to elastic_max (0: not elastic), the request
+  // `gpus` among them: it starts smaller when the request does not fit, continues on fewer GPUs after a node
+  // fails, and grows to elastic_max while nothing waits (as Volcano's minAvailable jobs and TorchElastic do).
+  int elastic_min = 0, elastic_max = 0;
+  int elastic_step = 1;               // GPUs added or removed together (a data-parallel replica)
+  // Throughput relative to the request on elastic_min + k·elastic_step GPUs (the step model's, for a job
+  // given as a scenario); empty: in proportion to the GPUs (a trace's job, whose scaling is unknown).
+  std::vector<double> elastic_speed;
   double walltime_s = 0;       // requested limit (0: none given); backfill's estimate when known
   double checkpoint_interval_s = 0;  // work between checkpoints (0: the cluster's default)
   // Seconds the job runs on its requested GPUs at full speed (measured: a trace's end minus start).
@@ -29,6 +36,12 @@ struct ClusterJob {
   // Run time over more than one leaf switch over run time under one (model_jobs.hpp; 1 for a trace's jobs,
   // whose recorded durations say nothing of placement).
   double cross_leaf_slowdown = 1;
+
+  bool elastic() const { return elastic_min > 0 && elastic_max >= gpus && elastic_min <= gpus && elastic_max > elastic_min && gpu_milli >= 1000; }
+  // The largest size an elastic job may run on with at most `gpus_free` GPUs (0: below elastic_min).
+  int elastic_size_at_most(int gpus_free) const;
+  // Throughput on `g` GPUs relative to the request (1 at g == gpus).
+  double speed_on(int g) const;
 };
 
 // Rows an importer read and skipped, and why ("no GPU requested": 1,088, ...), in first-seen order.

@@ -61,6 +61,9 @@ struct JobState {
   double next_overhead_s = 0;    // startup time the next run pays
   double planned_end_s = 0;
   double slowdown = 1;           // this run's placement: work takes this much longer (cross_leaf_slowdown over leaves)
+  double held = 0;               // GPUs this run holds (an elastic job's may differ from its request)
+  double speed = 1;              // this run's throughput relative to the request (elastic jobs)
+  int resizes = 0;
 };
 
 class Simulation final : public SchedulingPass {
@@ -145,7 +148,7 @@ class Simulation final : public SchedulingPass {
   const std::vector<int>& running() const override { return running_; }
   const ClusterJob& job(int j) const override { return jobs_[static_cast<std::size_t>(j)]; }
   const JobStatus& status(int j) const override { return jobs_state_[static_cast<std::size_t>(j)].status; }
-  bool fits(int j) const override { return state_.fits(job(j)); }
+  bool fits(int j) const override { return state_.fits(job(j)) || (job(j).elastic() && state_.fits(sized(job(j), job(j).elastic_min))); }
   bool fits_without(int j, const std::vector<int>& victims) const override {
     ClusterState trial = state_;
     for (int v : victims) trial.release(jobs_state_[static_cast<std::size_t>(v)].placement);
@@ -164,7 +167,10 @@ class Simulation final : public SchedulingPass {
     }
     return c.walltime_s > 0 ? c.walltime_s : s.next_overhead_s + s.status.remaining_work_s;
   }
-  double gpus(int j) const override { return gpus_of(job(j), spec_.gpu_sharing); }
+  double gpus(int j) const override {
+    const JobState& s = jobs_state_[static_cast<std::size_t>(j)];
+    return s.running ? s.held : gpus_of(job(j), spec_.gpu_sharing);
+  }
   const ClusterSpec& cluster() const override { return spec_; }
   double history_estimate(int j) const override {
     const auto it = user_history_.find(job(j).user);
@@ -183,6 +189,19 @@ class Simulation final : public SchedulingPass {
   }
 
   void send(Message m) { mailbox_->put_init(new Message(m), 0)->detach(); }
+
+  static ClusterJob sized(const ClusterJob& c, int g) {
+    ClusterJob out = c;
+    out.gpus = g;
+    return out;
+  }
+
+  int leaves_of(const Placement& p) const {
+    std::vector<int> leaves;
+    for (const Placement::Part& part : p.parts) leaves.push_back(state_.leaf_of(part.node));
+    std::sort(leaves.begin(), leaves.end());
+    return static_cast<int>(std::unique(leaves.begin(), leaves.end()) - leaves.begin());
+  }
 
   void arrivals() {
     std::size_t i = 0;
@@ -364,7 +383,8 @@ class Simulation final : public SchedulingPass {
     for (int j : running_)
       for (const Placement::Part& part : jobs_state_[static_cast<std::size_t>(j)].placement.parts)
         if (part.node == node) hit.push_back(j);
-    for (int j : hit) interrupt(j, Stop::Failed, hardware);
+    for (int j : hit)
+      if (!hardware || !shrink_around(j, node, Stop::Failed)) interrupt(j, Stop::Failed, hardware);
     const int pool = state_.pool_of(node);
     if (!hardware) return;  // software: restart in place, the node stays
     if (state_.is_standby(node)) {
@@ -406,7 +426,8 @@ class Simulation final : public SchedulingPass {
     for (int j : running_)
       for (const Placement::Part& part : jobs_state_[static_cast<std::size_t>(j)].placement.parts)
         if (part.node == node) hit.push_back(j);
-    for (int j : hit) interrupt(j, Stop::Reclaimed, false);
+    for (int j : hit)
+      if (!shrink_around(j, node, Stop::Reclaimed)) interrupt(j, Stop::Reclaimed, false);
     state_.set_schedulable(node, false);
     const int pool = state_.pool_of(node);
     if (!injectors_.empty()) injectors_[static_cast<std::size_t>(pool)]->remove_node(local(node), now_);
@@ -425,8 +446,9 @@ class Simulation final : public SchedulingPass {
   void complete(int j) {
     JobState& s = jobs_state_[static_cast<std::size_t>(j)];
     const ClusterJob& c = jobs_[static_cast<std::size_t>(j)];
-    s.status.attained_gpu_s += (now_ - s.run_start_s) * gpus_of(c, spec_.gpu_sharing);
+    s.status.attained_gpu_s += (now_ - s.run_start_s) * s.held;
     state_.release(s.placement);
+    if (c.elastic()) --elastic_running_;
     s.actor = nullptr;  // a held reference would keep the ended actor's stack mapped
     s.running = false;
     s.done = true;
@@ -447,6 +469,28 @@ class Simulation final : public SchedulingPass {
     }
   }
 
+  // Closes the accounting of a job's current run and stops its actor: the work is kept up to the last
+  // checkpoint, or all of it when `checkpoint_now` (a planned resize saves first); the rolled-back work
+  // counts as lost GPU-hours (the wall time that produced it, on the GPUs held).
+  void end_run(int j, bool checkpoint_now) {
+    JobState& s = jobs_state_[static_cast<std::size_t>(j)];
+    const ClusterJob& c = jobs_[static_cast<std::size_t>(j)];
+    const double elapsed = now_ - s.run_start_s;
+    const double worked = std::max(0.0, elapsed - s.run_overhead_s) / s.slowdown * s.speed;
+    const double interval = c.checkpoint_interval_s > 0 ? c.checkpoint_interval_s : spec_.checkpoint_interval_s;
+    const double total = s.kept_work_s + worked;
+    const double kept = checkpoint_now ? total : std::max(s.kept_work_s, std::floor(total / interval + 1e-9) * interval);
+    JobRecord& r = result_.records[static_cast<std::size_t>(j)];
+    // The run's startup was counted whole when it started: give back what it did not get to.
+    r.gpu_hours_lost += ((total - kept) * s.slowdown / s.speed - std::max(0.0, s.run_overhead_s - elapsed)) * s.held / 3600;
+    s.kept_work_s = kept;
+    s.status.remaining_work_s = std::max(0.0, c.duration_s - kept);
+    s.status.attained_gpu_s += elapsed * s.held;
+    s.actor->kill();
+    s.actor = nullptr;
+    ++s.generation;
+  }
+
   // A running job stops: it keeps the work up to its last checkpoint; a failure also costs the recovery when
   // it runs again (detection, drain, a new node when `hardware`, restart, warm-up), a preemption the restart.
   enum class Stop { Preempted, Failed, Reclaimed };
@@ -455,25 +499,13 @@ class Simulation final : public SchedulingPass {
     if (!s.running) return;
     if (now_ + kSameInstantS >= s.planned_end_s) return;  // its run is over; its end message is on the way
     const ClusterJob& c = jobs_[static_cast<std::size_t>(j)];
-    const double g = gpus_of(c, spec_.gpu_sharing);
-    const double elapsed = now_ - s.run_start_s;
-    const double worked = std::max(0.0, elapsed - s.run_overhead_s) / s.slowdown;
-    const double interval = c.checkpoint_interval_s > 0 ? c.checkpoint_interval_s : spec_.checkpoint_interval_s;
-    const double total = s.kept_work_s + worked;
-    const double kept = std::max(s.kept_work_s, std::floor(total / interval + 1e-9) * interval);
     JobRecord& r = result_.records[static_cast<std::size_t>(j)];
-    // The rolled-back work; the run's startup was counted whole when it started, less what it did not get to.
-    r.gpu_hours_lost += (total - kept - std::max(0.0, s.run_overhead_s - elapsed)) * g / 3600;
-    s.kept_work_s = kept;
-    s.status.remaining_work_s = std::max(0.0, c.duration_s - kept);
-    s.status.attained_gpu_s += elapsed * g;
+    end_run(j, false);
     s.status.started_s = -1;
-    s.actor->kill();
-    s.actor = nullptr;
-    ++s.generation;
     state_.release(s.placement);
     s.placement = {};
     s.running = false;
+    if (c.elastic()) --elastic_running_;
     remove_from(running_, j);
     if (why == Stop::Failed) {
       // Detection, drain, restart and warm-up; finding a node is the cluster's (a spare's swap, or the wait).
@@ -496,9 +528,144 @@ class Simulation final : public SchedulingPass {
     waiting_.insert(pos, j);
   }
 
+  // An elastic job that loses `node` runs on without it when what it keeps is at least elastic_min GPUs: it
+  // rolls back to its last checkpoint and restarts on the GPUs it keeps (trimmed to a size it can run on),
+  // without waiting for a node. False when it cannot (not elastic, too few GPUs left).
+  bool shrink_around(int j, int node, Stop why) {
+    JobState& s = jobs_state_[static_cast<std::size_t>(j)];
+    const ClusterJob& c = jobs_[static_cast<std::size_t>(j)];
+    if (!c.elastic() || !s.running || now_ + kSameInstantS >= s.planned_end_s) return false;
+    int kept_gpus = 0;
+    for (const Placement::Part& part : s.placement.parts)
+      if (part.node != node) kept_gpus += part.whole;
+    const int g = c.elastic_size_at_most(kept_gpus);
+    if (g <= 0) return false;
+    end_run(j, false);
+    resize_to(j, g, node);
+    JobRecord& r = result_.records[static_cast<std::size_t>(j)];
+    if (why == Stop::Failed) {
+      const RecoveryTimes rt = recovery_times(spec_.recovery, 0, false);
+      ++r.failures;
+      ++result_.failures;
+      launch(j, rt.total() - rt.reschedule);
+    } else {
+      ++r.reclaims;
+      launch(j, spec_.recovery.restart_s + spec_.recovery.warmup_s);
+    }
+    return true;
+  }
+
+  // Gives back GPUs of a running job until it holds `g` (all of `drop_node`'s first): a shrink.
+  void resize_to(int j, int g, int drop_node) {
+    JobState& s = jobs_state_[static_cast<std::size_t>(j)];
+    Placement keep, give;
+    int need = g;
+    // Keep the parts in order, dropping `drop_node` and trimming the last part kept to the GPUs still needed.
+    for (const Placement::Part& part : s.placement.parts) {
+      if (part.node == drop_node || need == 0) {
+        give.parts.push_back(part);
+        continue;
+      }
+      if (part.whole <= need) {
+        keep.parts.push_back(part);
+        need -= part.whole;
+        continue;
+      }
+      Placement::Part kept = part, freed = part;
+      kept.whole = need;
+      kept.gpus = 0;
+      freed.gpus = part.gpus;
+      for (int bit = 0, n = 0; bit < 64 && n < need; ++bit)
+        if (part.gpus >> bit & 1) kept.gpus |= std::uint64_t{1} << bit, freed.gpus &= ~(std::uint64_t{1} << bit), ++n;
+      freed.whole = part.whole - need;
+      keep.parts.push_back(kept);
+      give.parts.push_back(freed);
+      need = 0;
+    }
+    state_.release(give);
+    keep.leaves = leaves_of(keep);
+    s.placement = std::move(keep);
+    ++s.resizes;
+  }
+
+  // Starts a run of a job on its current placement after `overhead_s` of startup.
+  void launch(int j, double overhead_s) {
+    JobState& s = jobs_state_[static_cast<std::size_t>(j)];
+    const ClusterJob& c = jobs_[static_cast<std::size_t>(j)];
+    int whole = 0;
+    for (const Placement::Part& part : s.placement.parts) whole += part.whole;
+    s.held = c.elastic() ? whole : gpus_of(c, spec_.gpu_sharing);
+    s.speed = c.elastic() ? c.speed_on(whole) : 1.0;
+    s.run_start_s = now_;
+    s.status.started_s = now_;
+    s.run_overhead_s = overhead_s;
+    result_.records[static_cast<std::size_t>(j)].gpu_hours_lost += overhead_s * s.held / 3600;  // GPUs held, no progress
+    s.slowdown = s.placement.leaves > 1 ? c.cross_leaf_slowdown : 1.0;
+    const double run_s = overhead_s + s.status.remaining_work_s * s.slowdown / s.speed;
+    s.planned_end_s = now_ + run_s;
+    const int gen = ++s.generation;
+    s.actor = sg4::Actor::create("job", cluster_host(), [this, j, gen, run_s] {
+      sg4::this_actor::sleep_for(run_s);
+      send({Message::End, j, gen});
+    });
+  }
+
+  // Elastic jobs between policy passes: while jobs wait that do not fit, those grown past their request give
+  // the extra back; while nothing waits, they grow towards elastic_max when the time saved pays for the restart.
+  void give_back_grown() {
+    if (elastic_running_ == 0 || waiting_.empty()) return;
+    bool blocked = false;
+    for (int w : waiting_) blocked = blocked || !fits(w);
+    if (!blocked) return;
+    for (int j : std::vector<int>(running_)) {
+      JobState& s = jobs_state_[static_cast<std::size_t>(j)];
+      const ClusterJob& c = jobs_[static_cast<std::size_t>(j)];
+      if (!c.elastic() || s.held <= c.gpus || now_ + kSameInstantS >= s.planned_end_s) continue;
+      end_run(j, true);
+      resize_to(j, c.gpus, -1);
+      launch(j, spec_.recovery.restart_s + spec_.recovery.warmup_s);
+    }
+  }
+
+  void grow_elastic() {
+    if (elastic_running_ == 0 || !waiting_.empty()) return;
+    const double restart = spec_.recovery.restart_s + spec_.recovery.warmup_s;
+    for (int j : std::vector<int>(running_)) {
+      JobState& s = jobs_state_[static_cast<std::size_t>(j)];
+      const ClusterJob& c = jobs_[static_cast<std::size_t>(j)];
+      if (!c.elastic() || s.held >= c.elastic_max || now_ + kSameInstantS >= s.planned_end_s) continue;
+      const int held = static_cast<int>(s.held);
+      // The most GPUs it can add now (a placement of the extra GPUs as one more gang).
+      Placement extra;
+      int g = c.elastic_size_at_most(c.elastic_max);
+      for (; g > held; g = c.elastic_size_at_most(g - 1)) {
+        const ClusterJob more = sized(c, g - held);
+        if (!state_.fits(more)) continue;
+        extra = state_.place(more, placement_);
+        if (!extra.empty()) break;
+      }
+      if (g <= held || extra.empty()) continue;
+      // Worth it only if it ends sooner: work left at the current speed against a restart and the new speed.
+      const double elapsed = now_ - s.run_start_s;
+      const double left = s.status.remaining_work_s - std::max(0.0, elapsed - s.run_overhead_s) / s.slowdown * s.speed;
+      Placement merged = s.placement;
+      merged.parts.insert(merged.parts.end(), extra.parts.begin(), extra.parts.end());
+      const double slowdown = leaves_of(merged) > 1 ? c.cross_leaf_slowdown : 1.0;
+      if (restart + left * slowdown / c.speed_on(g) >= s.planned_end_s - now_) continue;
+      end_run(j, true);
+      state_.allocate(extra);
+      merged.leaves = leaves_of(merged);
+      s.placement = std::move(merged);
+      ++s.resizes;
+      launch(j, restart);
+    }
+  }
+
   void pass() {
     admitted_.clear();
+    give_back_grown();
     policy_->schedule(*this);
+    grow_elastic();
   }
 
   void finish();
@@ -527,6 +694,7 @@ class Simulation final : public SchedulingPass {
   double sample_dt_ = 1, next_sample_ = 0;
   double allocated_area_ = 0, capacity_area_ = 0, carbon_area_ = 0;
   int ended_ = 0, last_progress_ = 0;
+  int elastic_running_ = 0;
   PolicyResult result_;
   static inline int runs_ = 0;
 };
@@ -536,14 +704,19 @@ bool Simulation::start(int j) {
   const ClusterJob& c = jobs_[static_cast<std::size_t>(j)];
   if (!s.waiting) return false;
   if (spec_.cycle.admissions_per_queue > 0 && admitted_[c.queue] >= spec_.cycle.admissions_per_queue) return false;
-  if (!state_.fits(c)) return false;
-  Placement p = state_.place(c, placement_);
+  Placement p = state_.fits(c) ? state_.place(c, placement_) : Placement{};
+  // An elastic job that does not fit whole starts on the most GPUs it can run on, down to elastic_min.
+  for (int g = c.elastic() ? c.elastic_size_at_most(c.gpus - 1) : 0; p.empty() && g > 0; g = c.elastic_size_at_most(g - 1)) {
+    const ClusterJob smaller = sized(c, g);
+    if (state_.fits(smaller)) p = state_.place(smaller, placement_);
+  }
   if (p.empty()) return false;
   state_.allocate(p);
   ++admitted_[c.queue];
   s.placement = std::move(p);
   s.waiting = false;
   s.running = true;
+  if (c.elastic()) ++elastic_running_;
   remove_from(waiting_, j);
   running_.push_back(j);
   JobRecord& r = result_.records[static_cast<std::size_t>(j)];
@@ -552,19 +725,9 @@ bool Simulation::start(int j) {
     r.wait_s = std::max(0.0, now_ - c.submit_s);  // the offset clock may read a hair before the arrival
     r.leaves = s.placement.leaves;
   }
-  s.run_start_s = now_;
-  s.status.started_s = now_;
-  s.run_overhead_s = s.next_overhead_s + spec_.cycle.cost_s;
+  const double overhead = s.next_overhead_s + spec_.cycle.cost_s;
   s.next_overhead_s = 0;
-  r.gpu_hours_lost += s.run_overhead_s * gpus_of(c, spec_.gpu_sharing) / 3600;  // GPUs held, no progress
-  s.slowdown = s.placement.leaves > 1 ? c.cross_leaf_slowdown : 1.0;
-  const double run_s = s.run_overhead_s + s.status.remaining_work_s * s.slowdown;
-  s.planned_end_s = now_ + run_s;
-  const int gen = ++s.generation;
-  s.actor = sg4::Actor::create("job", cluster_host(), [this, j, gen, run_s] {
-    sg4::this_actor::sleep_for(run_s);
-    send({Message::End, j, gen});
-  });
+  launch(j, overhead);
   return true;
 }
 
@@ -573,9 +736,11 @@ void Simulation::finish() {
   std::vector<double> waits;
   double jct = 0, slowdown = 0, useful = 0, first = kInf, last = 0;
   for (std::size_t i = 0; i < jobs_.size(); ++i) {
-    const JobRecord& r = out.records[i];
+    JobRecord& r = out.records[i];
+    r.resizes = jobs_state_[i].resizes;
     first = std::min(first, r.submit_s);
     out.gpu_hours_lost += r.gpu_hours_lost;
+    out.resizes += jobs_state_[i].resizes;
     if (!r.finished) {
       if (!jobs_state_[i].done) ++out.unfinished;
       continue;

@@ -22,6 +22,7 @@ struct JobRecord {
   double submit_s = 0, start_s = -1, end_s = -1;  // first start; end of the last run (-1: never)
   double wait_s = -1, jct_s = -1, slowdown = -1;  // bounded slowdown: JCT / max(duration, 10 s)
   int preemptions = 0, failures = 0, reclaims = 0;  // reclaims: runs stopped by a spot node taken back
+  int resizes = 0;            // an elastic job's shrinks and growths
   double gpu_hours_lost = 0;  // rolled-back work and recoveries, GPU-hours
   int leaves = 0;             // leaf switches of its first placement
   bool finished = false;
@@ -44,6 +45,7 @@ struct PolicyResult {
   double mean_slowdown = 0;
   int preemptions = 0, failures = 0;
   int spot_reclaims = 0;       // spot nodes taken back
+  int resizes = 0;             // elastic jobs' shrinks and growths
   double gpu_hours_lost = 0;
   double goodput = 0;          // useful GPU-time (the jobs' durations) / allocated GPU-time
   double allocated_at_end = 0; // allocated / in-service GPUs when the run stopped (the FGD allocation ratio under --fill)

@@ -288,7 +288,7 @@ std::int64_t ClusterState::unusable_free_milli(const std::vector<const ClusterJo
     for (const ClusterJob* j : waiting) {
       if (!pool_allowed(*j, static_cast<int>(p))) continue;
       if (shares_gpu(*j, *spec_)) min_milli = std::min(min_milli, j->gpu_milli);
-      else min_whole = std::min(min_whole, std::min(j->gpus, np.gpus_per_node));
+      else min_whole = std::min(min_whole, std::min(j->elastic() ? j->elastic_min : j->gpus, np.gpus_per_node));
     }
     const int first = pool_first_node_[p];
     for (int n = first; n < first + np.nodes + np.spare_nodes; ++n) {

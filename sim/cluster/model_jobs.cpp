@@ -10,6 +10,7 @@
 #include "models/scenario.hpp"
 #include "models/step.hpp"
 #include "models/units.hpp"
+#include "sim/job_setup.hpp"
 
 namespace trainsim::sim::cluster {
 
@@ -26,12 +27,31 @@ Json load_scenario(const Json& value, const std::string& base_dir, const std::st
   return parse_json_text(text, file, "scenario");
 }
 
+// An elastic job given as a scenario resizes by whole data-parallel replicas (tp·pp·cp GPUs), at the step
+// model's speed on each count of replicas.
+void set_elastic(const Scenario& s, const StepEstimate& step, int min_gpus, int max_gpus, int cluster_gpus, const std::string& at, ClusterJob* j) {
+  const int replica = s.parallel.tp * s.parallel.pp * s.parallel.cp;
+  if (max_gpus == 0) max_gpus = j->gpus;
+  if (min_gpus == 0) min_gpus = j->gpus;
+  const std::string expected = "a multiple of the data-parallel replica's " + std::to_string(replica) + " GPUs (tp x pp x cp), with elastic_min <= " +
+                               std::to_string(j->gpus) + " (the layout's GPUs) <= elastic_max";
+  if (min_gpus % replica != 0 || min_gpus > j->gpus) throw InputError(at + "/elastic_min", std::to_string(min_gpus), expected);
+  if (max_gpus % replica != 0 || max_gpus < j->gpus) throw InputError(at + "/elastic_max", std::to_string(max_gpus), expected);
+  j->elastic_min = min_gpus;
+  j->elastic_max = max_gpus;
+  j->elastic_step = replica;
+  // Sizes past the cluster's GPUs never run: no speed for them.
+  for (int g = min_gpus; g <= std::min(max_gpus, std::max(cluster_gpus, j->gpus)); g += replica) j->elastic_speed.push_back(g == j->gpus ? 1.0 : speed_at_replicas(s, step, g / replica));
+}
+
 }  // namespace
 
 std::vector<ClusterJob> jobs_from_scenarios(const Json& list, const std::string& base_dir, const std::string& path, const ClusterSpec& cluster,
                                             std::vector<ModelJobInfo>* info) {
-  if (!list.is_array()) throw InputError(path, json_value_text(list), "a list of jobs {id, submit, scenario, user, queue, priority, checkpoint_interval}");
+  if (!list.is_array()) throw InputError(path, json_value_text(list), "a list of jobs {id, submit, scenario, user, queue, priority, checkpoint_interval, elastic_min, elastic_max}");
   std::vector<ClusterJob> out;
+  int cluster_gpus = 0;
+  for (const NodePool& p : cluster.pools) cluster_gpus += p.total_gpus();
   for (std::size_t i = 0; i < list.size(); ++i) {
     const std::string at = path + "/" + std::to_string(i);
     if (!list[i].is_object()) throw InputError(at, json_value_text(list[i]), "a job {id, submit, scenario, ...}");
@@ -47,6 +67,7 @@ std::vector<ClusterJob> jobs_from_scenarios(const Json& list, const std::string&
     j.queue = r.get_string("queue", "", "");
     j.priority = r.get_int("priority", 0, "", -1000000, 1000000);
     j.checkpoint_interval_s = r.get_quantity("checkpoint_interval", Quantity::Time, 0, "", {0, 365 * 86400.0});
+    const int elastic_min = r.get_int("elastic_min", 0, "", 0, 1000000), elastic_max = r.get_int("elastic_max", 0, "", 0, 1000000);
     r.reject_unknown();
     const StepModel packed(s.model, s.training, s.hardware);
     const StepEstimate step = packed.estimate(s.parallel);
@@ -58,6 +79,7 @@ std::vector<ClusterJob> jobs_from_scenarios(const Json& list, const std::string&
     j.gpu_types = {s.hardware.gpu.name};
     j.duration_s = cost.time_to_train_s;
     j.cross_leaf_slowdown = step.time_s > 0 ? std::max(1.0, cross.time_s / step.time_s) : 1.0;
+    if (elastic_min > 0 || elastic_max > 0) set_elastic(s, step, elastic_min, elastic_max, cluster_gpus, at, &j);
     if (info) info->push_back({j.id, step.time_s, cross.time_s, cost.iterations});
     out.push_back(std::move(j));
   }

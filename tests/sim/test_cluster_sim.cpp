@@ -424,3 +424,98 @@ TEST_CASE("releasing a whole GPU frees that GPU, not one that shared jobs have f
   CHECK(state.free_milli(0, 1) == 1000);
   CHECK(state.allocated_milli() == 1000);
 }
+
+namespace {
+ClusterJob elastic(const std::string& id, double submit, int gpus, double duration, int min_gpus, int max_gpus) {
+  ClusterJob j = job(id, submit, gpus, duration);
+  j.elastic_min = min_gpus;
+  j.elastic_max = max_gpus;
+  return j;
+}
+}  // namespace
+
+TEST_CASE("an elastic job starts on the GPUs it finds and grows when a node frees, if the restart pays") {
+  // Two 8-GPU nodes. A (8 GPUs, 1,000 s) holds node 0. B asks 16 GPUs (elastic 8-16, 1,000 s on 16) at t=1: it
+  // starts at once on node 1, at half speed (a trace job's speed is in proportion to its GPUs). When A ends at
+  // 1,000, B has done 999 x 0.5 = 499.5 s of its work; growing costs a restart + warm-up (180 + 60 s, the recovery
+  // defaults) and runs the other 500.5 s at full speed: it ends at 1,000 + 240 + 500.5 = 1,740.5, not at 2,001
+  // on 8 GPUs nor at 2,000 had it waited for 16 as a rigid job does.
+  const ClusterSpec c = two_nodes();
+  const PolicyResult r = run(c, {job("A", 0, 8, 1000), elastic("B", 1, 16, 1000, 8, 16)}, "fifo");
+  CHECK(r.records[1].start_s == doctest::Approx(1));
+  CHECK(r.records[1].end_s == doctest::Approx(1740.5));
+  CHECK(r.records[1].resizes == 1);
+  CHECK(r.resizes == 1);
+  CHECK(r.gpu_hours_lost == doctest::Approx(240 * 16 / 3600.0));  // the resize's restart on 16 GPUs; no work rolled back
+  const PolicyResult rigid = run(c, {job("A", 0, 8, 1000), job("B", 1, 16, 1000)}, "fifo");
+  CHECK(rigid.records[1].end_s == doctest::Approx(2000));
+  // Where the rest of the work is shorter than the restart, it does not grow: B with 200 s of work left at
+  // 1,000 (on 8 GPUs: 400 s) finishes at 1,401 on half the GPUs rather than at 1,000 + 240 + 200.
+  const PolicyResult short_rest = run(c, {job("A", 0, 8, 1000), elastic("B", 1, 16, 700, 8, 16)}, "fifo");
+  CHECK(short_rest.records[1].end_s == doctest::Approx(1 + 1400));
+  CHECK(short_rest.records[1].resizes == 0);
+}
+
+TEST_CASE("an elastic job continues on fewer GPUs after a node fails, and grows back when it is repaired") {
+  // J: 16 GPUs over two nodes (elastic 8-16), 1,000 s, checkpoints every 100 s; node 1 fails at 250 s, no spare,
+  // repair 1,000 s. It keeps 200 s of work (loses 50), recovers in detection 60 + drain 30 + restart 180 +
+  // warm-up 60 = 330 s without waiting for a node, and works on node 0 at half speed: by the repair at 1,250 it
+  // has done (1,000 - 330) x 0.5 = 335 s more, 465 s left. Growing back (240 s) ends it at 1,250 + 240 + 465 =
+  // 1,955, where the rigid job waits for the repair and ends at 2,380.
+  Json c = {{"pools", {{{"gpu", "h100-sxm-80gb"}, {"gpus_per_node", 8}, {"nodes", 2}}}},
+            {"failure_events", {{{"node", 1}, {"at", "250s"}}}}, {"recovery", {{"repair", {{"distribution", "fixed"}, {"mean", "1000s"}}}}}};
+  ClusterJob j = elastic("J", 0, 16, 1000, 8, 16);
+  j.checkpoint_interval_s = 100;
+  const ClusterSpec spec = parse_cluster(c, "/cluster", nullptr);
+  const PolicyResult r = run(spec, {j}, "fifo");
+  CHECK(r.failures == 1);
+  CHECK(r.records[0].resizes == 2);
+  CHECK(r.records[0].end_s == doctest::Approx(1955));
+  // Lost: 50 s of work on 16 GPUs, the recovery's 330 s on the 8 kept, the growth's 240 s on 16.
+  CHECK(r.gpu_hours_lost == doctest::Approx((50 * 16 + 330 * 8 + 240 * 16) / 3600.0));
+  ClusterJob rigid = j;
+  rigid.elastic_min = rigid.elastic_max = 0;
+  CHECK(run(spec, {rigid}, "fifo").records[0].end_s == doctest::Approx(2380));
+  // Below elastic_min it cannot continue: with elastic_min 16 it waits for the repair as the rigid job does.
+  ClusterJob firm = elastic("J", 0, 16, 1000, 16, 24);
+  firm.checkpoint_interval_s = 100;
+  CHECK(run(spec, {firm}, "fifo").records[0].end_s == doctest::Approx(2380));
+}
+
+TEST_CASE("an elastic job grown past its request gives the extra GPUs back when a job waits") {
+  // E asks 8 GPUs (elastic 8-16, 1,000 s on 8) and nothing waits: it grows to 16 at once (restart 240 s, then 500 s
+  // at twice the speed, ending at 740). W (8 GPUs, 100 s) arrives at 300 and does not fit: E checkpoints (it has
+  // done (300 - 240) x 2 = 120 s), gives node 1 back and restarts on 8; W runs 300-400. When W ends, E grows again
+  // (880 s of work: 240 + 440 beats the 880 + 140 s left on 8) and ends at 400 + 240 + 440 = 1,080.
+  const PolicyResult r = run(two_nodes(), {elastic("E", 0, 8, 1000, 8, 16), job("W", 300, 8, 100)}, "fifo");
+  CHECK(r.records[1].start_s == doctest::Approx(300));
+  CHECK(r.records[1].end_s == doctest::Approx(400));
+  CHECK(r.records[0].resizes == 3);
+  CHECK(r.records[0].end_s == doctest::Approx(1080));
+}
+
+TEST_CASE("an elastic job given as a scenario resizes by data-parallel replicas at the step model's speed") {
+  // Llama-3-8B, tp 2 on 16 H100s (dp 8): a replica is 2 GPUs. Each replica keeps its micro-batches, so on half the
+  // replicas the step takes about as long (the gradient all-reduce a little less) and tokens/s halves: the speed
+  // lies in [0.5, 0.55]; on 24 GPUs (dp 12) in [1.35, 1.5].
+  const Json scenario = {{"model", "llama3-8b"},
+                         {"training", {{"seq_len", 4096}, {"global_batch_size", 64}, {"train_tokens", "1B"}}},
+                         {"parallel", {{"tp", 2}, {"pp", 1}, {"micro_batch_size", 1}}},
+                         {"hardware", {{"gpu", "h100-sxm-80gb"}, {"num_gpus", 16}}}};
+  const Json c = {{"pools", {{{"gpu", "h100-sxm-80gb"}, {"gpus_per_node", 8}, {"nodes", 4}}}}};
+  const Json jobs = Json::array({{{"id", "sft"}, {"scenario", scenario}, {"elastic_min", 8}, {"elastic_max", 24}}});
+  const std::vector<ClusterJob> out = jobs_from_scenarios(jobs, "", "/cluster/jobs", parse_cluster(c, "/cluster", nullptr));
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].elastic());
+  CHECK(out[0].elastic_step == 2);
+  CHECK(out[0].elastic_speed.size() == 9);  // 8, 10, ..., 24 GPUs
+  CHECK(out[0].speed_on(16) == doctest::Approx(1));
+  CHECK(out[0].speed_on(8) >= 0.5);
+  CHECK(out[0].speed_on(8) <= 0.55);
+  CHECK(out[0].speed_on(24) >= 1.35);
+  CHECK(out[0].speed_on(24) <= 1.5);
+  // Sizes that are not whole replicas are input errors naming the path.
+  Json odd = jobs;
+  odd[0]["elastic_min"] = 7;
+  CHECK_THROWS_WITH_AS(jobs_from_scenarios(odd, "", "/cluster/jobs", parse_cluster(c, "/cluster", nullptr)), doctest::Contains("/cluster/jobs/0/elastic_min"), InputError);
+}
