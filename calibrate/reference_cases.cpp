@@ -45,6 +45,16 @@ constexpr const char* kTorchtitanCompiledLoss[] = {"e7c0cae"};
 // activation: Inductor), the DeepSpeed rows Hugging Face transformers with DeepSpeed, Megatron rows
 // Megatron-Core (what the layout implies anyway). `stack` is the case's own "framework" text (versions).
 Json with_framework(Json scenario, const std::string& id, const std::string& stack) {
+  Json& p = scenario["parallel"];
+  if (id.rfind("torchtitan", 0) == 0 && p.value("pp", 1) > 1 && !p.contains("vpp") && !p.contains("micro_batch_size")) {
+    // torchtitan's pipeline defaults where the source states none (torchtitan/parallelisms/pipelining_utils.py
+    // at the runs' commit): a looped (interleaved) schedule splits the model into 2 stages per rank, and runs as
+    // many micro-batches as pipeline ranks.
+    if (p.value("schedule", "") == "interleaved") p["vpp"] = 2;
+    const int dp = p.value("dp", 1), pp = p.value("pp", 1);
+    const int batch = scenario["training"].value("global_batch_size", 0);
+    if (dp > 0 && batch % (dp * pp) == 0) p["micro_batch_size"] = batch / (dp * pp);
+  }
   if (scenario["training"].contains("framework")) return scenario;
   if (id.rfind("mosaicml", 0) == 0) {
     scenario["training"]["framework"] = "fsdp";
@@ -57,6 +67,9 @@ Json with_framework(Json scenario, const std::string& id, const std::string& sta
     scenario["training"]["framework"] = "fsdp2";
   } else if (id.rfind("deepspeed", 0) == 0) {
     scenario["training"]["framework"] = "deepspeed";
+  } else if ((id.rfind("mcore", 0) == 0 || id.rfind("megatron", 0) == 0) && id.find("deepep") != std::string::npos) {
+    // The Megatron-MoE-ModelZoo rows that name DeepEP ran the flex dispatcher with it (the case's note).
+    scenario["training"]["framework"] = {{"preset", "megatron-core"}, {"moe_dispatcher", "deepep"}};
   } else if (id.rfind("mcore", 0) == 0 || id.rfind("megatron", 0) == 0) {
     scenario["training"]["framework"] = "megatron-core";
   }

@@ -46,6 +46,7 @@ constexpr FlagTrait kFlagTraits[] = {
     {"cp_available", &FrameworkTraits::cp_available},
     {"ep_available", &FrameworkTraits::ep_available},
     {"moe_loop_host_sync", &FrameworkTraits::moe_loop_host_sync},
+    {"pipeline_keeps_unsharded", &FrameworkTraits::pipeline_keeps_unsharded},
 };
 
 // The traits in microseconds, each once, like the flags above.
@@ -93,9 +94,11 @@ FrameworkTraits read_traits(const Json& values, const std::string& path, Framewo
     base.selective_recompute = r.get_enum("selective_recompute", {"attention-core", "every-other-matmul"}, "attention-core", "") == "every-other-matmul"
                                    ? SelectiveRecompute::EveryOtherMatmul
                                    : SelectiveRecompute::AttentionCore;
+  if (need("moe_dispatcher"))
+    base.moe_dispatcher = r.get_enum("moe_dispatcher", {"alltoall", "deepep"}, "alltoall", "") == "deepep" ? MoeDispatcher::DeepEp : MoeDispatcher::AllToAll;
   // Every trait is a known key (for "did you mean" on a misspelt override), whether given or not.
   r.mark_read({"preset", "grad_bucket_elements", "grad_bucket_elements_per_dp_rank", "param_gather_unit", "param_gather_bucket_elements",
-               "grad_bucket_hidden_squared", "param_gather_bucket_hidden_squared", "attention_kernel", "selective_recompute"});
+               "grad_bucket_hidden_squared", "param_gather_bucket_hidden_squared", "attention_kernel", "selective_recompute", "moe_dispatcher"});
   for (const FlagTrait& f : kFlagTraits) r.mark_read({f.key});
   for (const MicrosecondTrait& u : kMicrosecondTraits) r.mark_read({u.key});
   r.reject_unknown();
@@ -183,6 +186,7 @@ Json framework_to_json(const FrameworkTraits& f) {
     else if (key == "attention_kernel") j[key] = f.attention_kernel == AttentionKernel::Flash2 ? "flash2" : "cudnn";
     else if (key == "selective_recompute")
       j[key] = f.selective_recompute == SelectiveRecompute::EveryOtherMatmul ? "every-other-matmul" : "attention-core";
+    else if (key == "moe_dispatcher") j[key] = f.moe_dispatcher == MoeDispatcher::DeepEp ? "deepep" : "alltoall";
   }
   return j;
 }

@@ -19,6 +19,9 @@ enum class GatherUnit { Layer, Bucket };
 enum class AttentionKernel { Fused, Flash2 };
 // What training.recompute "selective" means in the framework (recompute_policy.hpp).
 enum class SelectiveRecompute { AttentionCore, EveryOtherMatmul };
+// How an MoE layer sends tokens to their experts (moe_dispatch.hpp): a copy per routed expert, or DeepEP's one
+// copy per destination node and GPU.
+enum class MoeDispatcher { AllToAll, DeepEp };
 
 struct FrameworkTraits {
   std::string name;  // preset name; empty in TrainingSpec = not named (the layout implies one)
@@ -72,6 +75,11 @@ struct FrameworkTraits {
   // stage's module (torchtitan), DeepSpeed's pipeline engine and Megatron allow ZeRO-1 / the distributed
   // optimizer only (layout_check refuses the rest).
   bool shards_with_pipeline = false;
+  // Sharded weights under pipeline parallelism stay gathered from a stage's first forward to its last backward,
+  // and its gradients accumulate unsharded in fp32 until then (torchtitan: reshard_after_forward=False with pp,
+  // the pipelining stage's no-sync backward): one gather and one reduce-scatter per step instead of per
+  // micro-batch, for the memory of the whole stage's unsharded weights and fp32 gradients.
+  bool pipeline_keeps_unsharded = false;
   // Tensor parallelism by DTensor parallel styles (torch.distributed.tensor.parallel, torchtitan) rather than
   // Megatron's layers. Under sequence parallelism a column-parallel linear's autograd then keeps the all-gathered
   // input (Megatron keeps the sequence shard and gathers it again in backward, Korthikanti et al. §4.2.2), and the
@@ -86,6 +94,7 @@ struct FrameworkTraits {
   // has a data-dependent size), so the host cannot launch ahead across experts: each expert's forward kernels
   // run at the pace of their launches (compute.cpp). Only where moe_grouped_gemm is false.
   bool moe_loop_host_sync = false;
+  MoeDispatcher moe_dispatcher = MoeDispatcher::AllToAll;
 
   std::vector<std::string> overridden;  // trait keys the scenario set (for the resolved scenario JSON)
 

@@ -218,7 +218,12 @@ StageMemory MemoryModel::stage(const ParallelLayout& p, int stage, const LayoutA
     out.gradients = adapters * kAdapterGradBytes / (shard_grad ? n_dense : 1);
     optimizer = adapters * kAdapterOptimizerBytes / (shard_opt ? n_dense : 1);
   }
-  if (shard_weights) {
+  if (shard_weights && p.pp > 1 && framework_for(t, p).pipeline_keeps_unsharded) {
+    // Kept gathered across the stage's micro-batches (torchtitan's FSDP2 under pp): the whole stage's unsharded
+    // weights, and its gradients accumulated unsharded in fp32 until the last backward.
+    out.weights += sp.total() * bytes_per_element(t.precision);
+    if (t.trains_base_weights()) out.gradients += sp.total() * 4.0;
+  } else if (shard_weights) {
     // FSDP / ZeRO-3 gather the layer being computed and prefetch the next one, and hold one layer's
     // unsharded gradients until its reduce-scatter.
     out.weights += 2 * sp.largest_layer * bytes_per_element(t.precision);

@@ -8,6 +8,7 @@
 #include "compute.hpp"
 #include "flops.hpp"
 #include "memory.hpp"
+#include "moe_dispatch.hpp"
 
 namespace trainsim {
 
@@ -138,7 +139,9 @@ StepStream StepModel::stream(const ParallelLayout& p, const LayoutWork& work) co
   }
   // Expert parallel: dispatch and combine all-to-all per MoE layer and pass.
   if (m.is_moe() && p.ep > 1) {
-    const double routed_bytes = tokens / (sp ? p.tp : 1) * m.num_experts_per_tok * m.hidden_size * 2;
+    // DeepEP sends a token once per node and GPU holding its experts, not once per expert (moe_dispatch.hpp).
+    const double share = dispatch_traffic_share(fw.moe_dispatcher, m.num_experts, m.num_experts_per_tok, groups.ep);
+    const double routed_bytes = tokens / (sp ? p.tp : 1) * m.num_experts_per_tok * m.hidden_size * 2 * share;
     const CommOp a2a = comm_op(ParallelDim::Ep, Collective::AllToAll, Pass::Forward, OverlapWindow::None, routed_bytes, 2, groups.ep);
     each_pass(s.moe.comm, a2a, 2);
     // Recomputing the whole MoE block (Megatron's `moe` recompute module) dispatches and combines again.
@@ -171,25 +174,31 @@ StepStream StepModel::stream(const ParallelLayout& p, const LayoutWork& work) co
       const double calls = bucket > 0 ? std::max(1.0, std::ceil(bytes / bucket)) : 1.0;
       return comm_op(ParallelDim::Dp, c, pass, w, bytes / calls, calls / per, dp_group);
     };
+    // Kept gathered across a pipeline stage's micro-batches (pipeline_keeps_unsharded): one gather before the
+    // first forward and one reduce-scatter after the last backward per step, i.e. 1/m of a call per micro-batch.
+    const bool once_per_step = p.pp > 1 && fw.pipeline_keeps_unsharded;
+    const double per_microbatch = once_per_step ? 1.0 / std::max(1, p.gradient_accumulation_steps) : 1.0;
     each_layer([&](LayerStream& layer, bool moe_layer) {
       const double params = moe_layer ? moe_layer_params : dense_layer_params;
       const double param_bytes = params * bytes_per_element(t.precision);
       const double gather_bucket = by_layer ? 0.0 : fw.param_gather_bucket(m.hidden_size) * bytes_per_element(t.precision);
       CommOp gather = bucketed(Pass::Forward, overlap ? OverlapWindow::LayerForward : OverlapWindow::None, Collective::AllGather, param_bytes,
                                gather_bucket, 1.0);
-      for (int i = 0; i < n_passes; ++i) {
+      gather.calls *= per_microbatch;
+      for (int i = 0; i < (once_per_step ? 1 : n_passes); ++i) {
         gather.pass = passes[i];
         if (overlap && gather.pass == Pass::Backward) gather.window = OverlapWindow::LayerBackward;
         layer.comm.add(gather);
       }
       if (!t.trains_base_weights()) return;
       const OverlapWindow w = overlap ? OverlapWindow::LayerBackward : OverlapWindow::None;
-      const double grad_bytes = params * grad_bytes_per_param;
-      if (by_layer)
-        layer.comm.add(bucketed(Pass::Backward, w, Collective::ReduceScatter, grad_bytes, 0.0, 1.0));
-      else
-        layer.comm.add(bucketed(Pass::Backward, w, Collective::ReduceScatter, grad_bytes * stage_layers,
-                                fw.grad_bucket(m.hidden_size) * grad_bytes_per_param, stage_layers));
+      // Gradients kept unsharded until the last backward are reduced in fp32 (the accumulator's type).
+      const double grad_bytes = params * (once_per_step ? 4.0 : grad_bytes_per_param);
+      CommOp reduce = by_layer ? bucketed(Pass::Backward, w, Collective::ReduceScatter, grad_bytes, 0.0, 1.0)
+                               : bucketed(Pass::Backward, w, Collective::ReduceScatter, grad_bytes * stage_layers,
+                                          fw.grad_bucket(m.hidden_size) * grad_bytes_per_param, stage_layers);
+      reduce.calls *= per_microbatch;
+      layer.comm.add(reduce);
     });
   }
 
