@@ -486,3 +486,28 @@ TEST_CASE("DTensor tensor parallelism keeps the all-gathered inputs of column-pa
   CHECK(b.activations_recompute - a.activations_recompute == trainsim::test::approx(2 * 2 * s * h * 7 / 8));
   CHECK(b.activations_edges - a.activations_edges == trainsim::test::approx(2 * s * h * 7 / 8 + 4 * s * 128256 / 8));
 }
+
+TEST_CASE("FSDP2 under pipeline parallelism keeps a stage's weights gathered and its gradients unsharded in fp32") {
+  // Llama-3-8B on 8 GPUs, pp 2 x dp 4, ZeRO-3 (FSDP2, torchtitan). The last stage holds 16 layers of
+  // 4096 x (4096 + 1024 + 1024 + 4096) + 3 x 4096 x 14336 + 2 x 4096 = 218,112,000 parameters, the final norm
+  // (4,096) and the LM head (128,256 x 4,096 = 525,336,576): 4,015,132,672. Kept gathered (torchtitan's
+  // reshard_after_forward=False under pp) it holds all of them in bf16 instead of two layers, and their fp32
+  // gradients instead of one layer's.
+  nlohmann::json doc = {{"model", "llama3-8b"},
+                        {"training", {{"seq_len", 2048}, {"global_batch_size", 32}, {"zero_stage", 3}, {"recompute", "full"}, {"framework", "fsdp2"}}},
+                        {"parallel", {{"tp", 1}, {"pp", 2}, {"micro_batch_size", 1}}},
+                        {"hardware", {{"gpu", "h100-sxm-80gb"}, {"num_gpus", 8}}}};
+  const Scenario keeps = parse_scenario(doc);
+  doc["training"]["framework"] = {{"preset", "fsdp2"}, {"pipeline_keeps_unsharded", false}};
+  const Scenario per_layer = parse_scenario(doc);
+  const StageMemory a = MemoryModel(keeps.model, keeps.training, keeps.hardware).stage(keeps.parallel, 1);
+  const StageMemory b = MemoryModel(per_layer.model, per_layer.training, per_layer.hardware).stage(per_layer.parallel, 1);
+  const double stage_params = 16 * 218112000.0 + 4096 + 525336576.0, layer = 218112000.0;
+  CHECK(a.parameters == doctest::Approx(stage_params));
+  CHECK(a.weights - b.weights == doctest::Approx(stage_params * 2 - 2 * layer * 2));
+  CHECK(a.gradients - b.gradients >= stage_params * 4 - layer * 4 - 1);
+  // One gather and one reduce-scatter a step instead of per micro-batch (8 here): the exposed DP time cannot grow.
+  const StepEstimate sa = StepModel(keeps.model, keeps.training, keeps.hardware).estimate(keeps.parallel);
+  const StepEstimate sb = StepModel(per_layer.model, per_layer.training, per_layer.hardware).estimate(per_layer.parallel);
+  CHECK(sa.breakdown.dp_comm_s <= sb.breakdown.dp_comm_s + 1e-12);
+}
