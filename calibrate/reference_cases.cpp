@@ -1,11 +1,13 @@
 #include "reference_cases.hpp"
 
+#include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
 #include "models/errors.hpp"
 #include "models/memory.hpp"
+#include "models/step.hpp"
 
 namespace trainsim {
 
@@ -67,12 +69,36 @@ Json with_framework(Json scenario, const std::string& id, const std::string& sta
     scenario["training"]["framework"] = "fsdp2";
   } else if (id.rfind("deepspeed", 0) == 0) {
     scenario["training"]["framework"] = "deepspeed";
-  } else if ((id.rfind("mcore", 0) == 0 || id.rfind("megatron", 0) == 0) && id.find("deepep") != std::string::npos) {
-    // The Megatron-MoE-ModelZoo rows that name DeepEP ran the flex dispatcher with it (the case's note).
-    scenario["training"]["framework"] = {{"preset", "megatron-core"}, {"moe_dispatcher", "deepep"}};
   } else if (id.rfind("mcore", 0) == 0 || id.rfind("megatron", 0) == 0) {
     scenario["training"]["framework"] = "megatron-core";
   }
+  return scenario;
+}
+
+// What a modern_runs.json case states only in its note, as scenario fields: the Megatron-MoE-ModelZoo rows
+// name their token dispatcher ("DeepEP dispatcher", "DeepEP (flex) token dispatcher", "NCCL all-to-all
+// dispatcher") and their --recompute-modules ("Selective recompute of layernorm + MoE activation", "of
+// layernorm + moe", "of norm, act, shared_expert"), transcribed here.
+Json with_note_settings(Json scenario, const Json& c) {
+  const std::string id = c.at("id").get<std::string>(), note = c.value("note", "");
+  if (id.rfind("mcore", 0) != 0) return scenario;
+  // Row 1's 1F1B-overlap variant names DeepEP in its id ("Row 1 plus ..." in its note: row 1's modules too).
+  if (note.find("DeepEP") != std::string::npos || id.find("deepep") != std::string::npos) {
+    Json fw = scenario["training"].contains("framework") ? scenario["training"]["framework"] : Json("megatron-core");
+    if (fw.is_string()) fw = {{"preset", fw}};
+    fw["moe_dispatcher"] = "deepep";
+    scenario["training"]["framework"] = fw;
+  }
+  static const std::pair<const char*, std::vector<std::string>> kModules[] = {
+      {"Selective recompute of layernorm + MoE activation", {"layernorm", "moe_act"}},
+      {"Selective recompute of layernorm + moe", {"layernorm", "moe"}},
+      {"Selective recompute of norm, act, shared_expert", {"layernorm", "moe_act", "shared_experts"}},
+      {"Row 1 plus", {"layernorm", "moe_act"}},
+  };
+  Json& t = scenario["training"];
+  if (t.value("recompute", "") == "selective" && !t.contains("recompute_modules"))
+    for (const auto& [text, modules] : kModules)
+      if (note.find(text) != std::string::npos) t["recompute_modules"] = modules;
   return scenario;
 }
 
@@ -180,7 +206,7 @@ ReferenceSet load_reference_cases(const std::string& dir, const FittedParameters
   const Json modern = load(dir, "modern_runs.json");  // kept alive: a range-for over a temporary's member dangles
   for (const auto& c : modern.at("cases")) {
     const std::string id = c.at("id");
-    const Json doc = with_framework(reference_case_scenario(c), id, c.value("framework", ""));
+    const Json doc = with_note_settings(with_framework(reference_case_scenario(c), id, c.value("framework", "")), c);
     const bool fixed = doc["parallel"].contains("micro_batch_size");
     Scenario s;
     try {
@@ -203,6 +229,14 @@ ReferenceSet load_reference_cases(const std::string& dir, const FittedParameters
       add("modern_runs.json", c, ReferenceMetric::TokensPerSecondPerGpu, m["tokens_per_s_per_gpu"].get<double>(), s, !fixed);
     else if (m.contains("mfu_percent")) add("modern_runs.json", c, ReferenceMetric::MfuPercent, m["mfu_percent"].get<double>(), s, !fixed);
     if (m.contains("memory_per_gpu_GiB")) add("modern_runs.json", c, ReferenceMetric::MemoryGiB, m["memory_per_gpu_GiB"].get<double>(), s, !fixed);
+    if (!m.contains("iteration_time_s") && !m.contains("tokens_per_s_per_gpu") && !m.contains("mfu_percent") && !m.contains("memory_per_gpu_GiB")) {
+      const StepEstimate e = StepModel(s.model, s.training, s.hardware, nullptr, fitted).estimate(s.parallel);
+      const double tflops = m.contains("model_tflops_per_gpu") ? m["model_tflops_per_gpu"].get<double>() : 0.0;
+      char text[256];
+      std::snprintf(text, sizeof text, ": runs at %.2f s a step, %.1f%% MFU by trainsim's FLOP count; the source gives model TFLOP/s only (%.0f)",
+                    e.time_s, 100 * e.mfu, tflops);
+      out.uncompared.push_back(id + text);
+    }
   }
   return out;
 }

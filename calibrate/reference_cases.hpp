@@ -34,6 +34,9 @@ struct ReferenceCase {
 struct ReferenceSet {
   std::vector<ReferenceCase> cases;  // in file order; a case with speed and memory figures appears twice
   std::vector<std::string> refused;  // "id: why" for cases marked unsupported that trainsim still refuses
+  // "id: ..." for cases that run but publish no figure compared here (model TFLOP/s only, by a FLOP convention of
+  // the source's own), with trainsim's step time and MFU beside the source's figure.
+  std::vector<std::string> uncompared;
   std::vector<std::string> files;    // the files read, in order
 };
 

@@ -162,6 +162,10 @@ int main(int argc, char** argv) {
                 "predicted", "error", "layout");
     for (const auto& r : marked) print_row(r);
   }
+  if (!set.uncompared.empty()) {
+    std::printf("\nrun, not compared (no step time, tokens/s, MFU or memory in the source): %zu cases\n", set.uncompared.size());
+    for (const auto& u : set.uncompared) std::printf("  %s\n", u.c_str());
+  }
   if (!set.refused.empty()) {
     std::printf("\nnot run (marked unsupported by the source file, and refused by trainsim): %zu cases\n", set.refused.size());
     for (const auto& u : set.refused) std::printf("  %s\n", u.c_str());
