@@ -9,7 +9,7 @@ FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
 CMAKE_GEN := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 
-.PHONY: run test build bootstrap bench asan-test fuzz fuzz-build fuzz-replay accuracy-bands fit-reference clean
+.PHONY: run test build bootstrap bench asan-test fuzz fuzz-build fuzz-replay accuracy-bands fit-reference report-screenshots clean
 
 bootstrap:
 	@bash scripts/bootstrap.sh
@@ -64,6 +64,11 @@ fuzz-replay: fuzz-build
 
 fuzz: fuzz-build
 	FUZZ_SECONDS=$(FUZZ_SECONDS) bash tests/fuzz/run_fuzzers.sh $(FUZZ_BUILD)
+
+# The README's screenshots of each HTML report kind (docs/screenshots/<kind>.png), rendered in headless Chromium;
+# the report commands are listed in scripts/report_screenshots.sh. Fails when chromium is not installed.
+report-screenshots: build
+	bash scripts/report_screenshots.sh $(BUILD)
 
 bench: build
 	./$(BUILD)/tests/bench/trainsim_bench

@@ -13,6 +13,7 @@
 #include "models/units.hpp"
 #include "output.hpp"
 #include "progress.hpp"
+#include "reports/cluster_document.hpp"
 #include "reports/cluster_report.hpp"
 #include "scenario_input.hpp"
 #include "sim/cluster/cluster_sim.hpp"
@@ -34,6 +35,7 @@ struct ClusterFlags {
   std::string trace;
   std::string policies = "fifo";
   std::string format = "table";
+  std::string report;  // --report FILE.html
   int nodes = 0, gpus_per_node = 8, nodes_per_leaf = 0;
   std::string gpu = "h100-sxm-80gb";
   std::string failures;
@@ -61,7 +63,8 @@ std::vector<std::string> split_list(const std::string& text) {
 
 int run_cluster(const ClusterFlags& f) {
   ClusterRun run;
-  if (f.format != "table" && f.format != "json" && f.format != "csv") throw InputError("--format", f.format, "table, json or csv");
+  if (std::find(output_formats().begin(), output_formats().end(), f.format) == output_formats().end())
+    throw InputError("--format", f.format, output_formats_text());
   if (!(f.time_scale > 0 && f.time_scale <= 1e6)) throw InputError("--time-scale", std::to_string(f.time_scale), "a positive factor up to 1e6");
   std::vector<cl::PolicyChoice> choices;
   for (const std::string& p : split_list(f.policies)) choices.push_back(cl::parse_policy_choice(p, "--policy"));
@@ -205,7 +208,9 @@ int run_cluster(const ClusterFlags& f) {
   write_file(f.jobs_csv, "--jobs-csv", [&](std::ostream& os) { write_cluster_jobs_csv(os, run, trace.jobs); });
   write_file(f.timeseries_csv, "--timeseries-csv", [&](std::ostream& os) { write_cluster_timeseries_csv(os, run); });
   emit_result(f.format, cluster_json(run), "cluster",
-              {[&](std::ostream& os) { print_cluster_table(os, run); }, [&](std::ostream& os) { print_cluster_csv(os, run); }});
+              {[&](std::ostream& os) { print_cluster_table(os, run); }, [&](std::ostream& os) { print_cluster_csv(os, run); },
+               [&](std::ostream& os) { print_cluster_markdown(os, run); }, [&](std::ostream& os) { write_cluster_html(os, run); }},
+              f.report);
   return kExitOk;
 }
 
@@ -235,7 +240,8 @@ const RegisterCommand registered{
        app.add_flag("--rigid", f->rigid, "run elastic jobs as rigid ones (their requested GPUs only): what elasticity is worth");
        app.add_option("--jobs-csv", f->jobs_csv, "write one row per job and policy to FILE");
        app.add_option("--timeseries-csv", f->timeseries_csv, "write allocated GPUs, queue length and fragmentation over time to FILE");
-       app.add_option("--format", f->format, "table (default), json or csv");
+       app.add_option("--format", f->format, "table (default), json, csv, md or html");
+       app.add_option("--report", f->report, "also write a self-contained HTML report with charts to FILE.html");
        return [f] { return run_cluster(*f); };
      }}};
 

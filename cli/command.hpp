@@ -3,7 +3,8 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <string>
-#include <vector>
+
+#include "models/name_registry.hpp"
 
 namespace trainsim::cli {
 
@@ -17,10 +18,11 @@ struct Command {
   std::function<std::function<int()>(CLI::App& app)> setup;
 };
 
-std::vector<Command>& command_registry();
+// In registration order (the order of the files on the link line): the order --help lists them in.
+NameRegistry<Command>& command_registry();
 
 struct RegisterCommand {
-  explicit RegisterCommand(Command c) { command_registry().push_back(std::move(c)); }
+  explicit RegisterCommand(Command c) { command_registry().add(std::move(c)); }
 };
 
 }  // namespace trainsim::cli

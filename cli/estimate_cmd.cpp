@@ -7,6 +7,7 @@
 #include "models/memory.hpp"
 #include "models/memory_advice.hpp"
 #include "models/step.hpp"
+#include "reports/estimate_document.hpp"
 #include "reports/estimate_report.hpp"
 #include "scenario_input.hpp"
 
@@ -33,7 +34,10 @@ int run_estimate(const ScenarioInput& input) {
                  print_estimate_table(os, r);
                  if (calibration) print_calibration_summary(os, calibration->path, calibration->profile, *coverage);
                },
-               [&](std::ostream& os) { print_estimate_csv(os, r); }});
+               [&](std::ostream& os) { print_estimate_csv(os, r); },
+               [&](std::ostream& os) { print_estimate_markdown(os, r); },
+               [&](std::ostream& os) { write_estimate_html(os, r); }},
+              input.report);
   return kExitOk;
 }
 

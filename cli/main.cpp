@@ -6,8 +6,8 @@
 #include "models/errors.hpp"
 
 namespace trainsim::cli {
-std::vector<Command>& command_registry() {
-  static std::vector<Command> commands;
+NameRegistry<Command>& command_registry() {
+  static NameRegistry<Command> commands(NameOrder::Registration);
   return commands;
 }
 }  // namespace trainsim::cli
@@ -18,7 +18,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "trainsim 0.1.0");
   std::function<int()> run;
-  for (const auto& c : command_registry()) {
+  for (const auto& c : command_registry().entries()) {
     CLI::App* sub = app.add_subcommand(c.name, c.description);
     auto action = c.setup(*sub);
     sub->callback([&run, action] { run = action; });

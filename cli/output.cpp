@@ -1,5 +1,6 @@
 #include "output.hpp"
 
+#include <fstream>
 #include <iostream>
 
 #include "models/errors.hpp"
@@ -7,20 +8,50 @@
 
 namespace trainsim::cli {
 
+const std::vector<std::string>& output_formats() {
+  static const std::vector<std::string> formats{"table", "json", "csv", "md", "html"};
+  return formats;
+}
+
+std::string output_formats_text() { return "table, json, csv, md or html"; }
+
 std::string json_text(const nlohmann::json& value, int indent) {
   return value.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-void emit_result(const std::string& format, const nlohmann::json& result, const std::string& what, const Renderers& renderers) {
-  check_result_numbers(result, what);
-  if (format == "json") {
-    std::cout << json_text(result) << "\n";
-  } else if (format == "csv") {
-    if (!renderers.csv) throw InputError("--format", "\"csv\"", "table or json", "trainsim " + what + " has no CSV form");
-    renderers.csv(std::cout);
-  } else {
-    renderers.table(std::cout);
+namespace {
+
+// The renderer for `format`, or an InputError naming what the command does have.
+const std::function<void(std::ostream&)>& renderer_for(const std::string& format, const std::string& what, const Renderers& r) {
+  const std::function<void(std::ostream&)>* chosen = format == "csv" ? &r.csv : format == "md" ? &r.markdown : format == "html" ? &r.html : &r.table;
+  if (!*chosen) {
+    std::string has = "table or json";
+    if (r.csv) has += ", csv";
+    if (r.markdown) has += ", md";
+    if (r.html) has += ", html";
+    throw InputError("--format", "\"" + format + "\"", has, "trainsim " + what + " has no " + format + " form");
   }
+  return *chosen;
+}
+
+}  // namespace
+
+void emit_result(const std::string& format, const nlohmann::json& result, const std::string& what, const Renderers& renderers,
+                 const std::string& report_path) {
+  check_result_numbers(result, what);
+  if (!report_path.empty() && !renderers.html)
+    throw InputError("--report", report_path, "no report", "trainsim " + what + " has no HTML report");
+  // The report file is opened before anything is printed: an unwritable path fails without a half-done output.
+  std::ofstream out;
+  if (!report_path.empty()) {
+    out.open(report_path);
+    if (!out) throw InputError("--report", report_path, "a writable file (the HTML report)");
+  }
+  if (format == "json") std::cout << json_text(result) << "\n";
+  else renderer_for(format, what, renderers)(std::cout);
+  if (report_path.empty()) return;
+  renderers.html(out);
+  if (!out) throw InputError("--report", report_path, "a writable file (the HTML report)");
 }
 
 }  // namespace trainsim::cli

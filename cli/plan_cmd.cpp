@@ -10,6 +10,7 @@
 #include "models/errors.hpp"
 #include "models/units.hpp"
 #include "progress.hpp"
+#include "reports/plan_document.hpp"
 #include "reports/plan_report.hpp"
 #include "scenario_input.hpp"
 
@@ -107,7 +108,10 @@ int run_plan(PlanOptions opt) {
                  print_plan_table(os, report);
                  if (calibration) print_calibration_summary(os, calibration->path, calibration->profile, *coverage);
                },
-               [&](std::ostream& os) { print_plan_csv(os, report); }});
+               [&](std::ostream& os) { print_plan_csv(os, report); },
+               [&](std::ostream& os) { print_plan_markdown(os, report); },
+               [&](std::ostream& os) { write_plan_html(os, report); }},
+              opt.input.report);
   return kExitOk;
 }
 

@@ -1,5 +1,7 @@
 #include "scenario_input.hpp"
 
+#include "output.hpp"
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -203,7 +205,8 @@ void add_scenario_options(CLI::App& app, ScenarioInput& input) {
            std::string(f.help) + "  [sets " + pointer + "]")
         ->group("Scenario fields");
   }
-  app.add_option("--format", input.format, "output: table, json or csv")->check(CLI::IsMember({"table", "json", "csv"}));
+  app.add_option("--format", input.format, "output: " + output_formats_text())->check(CLI::IsMember(output_formats()));
+  app.add_option("--report", input.report, "also write a self-contained HTML report with charts to FILE.html");
 }
 
 Json load_scenario_document(const ScenarioInput& input, std::string* label) {

@@ -16,6 +16,7 @@ struct ScenarioInput {
   std::string path;                           // empty: the built-in default, unless --model is given
   std::map<std::string, std::string> flags;   // JSON pointer -> value as typed
   std::string format = "table";
+  std::string report;                         // --report FILE.html: the HTML report, beside the printed output
   std::string calibration;                    // --calibration FILE: wins over the scenario's "calibration" key
 };
 
@@ -25,7 +26,7 @@ struct LoadedCalibration {
   CalibrationProfile profile;
 };
 
-// Adds SCENARIO, every field flag (--model, --gpu, --gpus, --tp, ...) and --format to `app`.
+// Adds SCENARIO, every field flag (--model, --gpu, --gpus, --tp, ...), --format and --report to `app`.
 void add_scenario_options(CLI::App& app, ScenarioInput& input);
 
 // Reads the scenario document with its section files and flag overrides applied; `label` says where

@@ -1,6 +1,7 @@
 // `trainsim simulate [SCENARIO]`: training iterations of the scenario's layout replayed on a SimGrid model of
 // its fabric (sim/iteration_sim.hpp), next to the analytic step.
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
@@ -9,6 +10,7 @@
 #include "models/step.hpp"
 #include "output.hpp"
 #include "progress.hpp"
+#include "reports/simulate_document.hpp"
 #include "reports/simulate_report.hpp"
 #include "scenario_input.hpp"
 #include "models/checkpoint_model.hpp"
@@ -113,9 +115,16 @@ int run_simulate(const ScenarioInput& input, const SimulateFlags& flags) {
   r.simulated = sim::simulate_iterations(r.scenario, sm, opt);
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   bar.finish();
-  if (opt.trace) write_chrome_trace(trace, r.simulated);
+  if (opt.trace) {
+    write_chrome_trace(trace, r.simulated);
+    // The report links the timeline by a path relative to the report's own folder.
+    namespace fs = std::filesystem;
+    r.trace_path = input.report.empty() ? flags.trace : fs::absolute(flags.trace).lexically_relative(fs::absolute(input.report).parent_path()).string();
+  }
   emit_result(input.format, simulate_json(r), "simulate",
-              {[&](std::ostream& os) { print_simulate_table(os, r); }, [&](std::ostream& os) { print_simulate_csv(os, r); }});
+              {[&](std::ostream& os) { print_simulate_table(os, r); }, [&](std::ostream& os) { print_simulate_csv(os, r); },
+               [&](std::ostream& os) { print_simulate_markdown(os, r); }, [&](std::ostream& os) { write_simulate_html(os, r); }},
+              input.report);
   return kExitOk;
 }
 

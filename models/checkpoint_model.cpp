@@ -7,6 +7,7 @@
 #include "errors.hpp"
 #include "json_reader.hpp"
 #include "memory.hpp"
+#include "name_registry.hpp"
 #include "reliability_limits.hpp"
 #include "transformer.hpp"
 
@@ -49,25 +50,17 @@ CheckpointSize checkpoint_size(const ModelSpec& m, const TrainingSpec& t, const 
 // Registry and built-in tiers in one file: whatever looks a tier up keeps the registrations.
 
 namespace {
-std::vector<StorageTier>& tier_registry() {
-  static std::vector<StorageTier> all;
+NameRegistry<StorageTier>& tier_registry() {
+  static NameRegistry<StorageTier> all;
   return all;
 }
 }  // namespace
 
-const std::vector<StorageTier>& storage_tiers() { return tier_registry(); }
+const std::vector<StorageTier>& storage_tiers() { return tier_registry().entries(); }
 
-const StorageTier* find_storage_tier(const std::string& name) {
-  for (const auto& t : tier_registry())
-    if (t.name == name) return &t;
-  return nullptr;
-}
+const StorageTier* find_storage_tier(const std::string& name) { return tier_registry().find(name); }
 
-RegisterStorageTier::RegisterStorageTier(StorageTier tier) {
-  auto& all = tier_registry();
-  auto at = std::find_if(all.begin(), all.end(), [&](const StorageTier& x) { return x.name > tier.name; });
-  all.insert(at, std::move(tier));
-}
+RegisterStorageTier::RegisterStorageTier(StorageTier tier) { tier_registry().add(std::move(tier)); }
 
 double shared_bandwidth(const StorageTier& tier, int nodes, int concurrent_jobs) {
   const double nodes_bw = std::max(1, nodes) * tier.per_node_bandwidth;
@@ -97,8 +90,8 @@ const RegisterStorageTier reg_object{{"object-store",
 
 // ---- Methods ---------------------------------------------------------------------------------------
 
-std::vector<std::unique_ptr<CheckpointMethod>>& method_registry() {
-  static std::vector<std::unique_ptr<CheckpointMethod>> all;
+NameRegistry<std::unique_ptr<CheckpointMethod>>& method_registry() {
+  static NameRegistry<std::unique_ptr<CheckpointMethod>> all;
   return all;
 }
 
@@ -187,37 +180,20 @@ const RegisterCheckpointMethod reg_incremental{std::make_unique<IncrementalCheck
 // PCIe Gen5 x16 (~53 GB/s achievable), earlier parts on Gen4 x16 (~26 GB/s).
 double default_host_bandwidth(const GpuSpec& g) { return g.flops_fp8 > 0 && g.memory_bandwidth > 3e12 ? 53e9 : 26e9; }
 
-std::vector<std::string> method_names() {
-  std::vector<std::string> out;
-  for (const auto& m : method_registry()) out.push_back(m->name());
-  return out;
-}
-std::vector<std::string> tier_names() {
-  std::vector<std::string> out;
-  for (const auto& t : tier_registry()) out.push_back(t.name);
-  return out;
-}
-
 }  // namespace
 
-const std::vector<std::unique_ptr<CheckpointMethod>>& checkpoint_methods() { return method_registry(); }
+const std::vector<std::unique_ptr<CheckpointMethod>>& checkpoint_methods() { return method_registry().entries(); }
 
 const CheckpointMethod* find_checkpoint_method(const std::string& name) {
-  for (const auto& m : method_registry())
-    if (m->name() == name) return m.get();
-  return nullptr;
+  const auto* m = method_registry().find(name);
+  return m ? m->get() : nullptr;
 }
 
-RegisterCheckpointMethod::RegisterCheckpointMethod(std::unique_ptr<CheckpointMethod> m) {
-  auto& all = method_registry();
-  const std::string name = m->name();
-  auto at = std::find_if(all.begin(), all.end(), [&](const auto& x) { return x->name() > name; });
-  all.insert(at, std::move(m));
-}
+RegisterCheckpointMethod::RegisterCheckpointMethod(std::unique_ptr<CheckpointMethod> m) { method_registry().add(std::move(m)); }
 
 StorageTier checkpoint_tier(const CheckpointSettings& s) {
   const StorageTier* found = find_storage_tier(s.storage);
-  if (!found) throw InputError("checkpoint storage", "\"" + s.storage + "\"", "one of " + join(tier_names()));
+  if (!found) tier_registry().unknown("checkpoint storage", s.storage, {.hint = ""});
   StorageTier tier = *found;
   if (s.aggregate_bandwidth > 0) tier.aggregate_bandwidth = s.aggregate_bandwidth;
   if (s.per_node_bandwidth > 0) tier.per_node_bandwidth = s.per_node_bandwidth;
@@ -241,7 +217,7 @@ CheckpointContext checkpoint_context(const CheckpointSize& size, const Checkpoin
 
 CheckpointCosts checkpoint_costs(const CheckpointSettings& s, const CheckpointContext& c) {
   const CheckpointMethod* m = find_checkpoint_method(s.method);
-  if (!m) throw InputError("checkpoint method", "\"" + s.method + "\"", "one of " + join(method_names()));
+  if (!m) method_registry().unknown("checkpoint method", s.method, {.hint = ""});
   CheckpointCosts k = m->costs(c);
   if (s.blocking_override_s >= 0) {
     k.blocking_s = s.blocking_override_s;
@@ -262,16 +238,16 @@ CheckpointSettings parse_checkpoint_settings(const Json& value, const std::strin
   }
   JsonReader r(value, path, defaults);
   r.mark_read({"method", "storage", "interval", "cost", "overhead", "host_bandwidth", "incremental_fraction", "full_every"});
-  s.method = r.get_enum("method", method_names(), "sync", "training blocks while the checkpoint is written");
+  s.method = r.get_enum("method", method_registry().names(), "sync", "training blocks while the checkpoint is written");
   if (!r.has("storage")) {
     r.record_default("storage", "\"parallel-fs\"", "a shared parallel file system, 2 TB/s aggregate");
   } else if (r.raw("storage").is_string()) {
-    s.storage = r.get_enum("storage", tier_names(), "parallel-fs", "");
+    s.storage = r.get_enum("storage", tier_registry().names(), "parallel-fs", "");
   } else {
     namespace lim = reliability_limits;
     JsonReader st(r.raw("storage"), r.child_path("storage"), defaults);
     st.mark_read({"tier", "aggregate_bandwidth", "per_node_bandwidth", "concurrent_jobs"});
-    s.storage = st.get_enum("tier", tier_names(), "parallel-fs", "a shared parallel file system");
+    s.storage = st.get_enum("tier", tier_registry().names(), "parallel-fs", "a shared parallel file system");
     if (st.has("aggregate_bandwidth"))
       s.aggregate_bandwidth = lim::read_quantity(st, "aggregate_bandwidth", Quantity::Bandwidth, 0, "", lim::kAggregateBandwidth);
     if (st.has("per_node_bandwidth"))

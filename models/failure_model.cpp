@@ -6,6 +6,7 @@
 
 #include "errors.hpp"
 #include "json_reader.hpp"
+#include "name_registry.hpp"
 #include "reliability_limits.hpp"
 
 namespace trainsim {
@@ -15,8 +16,8 @@ namespace trainsim {
 // the registry (anything that looks a distribution up) also keeps the registrations below.
 
 namespace {
-std::vector<DistributionInfo>& distribution_registry() {
-  static std::vector<DistributionInfo> all;
+NameRegistry<DistributionInfo>& distribution_registry() {
+  static NameRegistry<DistributionInfo> all;
   return all;
 }
 }  // namespace
@@ -24,24 +25,17 @@ std::vector<DistributionInfo>& distribution_registry() {
 double TimeDistribution::cumulative_hazard(double) const { return std::numeric_limits<double>::quiet_NaN(); }
 double TimeDistribution::inverse_cumulative_hazard(double) const { return std::numeric_limits<double>::quiet_NaN(); }
 
-const std::vector<DistributionInfo>& time_distributions() { return distribution_registry(); }
+const std::vector<DistributionInfo>& time_distributions() { return distribution_registry().entries(); }
 
-const DistributionInfo* find_distribution(const std::string& name) {
-  for (const auto& d : distribution_registry())
-    if (d.name == name) return &d;
-  return nullptr;
-}
+const DistributionInfo* find_distribution(const std::string& name) { return distribution_registry().find(name); }
 
-RegisterDistribution::RegisterDistribution(DistributionInfo info) {
-  auto& all = distribution_registry();
-  auto at = std::find_if(all.begin(), all.end(), [&](const DistributionInfo& x) { return x.name > info.name; });
-  all.insert(at, std::move(info));
-}
+RegisterDistribution::RegisterDistribution(DistributionInfo info) { distribution_registry().add(std::move(info)); }
 
 std::unique_ptr<TimeDistribution> make_distribution(const std::string& name, double mean_s, double shape, const std::string& path,
                                                     bool for_failures) {
+  // Failure times list only the distributions with a hazard.
   std::vector<std::string> names;
-  for (const auto& d : distribution_registry())
+  for (const auto& d : time_distributions())
     if (!for_failures || d.for_failures) names.push_back(d.name);
   const DistributionInfo* info = find_distribution(name);
   if (!info || (for_failures && !info->for_failures))

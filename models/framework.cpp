@@ -2,13 +2,14 @@
 
 #include <algorithm>
 #include <iterator>
-#include <map>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <string_view>
 
 #include "errors.hpp"
 #include "json_reader.hpp"
 #include "limits.hpp"
+#include "name_registry.hpp"
 #include "spec.hpp"
 
 namespace trainsim {
@@ -105,15 +106,17 @@ FrameworkTraits read_traits(const Json& values, const std::string& path, Framewo
   return base;
 }
 
-struct Registry {
-  std::map<std::string, Json> files;
-  std::map<std::string, FrameworkTraits> traits;
+// A preset: its traits and the file they were read from.
+struct FrameworkPreset {
+  FrameworkTraits traits;
+  Json file;
+  const std::string& name() const { return traits.name; }
 };
 
 // Parsed once, on first use; immutable afterwards (safe to read from many threads).
-const Registry& registry() {
-  static const Registry reg = [] {
-    Registry r;
+const NameRegistry<FrameworkPreset>& registry() {
+  static const NameRegistry<FrameworkPreset> reg = [] {
+    NameRegistry<FrameworkPreset> r;
     for (std::string_view text : {embedded::framework_megatron_core_json, embedded::framework_megatron_deepspeed_json,
                                   embedded::framework_deepspeed_json, embedded::framework_fsdp_json, embedded::framework_fsdp2_json,
                                   embedded::framework_transformers_json}) {
@@ -124,8 +127,7 @@ const Registry& registry() {
       FrameworkTraits t = read_traits(values, "presets/frameworks/" + name + ".json/traits", FrameworkTraits{}, true);
       t.name = name;
       t.description = file.at("description").get<std::string>();
-      r.traits.emplace(name, t);
-      r.files.emplace(name, std::move(file));
+      r.add({std::move(t), std::move(file)});
     }
     return r;
   }();
@@ -134,18 +136,18 @@ const Registry& registry() {
 
 }  // namespace
 
-std::vector<std::string> framework_names() {
-  std::vector<std::string> out;
-  for (const auto& [name, t] : registry().traits) out.push_back(name);
-  return out;
-}
+std::vector<std::string> framework_names() { return registry().names(); }
 
 const FrameworkTraits* find_framework(const std::string& name) {
-  auto it = registry().traits.find(name);
-  return it == registry().traits.end() ? nullptr : &it->second;
+  const FrameworkPreset* p = registry().find(name);
+  return p ? &p->traits : nullptr;
 }
 
-const Json& framework_preset_json(const std::string& name) { return registry().files.at(name); }
+const Json& framework_preset_json(const std::string& name) {
+  const FrameworkPreset* p = registry().find(name);
+  if (!p) throw std::out_of_range("no framework preset named " + name);
+  return p->file;
+}
 
 FrameworkTraits parse_framework(const Json& value, const std::string& path) {
   const Json* name = &value;
@@ -159,9 +161,11 @@ FrameworkTraits parse_framework(const Json& value, const std::string& path) {
     throw InputError(path, json_value_text(value), "a framework preset name or {\"preset\": NAME, <trait>: value, ...}");
   }
   const FrameworkTraits* base = name->is_string() ? find_framework(name->get<std::string>()) : nullptr;
-  if (!base)
-    throw InputError(name_path, json_value_text(*name), "a framework preset: " + join(framework_names()),
-                     name->is_string() ? "closest: " + join(closest_names(name->get<std::string>(), framework_names())) : "");
+  if (!base) {
+    UnknownNameWording wording{.what = "a framework preset", .shown = json_value_text(*name)};
+    if (!name->is_string()) wording.hint = "";  // no suggestions for a number or an object
+    registry().unknown(name_path, name->is_string() ? name->get<std::string>() : std::string(), wording);
+  }
   if (!value.is_object()) return *base;
   FrameworkTraits t = read_traits(value, path, *base, false);
   for (auto it = value.begin(); it != value.end(); ++it)

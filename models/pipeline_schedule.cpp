@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <memory>
 
+#include "name_registry.hpp"
+
 namespace trainsim {
 
 namespace {
@@ -55,34 +57,36 @@ class Interleaved final : public PipelineSchedule {
   }
 };
 
-const std::vector<const PipelineSchedule*>& registry() {
+// In Schedule order, the order listings show.
+const NameRegistry<const PipelineSchedule*>& registry() {
   static const Gpipe gpipe;
   static const OneFOneB one_f_one_b;
   static const Interleaved interleaved;
-  static const std::vector<const PipelineSchedule*> all{&gpipe, &one_f_one_b, &interleaved};
+  static const NameRegistry<const PipelineSchedule*> all = [] {
+    NameRegistry<const PipelineSchedule*> r(NameOrder::Registration);
+    r.add(&gpipe);
+    r.add(&one_f_one_b);
+    r.add(&interleaved);
+    return r;
+  }();
   return all;
 }
 
 }  // namespace
 
-const std::vector<const PipelineSchedule*>& pipeline_schedules() { return registry(); }
+const std::vector<const PipelineSchedule*>& pipeline_schedules() { return registry().entries(); }
 
 const PipelineSchedule& pipeline_schedule(Schedule s) {
-  for (const PipelineSchedule* p : registry())
+  for (const PipelineSchedule* p : registry().entries())
     if (p->id() == s) return *p;
-  return *registry()[1];
+  return *registry().entries()[1];
 }
 
 const PipelineSchedule* find_pipeline_schedule(const std::string& name) {
-  for (const PipelineSchedule* p : registry())
-    if (name == p->name()) return p;
-  return nullptr;
+  const PipelineSchedule* const* p = registry().find(name);
+  return p ? *p : nullptr;
 }
 
-std::vector<std::string> pipeline_schedule_names() {
-  std::vector<std::string> out;
-  for (const PipelineSchedule* p : registry()) out.push_back(p->name());
-  return out;
-}
+std::vector<std::string> pipeline_schedule_names() { return registry().names(); }
 
 }  // namespace trainsim

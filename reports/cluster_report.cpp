@@ -55,6 +55,39 @@ Json cluster_json(const ClusterRun& r) {
   return out;
 }
 
+const std::vector<std::string>& policy_table_header() {
+  static const std::vector<std::string> h{"policy", "jobs", "util", "mean wait", "p50 wait", "p99 wait", "mean JCT", "makespan",
+                                          "preempt", "failures", "GPU-h lost", "goodput", "run"};
+  return h;
+}
+
+std::vector<std::vector<std::string>> policy_table_rows(const ClusterRun& r) {
+  std::vector<std::vector<std::string>> rows;
+  for (std::size_t i = 0; i < r.policies.size(); ++i) {
+    const PolicyResult& p = r.policies[i];
+    rows.push_back({p.name, count_text(p.jobs), pct(p.utilization), format_seconds(p.mean_wait_s), format_seconds(p.p50_wait_s),
+                    format_seconds(p.p99_wait_s), format_seconds(p.mean_jct_s), format_seconds(p.makespan_s), count_text(p.preemptions),
+                    count_text(p.failures), fixed(p.gpu_hours_lost, 1), pct(p.goodput), fixed(i < r.wall_s.size() ? r.wall_s[i] : 0, 2) + " s"});
+  }
+  return rows;
+}
+
+std::string cluster_text(const ClusterRun& r) {
+  const auto& c = r.cluster;
+  std::string s = count_text(c.total_nodes()) + " nodes, " + count_text(c.total_gpus()) + " GPUs (" + r.cluster_source + "):";
+  for (const auto& p : c.pools) s += " " + p.name + " " + std::to_string(p.nodes) + (p.spare_nodes ? " +" + std::to_string(p.spare_nodes) + " spare" : "") + ";";
+  return s + " " + std::to_string(c.nodes_per_leaf) + " nodes per leaf switch, GPU sharing " + (c.gpu_sharing ? "on" : "off") + ", failures " +
+         (c.failures_on ? c.failures.name : "off") + ", checkpoint every " + format_seconds(c.checkpoint_interval_s) + " (jobs that name none)";
+}
+
+std::string workload_text(const ClusterRun& r) {
+  std::string s = r.workload.source + ": " + count_text(static_cast<double>(r.workload.rows)) + " rows, " +
+                  count_text(static_cast<double>(r.workload.jobs)) + " jobs";
+  if (r.time_scale != 1) s += ", times x" + fixed(r.time_scale, 3);
+  if (!r.synthetic_note.empty()) s += ": " + r.synthetic_note;
+  return s;
+}
+
 void print_cluster_table(std::ostream& os, const ClusterRun& r) {
   const auto& c = r.cluster;
   os << "Cluster    " << count_text(c.total_nodes()) << " nodes, " << count_text(c.total_gpus()) << " GPUs (" << r.cluster_source << "):";
@@ -88,13 +121,8 @@ void print_cluster_table(std::ostream& os, const ClusterRun& r) {
     f.print(os);
     return;
   }
-  TextTable t({"policy", "jobs", "util", "mean wait", "p50 wait", "p99 wait", "mean JCT", "makespan", "preempt", "failures", "GPU-h lost", "goodput", "run"});
-  for (std::size_t i = 0; i < r.policies.size(); ++i) {
-    const PolicyResult& p = r.policies[i];
-    t.add_row({p.name, count_text(p.jobs), pct(p.utilization), format_seconds(p.mean_wait_s), format_seconds(p.p50_wait_s),
-               format_seconds(p.p99_wait_s), format_seconds(p.mean_jct_s), format_seconds(p.makespan_s), count_text(p.preemptions),
-               count_text(p.failures), fixed(p.gpu_hours_lost, 1), pct(p.goodput), fixed(i < r.wall_s.size() ? r.wall_s[i] : 0, 2) + " s"});
-  }
+  TextTable t(policy_table_header());
+  for (auto& row : policy_table_rows(r)) t.add_row(std::move(row));
   t.print(os);
   if (r.recorded_n > 0)
     os << "\nRecorded in the trace (" << count_text(r.recorded_n) << " jobs): wait mean " << format_seconds(r.recorded_mean_wait_s) << ", p50 "

@@ -21,9 +21,9 @@ struct ClusterRun {
   sim::cluster::ImportReport workload;
   double time_scale = 1;        // trace times multiplied by this
   bool fill = false;            // jobs never ended (--fill): the allocation at the last arrival is the result
-  double fill_to = 0;
-  std::string synthetic_note;
-  std::vector<sim::cluster::ModelJobInfo> model_jobs;  // jobs given as scenarios: their step within a leaf and across   // "100000 jobs over 365 d at load 0.80 (...)" when the workload is synthetic           // the workload was repeated until it asked for this fraction of the GPUs (0: not)
+  double fill_to = 0;           // the workload was repeated until it asked for this fraction of the GPUs (0: not)
+  std::string synthetic_note;   // "100000 jobs over 365 d at load 0.80 (...)" when the workload is synthetic
+  std::vector<sim::cluster::ModelJobInfo> model_jobs;  // jobs given as scenarios: their step within a leaf and across
   // What the trace itself recorded (Alibaba: scheduled minus creation time), for comparison; n = 0: none.
   int recorded_n = 0;
   double recorded_mean_wait_s = 0, recorded_p50_wait_s = 0, recorded_p99_wait_s = 0;
@@ -33,6 +33,12 @@ struct ClusterRun {
 };
 
 nlohmann::json cluster_json(const ClusterRun& r);
+// The policy comparison as table cells (terminal table, Markdown and HTML show the same).
+const std::vector<std::string>& policy_table_header();
+std::vector<std::vector<std::string>> policy_table_rows(const ClusterRun& r);
+// "160 nodes, 1,280 GPUs (scenario.json): h100 160; 32 nodes per leaf switch, ..." and the workload, one line each.
+std::string cluster_text(const ClusterRun& r);
+std::string workload_text(const ClusterRun& r);
 void print_cluster_table(std::ostream& os, const ClusterRun& r);
 void print_cluster_csv(std::ostream& os, const ClusterRun& r);
 // One row per job and policy: policy, id, submit_s, start_s, end_s, wait_s, jct_s, slowdown, gpus, preemptions,

@@ -78,7 +78,6 @@ std::string describe_framework(const TrainingSpec& t, const ParallelLayout& p) {
   return out + ")";
 }
 
-namespace {
 std::string describe_training(const Scenario& s) {
   const TrainingSpec& t = s.training;
   const ParallelLayout& p = s.parallel;
@@ -100,7 +99,6 @@ std::string describe_layout(const Scenario& s) {
          " on " + std::to_string(s.hardware.num_nodes) + (s.hardware.num_nodes == 1 ? " node" : " nodes");
   return out;
 }
-}  // namespace
 
 void print_estimate_table(std::ostream& os, const EstimateResult& r) {
   const Scenario& s = r.scenario;

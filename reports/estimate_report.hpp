@@ -25,6 +25,10 @@ nlohmann::json memory_json(const MemoryEstimate& m);
 nlohmann::json estimate_json(const EstimateResult& r);
 void print_estimate_table(std::ostream& os, const EstimateResult& r);
 void print_estimate_csv(std::ostream& os, const EstimateResult& r);
+// "sft, seq 4096, global batch 64 = micro 1 x dp 8 x accumulation 8, bf16, adamw, ZeRO-3, recompute none, ..."
+std::string describe_training(const Scenario& s);
+// "tp 2+sp . pp 1 . dp 4 . cp 1 (1f1b), 8 x h100-sxm-80gb on 1 node"
+std::string describe_layout(const Scenario& s);
 // "deepspeed (from the scenario; kernel_launch_gap_us overridden)" or "megatron-core (implied by the layout)".
 std::string describe_framework(const TrainingSpec& t, const ParallelLayout& p);
 

@@ -104,7 +104,6 @@ Json plan_report_json(const PlanReport& r) {
           {"pareto", pareto}};
 }
 
-namespace {
 std::string layout_text(const Plan& p) {
   const ParallelLayout& l = p.layout;
   std::string s = "tp" + std::to_string(l.tp) + (l.sequence_parallel && l.tp > 1 ? "+sp" : "") + " pp" + std::to_string(l.pp);
@@ -118,6 +117,7 @@ std::string layout_text(const Plan& p) {
   return s;
 }
 
+namespace {
 std::string days_or_hours(double s) { return s <= 0 ? "-" : format_seconds(s); }
 std::string band_text(const StepEstimate& st) {
   return st.band ? format_seconds(st.time_s_low) + " - " + format_seconds(st.time_s_high) : std::string("-");
@@ -129,6 +129,27 @@ bool bands_overlap(const StepEstimate& a, const StepEstimate& b) {
 // "-" when the price or the amount of training is unknown.
 std::string money(const TrainingCost& c) { return c.priced && c.time_to_train_s > 0 ? format_usd(c.cost) : "-"; }
 }  // namespace
+
+const std::vector<std::string>& plan_table_header() {
+  static const std::vector<std::string> h{"#", "GPUs", "layout", "mbs", "recompute", "zero", "framework", "step", "likely step", "tokens/s", "MFU",
+                                          "mem GiB", "time", "cost", "pareto"};
+  return h;
+}
+
+std::vector<std::vector<std::string>> plan_table_rows(const PlanReport& r) {
+  std::vector<std::vector<std::string>> rows;
+  if (r.result.plans.empty()) return rows;
+  const Plan& best = r.result.plans.front();
+  int i = 1;
+  for (const auto& p : r.result.plans) {
+    const bool close = i > 1 && bands_overlap(p.step, best.step);
+    rows.push_back({std::to_string(i++), std::to_string(p.num_gpus), layout_text(p), std::to_string(p.layout.micro_batch_size), to_string(p.training.recompute),
+                    std::to_string(p.training.zero_stage), framework_for(p.training, p.layout).name, format_seconds(p.step.time_s),
+                    band_text(p.step) + (close ? " ~" : ""), format_count(p.step.tokens_per_s), fixed(100 * p.step.mfu, 1) + "%",
+                    gib(p.memory.total, 1), days_or_hours(p.cost.time_to_train_s), money(p.cost), p.pareto ? "*" : ""});
+  }
+  return rows;
+}
 
 void print_plan_table(std::ostream& os, const PlanReport& r) {
   const Scenario& s = r.scenario;
@@ -160,17 +181,10 @@ void print_plan_table(std::ostream& os, const PlanReport& r) {
     for (const auto& n : s.notes) os << "Note: " << n << "\n";
     return;
   }
-  TextTable t({"#", "GPUs", "layout", "mbs", "recompute", "zero", "framework", "step", "likely step", "tokens/s", "MFU", "mem GiB", "time", "cost", "pareto"});
-  const Plan& best = r.result.plans.front();
-  int i = 1;
-  for (const auto& p : r.result.plans) {
-    const bool close = i > 1 && bands_overlap(p.step, best.step);
-    t.add_row({std::to_string(i++), std::to_string(p.num_gpus), layout_text(p), std::to_string(p.layout.micro_batch_size), to_string(p.training.recompute),
-               std::to_string(p.training.zero_stage), framework_for(p.training, p.layout).name, format_seconds(p.step.time_s),
-               band_text(p.step) + (close ? " ~" : ""), format_count(p.step.tokens_per_s), fixed(100 * p.step.mfu, 1) + "%",
-               gib(p.memory.total, 1), days_or_hours(p.cost.time_to_train_s), money(p.cost), p.pareto ? "*" : ""});
-  }
+  TextTable t(plan_table_header());
+  for (auto& row : plan_table_rows(r)) t.add_row(std::move(row));
   t.print(os);
+  const Plan& best = r.result.plans.front();
   if (best.step.band)
     os << "likely step: the step time x the 10th-90th percentile of measured / predicted time over the reference runs of the plan's\n"
           "framework family and GPU class (each run predicted without its source in the fit); ~: overlaps plan 1's range, so the ranking between them\n"
@@ -188,23 +202,20 @@ void print_plan_table(std::ostream& os, const PlanReport& r) {
   for (const auto& n : s.notes) os << "Note: " << n << "\n";
 }
 
+std::vector<std::pair<std::string, double>> step_parts(const StepBreakdown& b) {
+  const std::pair<const char*, double> all[] = {{"compute", b.compute_s}, {"host", b.host_s},       {"recompute", b.recompute_s},
+                                                {"tp comm", b.tp_comm_s}, {"cp comm", b.cp_comm_s}, {"ep comm", b.ep_comm_s},
+                                                {"pp comm", b.pp_comm_s}, {"dp comm", b.dp_comm_s}, {"bubble", b.bubble_s},
+                                                {"optimizer", b.optimizer_s}, {"iteration overhead", b.overhead_s}};
+  std::vector<std::pair<std::string, double>> out;
+  for (const auto& [name, v] : all)
+    if (v > 0 || std::string(name) == "compute") out.emplace_back(name, v);
+  return out;
+}
+
 void print_step_table(std::ostream& os, const StepEstimate& st, const TrainingCost& c, const Scenario& s) {
-  const StepBreakdown& b = st.breakdown;
   TextTable t({"part", "seconds", "share"});
-  auto row = [&](const char* name, double v) {
-    if (v > 0 || std::string(name) == "compute") t.add_row({name, fixed(v, 4), fixed(100 * v / st.time_s, 1) + "%"});
-  };
-  row("compute", b.compute_s);
-  row("host", b.host_s);
-  row("recompute", b.recompute_s);
-  row("tp comm", b.tp_comm_s);
-  row("cp comm", b.cp_comm_s);
-  row("ep comm", b.ep_comm_s);
-  row("pp comm", b.pp_comm_s);
-  row("dp comm", b.dp_comm_s);
-  row("bubble", b.bubble_s);
-  row("optimizer", b.optimizer_s);
-  row("iteration overhead", b.overhead_s);
+  for (const auto& [name, v] : step_parts(st.breakdown)) t.add_row({name, fixed(v, 4), fixed(100 * v / st.time_s, 1) + "%"});
   t.add_row({"step", fixed(st.time_s, 4), "100.0%"});
   t.print(os);
   if (st.band)

@@ -2,6 +2,9 @@
 // Renders step-time estimates and layout-search results: JSON (contract keys), tables, CSV.
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "models/search.hpp"
 #include "models/step.hpp"
@@ -25,6 +28,13 @@ nlohmann::json plan_report_json(const PlanReport& r);
 void print_plan_table(std::ostream& os, const PlanReport& r);
 void print_plan_csv(std::ostream& os, const PlanReport& r);
 
+// "tp2+sp pp1 dp4" (with cp, ep, etp, vpp, gpipe and offload when they apply).
+std::string layout_text(const Plan& p);
+// The ranked plans as table cells (the terminal table, Markdown and HTML show the same).
+const std::vector<std::string>& plan_table_header();
+std::vector<std::vector<std::string>> plan_table_rows(const PlanReport& r);
+// The parts of a step breakdown with time on the critical path (compute always), in the tables' order.
+std::vector<std::pair<std::string, double>> step_parts(const StepBreakdown& b);
 // The step section of `trainsim estimate` (table form).
 void print_step_table(std::ostream& os, const StepEstimate& s, const TrainingCost& c, const Scenario& scenario);
 

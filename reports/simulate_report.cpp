@@ -9,15 +9,10 @@ namespace trainsim {
 
 namespace {
 using Json = nlohmann::json;
+using Part = SimulatePart;
+}  // namespace
 
-struct Part {
-  const char* key;
-  const char* label;
-  double simulated, analytic;
-};
-// The simulated breakdown beside the analytic one, part by part (the analytic bubble is the simulator's
-// pipeline wait; its straggler / skew wait has no analytic counterpart).
-std::vector<Part> parts(const SimulateResult& r) {
+std::vector<SimulatePart> simulate_parts(const SimulateResult& r) {
   const sim::SimBreakdown& s = r.simulated.breakdown;
   const StepBreakdown& a = r.analytic.breakdown;
   return {{"compute_s", "compute (incl. host gaps, recompute)", s.compute_s, a.compute_s + a.host_s + a.recompute_s},
@@ -30,6 +25,8 @@ std::vector<Part> parts(const SimulateResult& r) {
           {"optimizer_s", "optimizer", s.optimizer_s, a.optimizer_s},
           {"overhead_s", "step overhead", s.overhead_s, a.overhead_s}};
 }
+
+namespace {
 
 // "dense layer backward dp reduce-scatter", "step dp all-reduce".
 std::string op_label(const sim::OpTiming& o) {
@@ -45,7 +42,7 @@ Json simulate_json(const SimulateResult& r) {
   const sim::SimulationResult& s = r.simulated;
   Json breakdown = Json::object();
   Json analytic_breakdown = Json::object();
-  for (const Part& p : parts(r)) {
+  for (const Part& p : simulate_parts(r)) {
     breakdown[p.key] = p.simulated;
     analytic_breakdown[p.key] = p.analytic;
   }
@@ -87,7 +84,7 @@ void print_simulate_table(std::ostream& os, const SimulateResult& r) {
   }
   os << "Simulated   " << s.iteration_s.size() << " iterations, " << s.flows << " flows in " << fixed(r.wall_s, 2) << " s\n\n";
   TextTable t({"Where the step goes (GPU " + std::to_string(s.reported_gpu) + ")", "simulated s", "analytic s"});
-  for (const Part& p : parts(r)) t.add_row({p.label, fixed(p.simulated, 4), fixed(p.analytic, 4)});
+  for (const Part& p : simulate_parts(r)) t.add_row({p.label, fixed(p.simulated, 4), fixed(p.analytic, 4)});
   t.print(os);
   if (!s.ops.empty()) {
     os << "\n";
@@ -113,7 +110,7 @@ void print_simulate_csv(std::ostream& os, const SimulateResult& r) {
   os << "section,key,simulated,analytic\n";
   os << "step,time_s," << r.simulated.step_time_s << "," << r.analytic.time_s << "\n";
   if (r.checkpoint) os << "checkpoint,write_s," << r.simulated.checkpoint_s << "," << r.checkpoint->analytic_s << "\n";
-  for (const Part& p : parts(r)) os << "breakdown," << p.key << "," << p.simulated << "," << p.analytic << "\n";
+  for (const Part& p : simulate_parts(r)) os << "breakdown," << p.key << "," << p.simulated << "," << p.analytic << "\n";
   for (const sim::OpTiming& o : r.simulated.ops)
     os << "op_call_s," << csv_field(op_label(o)) << ","
        << o.simulated_s << "," << o.analytic_s << "\n";

@@ -19,6 +19,13 @@ struct SimulatedCheckpoint {
   double analytic_s = 0;   // bytes / bandwidth
 };
 
+// One part of the step, simulated beside analytic (JSON key, label).
+struct SimulatePart {
+  const char* key;
+  const char* label;
+  double simulated, analytic;
+};
+
 struct SimulateResult {
   std::string scenario_label;
   Scenario scenario;
@@ -27,7 +34,12 @@ struct SimulateResult {
   std::string placement = "packed";
   std::optional<SimulatedCheckpoint> checkpoint;
   double wall_s = 0;  // how long the simulation took
+  std::string trace_path;  // --trace FILE (the Perfetto timeline), empty: none written
 };
+
+// The simulated breakdown beside the analytic one, part by part (the analytic bubble is the simulator's
+// pipeline wait; its straggler / skew wait has no analytic counterpart).
+std::vector<SimulatePart> simulate_parts(const SimulateResult& r);
 
 nlohmann::json simulate_json(const SimulateResult& r);
 void print_simulate_table(std::ostream& os, const SimulateResult& r);

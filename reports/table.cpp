@@ -53,7 +53,13 @@ std::string fixed(double v, int digits) {
   return buf;
 }
 
-std::string gib(double bytes, int digits) { return fixed(bytes / 1073741824.0, digits); }
+std::string gib(double bytes, int digits) { return fixed(bytes / kBytesPerGiB, digits); }
+
+TimeUnit time_unit_for(double max_seconds) {
+  if (max_seconds >= 2 * 86400.0) return {"days", 86400.0};
+  if (max_seconds >= 2 * 3600.0) return {"hours", 3600.0};
+  return {"minutes", 60.0};
+}
 
 std::string csv_field(const std::string& s) {
   if (s.find_first_of(",\"\n") == std::string::npos) return s;

@@ -17,9 +17,19 @@ class TextTable {
   std::vector<std::vector<std::string>> rows_;
 };
 
+constexpr double kBytesPerGiB = 1073741824.0;
+
 // Fixed-point with `digits` decimals (e.g. GiB columns).
 std::string fixed(double v, int digits = 2);
 std::string gib(double bytes, int digits = 2);
+
+// A unit for a chart's time axis that keeps its numbers readable: days from two days up, hours from two hours,
+// else minutes.
+struct TimeUnit {
+  const char* name;
+  double seconds;
+};
+TimeUnit time_unit_for(double max_seconds);
 
 // RFC 4180 quoting for CSV fields.
 std::string csv_field(const std::string& s);

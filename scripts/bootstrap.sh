@@ -8,6 +8,7 @@ packages=(
   libeigen3-dev libsimgrid-dev nlohmann-json3-dev libcli11-dev doctest-dev
   libbenchmark-dev libfmt-dev python3 python3-jsonschema python3-yaml
   clang libclang-rt-14-dev
+  chromium python3-html5lib  # HTML report tests: headless render + screenshots (tests/reports)
 )
 
 missing=()

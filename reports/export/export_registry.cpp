@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "models/name_registry.hpp"
 #include "models/recompute_policy.hpp"
 #include "models/transformer.hpp"
 #include "models/units.hpp"
@@ -11,26 +12,20 @@
 namespace trainsim {
 
 namespace {
-std::vector<std::unique_ptr<Exporter>>& registry() {
-  static std::vector<std::unique_ptr<Exporter>> all;
+NameRegistry<std::unique_ptr<Exporter>>& registry() {
+  static NameRegistry<std::unique_ptr<Exporter>> all;
   return all;
 }
 }  // namespace
 
-const std::vector<std::unique_ptr<Exporter>>& exporters() { return registry(); }
+const std::vector<std::unique_ptr<Exporter>>& exporters() { return registry().entries(); }
 
 const Exporter* find_exporter(const std::string& name) {
-  for (const auto& e : registry())
-    if (e->name() == name) return e.get();
-  return nullptr;
+  const auto* e = registry().find(name);
+  return e ? e->get() : nullptr;
 }
 
-RegisterExporter::RegisterExporter(std::unique_ptr<Exporter> e) {
-  auto& all = registry();
-  const std::string name = e->name();
-  auto at = std::find_if(all.begin(), all.end(), [&](const auto& x) { return x->name() > name; });
-  all.insert(at, std::move(e));
-}
+RegisterExporter::RegisterExporter(std::unique_ptr<Exporter> e) { registry().add(std::move(e)); }
 
 bool Exporter::accepts_job_name(const std::string& name) const {
   if (name.empty() || name.size() > 200) return false;

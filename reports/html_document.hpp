@@ -1,0 +1,30 @@
+#pragma once
+// A self-contained HTML page for a report: inline CSS (screen and print), headings, paragraphs, tables and
+// figures holding inline SVG charts (svg_chart.hpp). No script, no network: the file opens anywhere.
+#include <string>
+#include <vector>
+
+namespace trainsim::html {
+
+std::string escape(const std::string& s);  // text and attribute values: & < > " '
+
+class Document {
+ public:
+  explicit Document(std::string title, std::string subtitle = "");
+  void heading(const std::string& text, int level = 2);
+  void paragraph(const std::string& text);
+  // `numeric[i]`: column i right-aligned (numbers); cells are text (escaped).
+  void table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows, const std::vector<bool>& numeric = {});
+  // An inline SVG chart (trusted markup from svg::render) with a caption.
+  void figure(const std::string& svg, const std::string& caption);
+  // A paragraph holding a link to a local file written beside the report (relative paths stay valid offline).
+  void link(const std::string& href, const std::string& text);
+  // Key facts as a definition list ("Model": "llama3-8b, 8.03B parameters").
+  void facts(const std::vector<std::pair<std::string, std::string>>& items);
+  std::string str() const;  // the whole page, <!DOCTYPE html> first
+
+ private:
+  std::string title_, subtitle_, body_;
+};
+
+}  // namespace trainsim::html
