@@ -51,11 +51,7 @@ std::string default_job_name(const Scenario& s) {
   return out.empty() ? "trainsim-job" : out;
 }
 
-std::string exporter_list() {
-  std::string s;
-  for (const auto& e : exporters()) s += (s.empty() ? "" : ", ") + e->name();
-  return s;
-}
+std::string exporter_list() { return join(exporter_names()); }
 
 int run_export(const ExportOptions& opt) {
   const Exporter* exporter = find_exporter(opt.target);

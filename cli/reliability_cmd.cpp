@@ -54,16 +54,6 @@ struct ReliabilityOptions {
 
 namespace lim = trainsim::reliability_limits;
 
-std::vector<std::string> names_of_methods() {
-  std::vector<std::string> out;
-  for (const auto& m : checkpoint_methods()) out.push_back(m->name());
-  return out;
-}
-std::vector<std::string> names_of_tiers() {
-  std::vector<std::string> out;
-  for (const auto& t : storage_tiers()) out.push_back(t.name);
-  return out;
-}
 
 void one_of(const std::string& flag, const std::string& value, const std::vector<std::string>& allowed) {
   if (std::find(allowed.begin(), allowed.end(), value) == allowed.end()) {
@@ -101,11 +91,11 @@ void apply_flags(const ReliabilityOptions& o, ReliabilitySettings* s) {
     s->rate_text = "\"" + o.mtbf + "\"";
   }
   if (!o.checkpoint_method.empty()) {
-    one_of("--checkpoint-method", o.checkpoint_method, names_of_methods());
+    one_of("--checkpoint-method", o.checkpoint_method, checkpoint_method_names());
     s->checkpoint.method = o.checkpoint_method;
   }
   if (!o.storage.empty()) {
-    one_of("--storage", o.storage, names_of_tiers());
+    one_of("--storage", o.storage, storage_tier_names());
     s->checkpoint.storage = o.storage;
   }
   if (o.concurrent_jobs != ReliabilityOptions::kUnset)

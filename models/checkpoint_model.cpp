@@ -57,6 +57,7 @@ NameRegistry<StorageTier>& tier_registry() {
 }  // namespace
 
 const std::vector<StorageTier>& storage_tiers() { return tier_registry().entries(); }
+std::vector<std::string> storage_tier_names() { return tier_registry().names(); }
 
 const StorageTier* find_storage_tier(const std::string& name) { return tier_registry().find(name); }
 
@@ -183,6 +184,7 @@ double default_host_bandwidth(const GpuSpec& g) { return g.flops_fp8 > 0 && g.me
 }  // namespace
 
 const std::vector<std::unique_ptr<CheckpointMethod>>& checkpoint_methods() { return method_registry().entries(); }
+std::vector<std::string> checkpoint_method_names() { return method_registry().names(); }
 
 const CheckpointMethod* find_checkpoint_method(const std::string& name) {
   const auto* m = method_registry().find(name);

@@ -40,6 +40,7 @@ struct StorageTier {
   bool survives_node_loss = true;  // local NVMe does not: a lost node's shard must come from a replica (assumed present)
 };
 const std::vector<StorageTier>& storage_tiers();  // sorted by name
+std::vector<std::string> storage_tier_names();
 const StorageTier* find_storage_tier(const std::string& name);
 struct RegisterStorageTier {
   explicit RegisterStorageTier(StorageTier tier);
@@ -97,6 +98,7 @@ class CheckpointMethod {
   virtual CheckpointCosts costs(const CheckpointContext& c) const = 0;
 };
 const std::vector<std::unique_ptr<CheckpointMethod>>& checkpoint_methods();  // sorted by name
+std::vector<std::string> checkpoint_method_names();
 const CheckpointMethod* find_checkpoint_method(const std::string& name);
 struct RegisterCheckpointMethod {
   explicit RegisterCheckpointMethod(std::unique_ptr<CheckpointMethod> m);

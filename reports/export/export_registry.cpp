@@ -19,6 +19,7 @@ NameRegistry<std::unique_ptr<Exporter>>& registry() {
 }  // namespace
 
 const std::vector<std::unique_ptr<Exporter>>& exporters() { return registry().entries(); }
+std::vector<std::string> exporter_names() { return registry().names(); }
 
 const Exporter* find_exporter(const std::string& name) {
   const auto* e = registry().find(name);

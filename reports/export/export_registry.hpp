@@ -55,6 +55,7 @@ class Exporter {
 
 // Every registered exporter, sorted by name.
 const std::vector<std::unique_ptr<Exporter>>& exporters();
+std::vector<std::string> exporter_names();
 const Exporter* find_exporter(const std::string& name);  // nullptr when none has that name
 
 struct RegisterExporter {
