@@ -1,5 +1,7 @@
 #include "html_document.hpp"
 
+#include "svg_chart.hpp"
+
 namespace trainsim::html {
 
 namespace {
@@ -19,21 +21,7 @@ footer{margin-top:2.5rem;color:#666;font-size:.8rem}
 
 }  // namespace
 
-std::string escape(const std::string& s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
+std::string escape(const std::string& s) { return svg::escape_xml(s); }
 
 Document::Document(std::string title, std::string subtitle) : title_(std::move(title)), subtitle_(std::move(subtitle)) {}
 

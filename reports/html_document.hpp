@@ -6,7 +6,8 @@
 
 namespace trainsim::html {
 
-std::string escape(const std::string& s);  // text and attribute values: & < > " '
+// Text and attribute values: & < > " ' escaped, control characters dropped (one escaping for the page and its charts).
+std::string escape(const std::string& s);
 
 class Document {
  public:

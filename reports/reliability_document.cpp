@@ -189,7 +189,7 @@ std::string interval_chart(const ReliabilityReport& r) {
 // Runs per bin of the time lost per run (a frequency polygon through the bins' centres), with the p05, mean and
 // p95 of the runs marked (the statistics the result table shows, in hours rather than GPU-hours).
 std::string lost_time_chart(const ReliabilityReport& r) {
-  const LostTimeDistribution& d = r.lost_time;
+  const sim::LostTimeDistribution& d = r.lost_time;
   const bool minutes = d.edges_h.back() < 2;
   const double per_h = minutes ? 60 : 1;
   const std::string unit = minutes ? "min" : "h";

@@ -16,15 +16,6 @@
 
 namespace trainsim {
 
-// Time lost per run of the job as configured (wall-clock that did not become kept training: the lost GPU-hours
-// over the job's GPUs), as the command counted it from the base variant's runs: a histogram and the
-// statistics the result table shows. Empty (no bins) when the command did not ask for the per-run results.
-struct LostTimeDistribution {
-  std::vector<double> edges_h;  // bins' edges, hours: bins + 1 values, ascending
-  std::vector<int> runs;        // runs per bin [edges_h[i], edges_h[i + 1]) (the last bin includes its top)
-  double mean_h = 0, p05_h = 0, p95_h = 0;
-};
-
 struct ReliabilityReport {
   std::string label;
   Scenario scenario;
@@ -41,7 +32,7 @@ struct ReliabilityReport {
   // Where mean ETTR falls through 90% along the frontier (sim::frontier_crossing_s: negative when it never
   // does, 0 when it is below at every cost shown), with the recovery as configured and with instant recovery.
   double frontier_cost_for_ettr_90_s = -1, frontier_cost_for_ettr_90_instant_s = -1;
-  LostTimeDistribution lost_time;
+  sim::LostTimeDistribution lost_time;
   bool brief = false, has_frontier = false;
   bool window_mode = false;  // the window, not the work, ends most runs: report training done, not time to train
 };

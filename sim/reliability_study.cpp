@@ -383,4 +383,36 @@ Study run_study(const ReliabilityJob& job, const StudyOptions& options, const Mo
   return study;
 }
 
+// The time the configured job lost in each run (wall-clock that did not become kept training), as a histogram for
+// the HTML report. The configured job's runs once more: run i draws from (seed, i) in any batch, so these are the
+// runs the study summarised (the result table's lost GPU-hours are these hours times the job's GPUs).
+LostTimeDistribution lost_time_distribution(const ReliabilityJob& job, const StudyRow& base, MonteCarloOptions mc) {
+  mc.progress = nullptr;
+  const std::vector<RunResult> runs = run_job_montecarlo(base.config, job.failures, mc);
+  LostTimeDistribution d;
+  if (runs.empty()) return d;
+  std::vector<double> hours;
+  hours.reserve(runs.size());
+  for (const RunResult& x : runs) hours.push_back(std::max(0.0, x.wall_s - x.progress_s) / 3600.0);
+  const Statistic s = summarize(hours, 0.0);
+  d.mean_h = s.mean;
+  d.p05_h = s.p05;
+  d.p95_h = s.p95;
+  const auto [lowest, highest] = std::minmax_element(hours.begin(), hours.end());
+  double lo = *lowest, hi = *highest;
+  if (!(hi > lo)) {  // every run lost the same: one bin around it
+    const double pad = std::max(0.01 * lo, 1.0 / 60);
+    lo = std::max(0.0, lo - pad);
+    hi += pad;
+  }
+  // About sqrt(runs) bins of equal width, at most kMaxBins.
+  constexpr int kMaxBins = 40;
+  const int bins = std::clamp(static_cast<int>(std::ceil(std::sqrt(static_cast<double>(hours.size())))), 1, kMaxBins);
+  const double width = (hi - lo) / bins;
+  for (int i = 0; i <= bins; ++i) d.edges_h.push_back(i == bins ? hi : lo + i * width);
+  d.runs.assign(static_cast<std::size_t>(bins), 0);
+  for (double h : hours) ++d.runs[static_cast<std::size_t>(std::clamp(static_cast<int>((h - lo) / width), 0, bins - 1))];
+  return d;
+}
+
 }  // namespace trainsim::sim

@@ -52,6 +52,19 @@ struct IntervalSweep {
 // Intervals from a quarter to four times `center` on a geometric grid of 2^(1/3) (13 points), then the two
 // half-steps (2^(±1/6)) either side of the best; the best by mean ETTR. Batches: sweep_batches().
 IntervalSweep sweep_intervals(const ReliabilityJob& job, const JobSimConfig& base, double center_s, const MonteCarloOptions& mc);
+
+// Time lost per run of the job as configured (wall-clock that did not become kept training: the lost GPU-hours
+// over the job's GPUs), as counted from the base variant's runs: a histogram and the
+// statistics the result table shows. Empty (no bins) when the command did not ask for the per-run results.
+struct LostTimeDistribution {
+  std::vector<double> edges_h;  // bins' edges, hours: bins + 1 values, ascending
+  std::vector<int> runs;        // runs per bin [edges_h[i], edges_h[i + 1]) (the last bin includes its top)
+  double mean_h = 0, p05_h = 0, p95_h = 0;
+};
+
+// The base variant's runs once more (the same seeds: the runs the study summarised), binned in about sqrt(runs) bins.
+LostTimeDistribution lost_time_distribution(const ReliabilityJob& job, const StudyRow& base, MonteCarloOptions mc);
+
 constexpr int sweep_batches() { return 15; }
 
 // Sync / async / in-memory / incremental checkpointing; with and without spare nodes; elastic vs
