@@ -38,12 +38,12 @@ LogComparison compare_log(const Scenario& s, const TrainingLog& log, int skip) {
     else
       c.rows.push_back({"TFLOP/s per GPU (model FLOPs)", c.summary.median_tflops_per_gpu, e.model_flops / (e.time_s * gpus) / 1e12});
   }
-  if (log.max_allocated_bytes > 0) {
-    // The allocator's "max allocated" holds tensors only: no CUDA context, NCCL buffers or fragmentation.
-    MemoryModel mm(s.model, s.training, s.hardware);
-    const StageMemory w = mm.worst_stage(s.parallel);
-    c.rows.push_back({"peak allocated GiB (tensors, most loaded GPU)", log.max_allocated_bytes / 1073741824.0,
-                      (w.weights + w.gradients + w.optimizer + w.activations) / 1073741824.0});
+  if (log.peak_memory_bytes > 0) {
+    // Compared as the log counts it: allocated = tensors only; reserved = also the allocator's fragmentation.
+    const StageMemory w = MemoryModel(s.model, s.training, s.hardware).worst_stage(s.parallel);
+    const bool reserved = log.memory_counter == MemoryCounter::AllocatorReserved;
+    c.rows.push_back({reserved ? "peak reserved GiB (allocator segments, most loaded GPU)" : "peak allocated GiB (tensors, most loaded GPU)",
+                      log.peak_memory_bytes / 1073741824.0, w.counted(log.memory_counter) / 1073741824.0});
   } else {
     c.notes.push_back("the log reports no memory figures");
   }

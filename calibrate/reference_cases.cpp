@@ -75,7 +75,7 @@ Json with_framework(Json scenario, const std::string& id, const std::string& sta
   return scenario;
 }
 
-// What a modern_runs.json case states only in its note, as scenario fields: the Megatron-MoE-ModelZoo rows
+// What a modern_runs.json case states only in its note (or its source table), as scenario fields: the Megatron-MoE-ModelZoo rows
 // name their token dispatcher ("DeepEP dispatcher", "DeepEP (flex) token dispatcher", "NCCL all-to-all
 // dispatcher") and their --recompute-modules ("Selective recompute of layernorm + MoE activation", "of
 // layernorm + moe", "of norm, act, shared_expert"), transcribed here.
@@ -96,10 +96,23 @@ Json with_note_settings(Json scenario, const Json& c) {
       {"Row 1 plus", {"layernorm", "moe_act"}},
   };
   Json& t = scenario["training"];
+  // The one row whose note leaves its modules out: the source table (Megatron-MoE-ModelZoo
+  // best_practice/qwen3/readme.md @ e8650517, H100, row "A2A ... PP 32 ... VPP 3") lists recompute "norm, act".
+  if (id == "mcore_qwen3_235b_h100x256_tp2pp32vpp3ep8_alltoall" && t.value("recompute", "") == "selective" && !t.contains("recompute_modules"))
+    t["recompute_modules"] = {"layernorm", "moe_act"};
   if (t.value("recompute", "") == "selective" && !t.contains("recompute_modules"))
     for (const auto& [text, modules] : kModules)
       if (note.find(text) != std::string::npos) t["recompute_modules"] = modules;
   return scenario;
+}
+
+// What each source's memory figure counts. The DeepSpeed LLaMA-7B benchmark (chenyaofo's gist, its footnote):
+// torch.cuda.max_memory_allocated. torchtitan's "Memory(GiB)" / "memory:": the caching allocator's peak reserved
+// bytes (torchtitan/metrics.py DeviceMemoryMonitor.get_peak_stats, "reserved_bytes.all.peak", at the runs' commits).
+MemoryCounter memory_counter_of(const std::string& id) {
+  if (id.rfind("deepspeed", 0) == 0) return MemoryCounter::AllocatorAllocated;
+  if (id.rfind("torchtitan", 0) == 0) return MemoryCounter::AllocatorReserved;
+  return MemoryCounter::Device;
 }
 
 // The publication or project of a case (modern_runs.json gathers several: the id's first word names it).
@@ -171,8 +184,7 @@ ReferenceSet load_reference_cases(const std::string& dir, const FittedParameters
     rc.scenario = s;
     rc.searched = searched;
     rc.counted = !c.contains("unsupported");
-    // The DeepSpeed LLaMA-7B benchmark (chenyaofo's gist, its footnote) reports torch.cuda.max_memory_allocated.
-    rc.allocated_memory = rc.id.rfind("deepspeed", 0) == 0;
+    rc.memory_counter = memory_counter_of(rc.id);
     out.cases.push_back(std::move(rc));
   };
 
@@ -245,7 +257,7 @@ double predict_case(const ReferenceCase& c, const FittedParameters* fitted) {
   const Scenario& s = c.scenario;
   if (c.metric == ReferenceMetric::MemoryGiB) {
     const StageMemory worst = MemoryModel(s.model, s.training, s.hardware).worst_stage(s.parallel);
-    return (c.allocated_memory ? worst.total - worst.other : worst.total) / (1024.0 * 1024 * 1024);
+    return worst.counted(c.memory_counter) / (1024.0 * 1024 * 1024);
   }
   const StepEstimate e = StepModel(s.model, s.training, s.hardware, nullptr, fitted).estimate(s.parallel);
   const double gpus = s.hardware.num_gpus;

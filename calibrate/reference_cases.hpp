@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "models/memory.hpp"
 #include "models/scenario.hpp"
 #include "models/search.hpp"
 #include "models/step.hpp"
@@ -25,9 +26,8 @@ struct ReferenceCase {
   Scenario scenario;   // parallel / training: the layout it ran, or the searched one (searched = true)
   bool searched = false;
   bool counted = true;  // false: the source file marks it unsupported (shown, not counted)
-  // Memory measured as the caching allocator's allocated bytes (torch.cuda.max_memory_allocated), which leave
-  // out the CUDA context, NCCL's buffers and the allocator's reserve; otherwise reserved / nvidia-smi.
-  bool allocated_memory = false;
+  // What the source's memory figure counts (memory.hpp): the whole device unless the source says otherwise.
+  MemoryCounter memory_counter = MemoryCounter::Device;
   bool speed() const { return metric != ReferenceMetric::MemoryGiB; }
 };
 

@@ -194,7 +194,7 @@ class Parser {
         double bytes = 0;  // Megatron reports MiB as "MB"
         const std::string problem = positive_field("max allocated (MB)", field_after(line, k + 14, '|'), 1048576.0, &bytes);
         if (!problem.empty()) return skip(l, problem);
-        log_.max_allocated_bytes = std::max(log_.max_allocated_bytes, bytes);
+        log_.peak_memory_bytes = std::max(log_.peak_memory_bytes, bytes);
         return;
       }
     }
@@ -271,7 +271,8 @@ class Parser {
       }
     }
     if (!problem.empty()) return skip(l, problem);
-    log_.max_allocated_bytes = std::max(log_.max_allocated_bytes, memory);
+    log_.peak_memory_bytes = std::max(log_.peak_memory_bytes, memory);
+    if (memory > 0) log_.memory_counter = MemoryCounter::AllocatorReserved;
     keep(l, it);
   }
 

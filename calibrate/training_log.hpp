@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "calibrate/import_common.hpp"
+#include "models/memory.hpp"
 
 namespace trainsim {
 
@@ -33,7 +34,10 @@ struct LogIteration {
 struct TrainingLog {
   std::string format;           // "megatron", "torchtitan", "pytorch" or "unknown"
   std::vector<LogIteration> iterations;
-  double max_allocated_bytes = 0;  // largest per-GPU allocation the log reports
+  double peak_memory_bytes = 0;  // largest per-GPU memory figure the log reports
+  // What that figure counts: Megatron's "max allocated" the allocator's live tensors, torchtitan's "memory:" its
+  // reserved segments (torchtitan/metrics.py: reserved_bytes.all.peak).
+  MemoryCounter memory_counter = MemoryCounter::AllocatorAllocated;
   long long lines = 0;
   MalformedLines malformed;     // iteration-like (and memory report) lines skipped, with line numbers and reasons
 };

@@ -22,7 +22,7 @@ CheckpointSize checkpoint_size(const ModelSpec& m, const TrainingSpec& t, const 
   if (t.trains_base_weights()) {
     s.trained_parameters = s.parameters;
     // Optimizer states (with the fp32 master copy) exactly as the memory model counts them, unsharded.
-    const double optimizer = full_model_states(s.parameters, 0, 1, 1, t).optimizer;
+    const double optimizer = full_model_states(s.parameters, 0, 1, 1, t, gradient_precision(t, p)).optimizer;
     s.state_bytes = s.parameters * base_weight_bytes + optimizer;
     s.restore_bytes = s.state_bytes;
     // DPO's frozen reference model is the initial policy: read again on a restart, never written.

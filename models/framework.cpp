@@ -48,6 +48,8 @@ constexpr FlagTrait kFlagTraits[] = {
     {"ep_available", &FrameworkTraits::ep_available},
     {"moe_loop_host_sync", &FrameworkTraits::moe_loop_host_sync},
     {"pipeline_keeps_unsharded", &FrameworkTraits::pipeline_keeps_unsharded},
+    {"zero_grads_in_training_dtype", &FrameworkTraits::zero_grads_in_training_dtype},
+    {"fp32_sharded_parameters", &FrameworkTraits::fp32_sharded_parameters},
 };
 
 // The traits in microseconds, each once, like the flags above.
@@ -204,6 +206,14 @@ bool implies_fsdp2(const TrainingSpec& t, const ParallelLayout& p) {
   return p.tp == 1 && p.pp == 1 && p.ep == 1 && t.zero_stage >= 3;
 }
 }  // namespace
+
+Precision gradient_precision(const TrainingSpec& t, const ParallelLayout& p) {
+  if (t.precision == Precision::Fp32) return Precision::Fp32;
+  if (t.grad_precision_given) return t.grad_precision;
+  if (t.zero_stage >= 1 && framework_for(t, p).zero_grads_in_training_dtype)
+    return t.precision == Precision::Fp8 ? Precision::Bf16 : t.precision;  // fp8 GEMMs, 16-bit parameters
+  return Precision::Fp32;
+}
 
 const char* implied_framework_name(const TrainingSpec& t, const ParallelLayout& p) { return implies_fsdp2(t, p) ? "fsdp2" : "megatron-core"; }
 

@@ -12,6 +12,7 @@ namespace trainsim {
 
 struct TrainingSpec;    // spec.hpp
 struct ParallelLayout;  // spec.hpp
+enum class Precision;  // spec.hpp
 
 // How ZeRO-3 all-gathers parameters: one call per transformer layer (FSDP units) or in buckets of
 // param_gather_bucket_elements (DeepSpeed's prefetch bucket).
@@ -80,6 +81,14 @@ struct FrameworkTraits {
   // the pipelining stage's no-sync backward): one gather and one reduce-scatter per step instead of per
   // micro-batch, for the memory of the whole stage's unsharded weights and fp32 gradients.
   bool pipeline_keeps_unsharded = false;
+  // Under ZeRO (stage >= 1) with 16-bit training, gradients are accumulated, reduced and partitioned in the training
+  // dtype (DeepSpeed's grad_accum_dtype defaults to the model dtype when ZeRO is on); fp32 main gradients otherwise
+  // (Megatron's main_grad, FSDP's fp32 sharded parameters and reduce_dtype). The scenario's grad_precision wins.
+  bool zero_grads_in_training_dtype = false;
+  // Under ZeRO-3 the sharded parameters are the fp32 master copy itself, cast to 16 bits only for the all-gather
+  // (FSDP mixed precision keeps the parameters' own dtype): no resident 16-bit shard beside the optimizer's fp32
+  // copy. DeepSpeed and Megatron keep both.
+  bool fp32_sharded_parameters = false;
   // Tensor parallelism by DTensor parallel styles (torch.distributed.tensor.parallel, torchtitan) rather than
   // Megatron's layers. Under sequence parallelism a column-parallel linear's autograd then keeps the all-gathered
   // input (Megatron keeps the sequence shard and gathers it again in backward, Korthikanti et al. §4.2.2), and the
@@ -117,6 +126,10 @@ const nlohmann::json& framework_preset_json(const std::string& name);  // the pr
 FrameworkTraits parse_framework(const nlohmann::json& value, const std::string& path);
 // The scenario form of named traits: the name, or {"preset": NAME, overrides...}.
 nlohmann::json framework_to_json(const FrameworkTraits& f);
+
+// The gradient buffer the optimizer reads and the data-parallel reduce moves: fp32 in fp32 training, else the
+// scenario's training.grad_precision when given, else the framework's (zero_grads_in_training_dtype).
+Precision gradient_precision(const TrainingSpec& t, const ParallelLayout& p);
 
 // The framework a layout implies when the scenario names none: tp/pp/ep > 1 -> megatron-core;
 // ZeRO-3 at tp = pp = ep = 1 (any cp) -> fsdp2; otherwise megatron-core.

@@ -37,13 +37,13 @@ constexpr double kAdapterWeightBytes = 4.0, kAdapterGradBytes = 4.0, kAdapterOpt
 }  // namespace
 
 ModelStates full_model_states(double dense_params, double expert_params, double dense_group, double expert_group,
-                              const TrainingSpec& t) {
+                              const TrainingSpec& t, Precision grad_precision) {
+  const double gb = bytes_per_element(grad_precision);
   const bool shard_opt = t.zero_stage >= 1 || t.distributed_optimizer;
   auto sharded = [&](double bytes_per_param, bool shard) {
     return shard ? dense_params * bytes_per_param / dense_group + expert_params * bytes_per_param / expert_group
                  : (dense_params + expert_params) * bytes_per_param;
   };
-  const double gb = t.precision == Precision::Fp32 ? 4.0 : bytes_per_element(t.grad_precision);
   return {sharded(weight_bytes(t.precision), t.zero_stage >= 3), sharded(gb, t.zero_stage >= 2),
           sharded(optimizer_bytes(t.optimizer, t.precision), shard_opt)};
 }
@@ -67,9 +67,11 @@ LayerActivations layer_activations(const ModelSpec& m, const TrainingSpec& t, co
   const double gated = m.mlp == MlpKind::Gated ? 2 : 1;          // activation-function inputs (gate and up)
   const FrameworkTraits& fw = framework_for(t, p);
   // Eager modeling code saves more than fused kernels: an eager RMSNorm keeps its input cast to fp32 for the
-  // backward of pow and mul (4 bytes where a fused norm keeps the 16-bit input), and an eager gated activation
-  // keeps the activation's output for the product's backward (transformers LlamaRMSNorm / LlamaMLP).
-  const double norm_in = !fw.fused_norm && m.norm == NormKind::RmsNorm ? std::max(4.0, e) : e;
+  // backward of pow and mul (4 bytes where a fused norm keeps the 16-bit input) and the normalized input cast back
+  // for the weight's product (a tensor beside the norm's output), and an eager gated activation keeps the
+  // activation's output for the product's backward (transformers LlamaRMSNorm / LlamaMLP, torch's composite rms_norm).
+  const bool eager_rms = !fw.fused_norm && m.norm == NormKind::RmsNorm;
+  const double norm_in = eager_rms ? std::max(4.0, e) + e : e;
   const double act_out = !fw.fused_activation && m.mlp == MlpKind::Gated ? e : 0.0;
 
   double outside = sb * h * (norm_in + g + norm_in) + hidden_mask * sb * h;   // LN1 input, QKV input, LN2 input; attention-out mask
@@ -197,12 +199,15 @@ StageMemory MemoryModel::stage(const ParallelLayout& p, int stage, const LayoutA
   const double n_dense = dd(p.dp) * p.cp, n_expert = dd(p.expert_dp());
   const bool shard_opt = t.zero_stage >= 1 || t.distributed_optimizer;
   const bool shard_grad = t.zero_stage >= 2, shard_weights = t.zero_stage >= 3;
-  const double gb = t.precision == Precision::Fp32 ? 4.0 : bytes_per_element(t.grad_precision);
+  const Precision grad_precision = gradient_precision(t, p);
+  const double gb = bytes_per_element(grad_precision);
   double optimizer = 0;
   if (t.trains_base_weights()) {
     // Rajbhandari et al. 2020 (ZeRO), §5: Ψ·(2 + 2 + K) bytes, divided by N_d stage by stage.
-    const ModelStates states = full_model_states(sp.dense, sp.expert, n_dense, n_expert, t);
-    out.weights = states.weights;
+    const ModelStates states = full_model_states(sp.dense, sp.expert, n_dense, n_expert, t, grad_precision);
+    // FSDP's shards are the fp32 master copy (in `optimizer`): no 16-bit shard beside them.
+    const bool master_is_shard = shard_weights && t.precision != Precision::Fp32 && framework_for(t, p).fp32_sharded_parameters;
+    out.weights = master_is_shard ? 0.0 : states.weights;
     out.gradients = states.gradients;
     optimizer = states.optimizer;
     if (t.mode == TrainingMode::Dpo)  // the frozen reference model: 16-bit weights, sharded like the policy's

@@ -24,7 +24,7 @@ struct ModelStates {
   double total() const { return weights + gradients + optimizer; }
 };
 ModelStates full_model_states(double dense_params, double expert_params, double dense_group, double expert_group,
-                              const TrainingSpec& t);
+                              const TrainingSpec& t, Precision grad_precision);
 
 // Activation bytes of one transformer layer for one micro-batch on one GPU.
 struct LayerActivations {
@@ -36,6 +36,12 @@ LayerActivations layer_activations(const ModelSpec& m, const TrainingSpec& t, co
 // Layer-micro-batches whose activations stage `stage` holds at its peak: 1F1B keeps pp - stage
 // micro-batches; interleaved 1F1B keeps Megatron's warm-up count of model chunks; GPipe all of them.
 double layers_in_flight(const ParallelLayout& p, int num_layers, int stage);
+
+// What a memory figure counts. nvidia-smi's used memory: everything (Device). PyTorch's caching allocator,
+// torch.cuda.max_memory_reserved (torchtitan's "memory:"): the segments it holds, fragmentation included, without
+// the CUDA context and NCCL's buffers, which are allocated beside it (AllocatorReserved).
+// torch.cuda.max_memory_allocated (Megatron's "max allocated"): live tensors only (AllocatorAllocated).
+enum class MemoryCounter { Device, AllocatorReserved, AllocatorAllocated };
 
 struct StageMemory {
   int stage = 0;
@@ -49,6 +55,16 @@ struct StageMemory {
   double activations_edges = 0;    // embedding output, final norm, logits and cross-entropy
   double layer_microbatches_in_flight = 0;
   double cuda_context = 0, nccl = 0, fragmentation = 0;
+
+  // The part of `total` a counter sees.
+  double counted(MemoryCounter c) const {
+    switch (c) {
+      case MemoryCounter::Device: return total;
+      case MemoryCounter::AllocatorReserved: return total - cuda_context - nccl;
+      case MemoryCounter::AllocatorAllocated: return total - other;
+    }
+    return total;
+  }
 };
 
 struct MemoryEstimate {

@@ -108,7 +108,6 @@ Json to_json(const TrainingSpec& t) {
             {"seq_len", t.seq_len},
             {"global_batch_size", t.global_batch_size},
             {"precision", to_string(t.precision)},
-            {"grad_precision", to_string(t.grad_precision)},
             {"optimizer", t.optimizer_name},
             {"zero_stage", t.zero_stage},
             {"distributed_optimizer", t.distributed_optimizer},
@@ -117,6 +116,7 @@ Json to_json(const TrainingSpec& t) {
             {"offload_optimizer", t.offload_optimizer},
             {"packing", t.packing}};
   if (t.recompute == Recompute::Selective && t.recompute_modules != kRecomputeCoreAttn) j["recompute_modules"] = recompute_module_list(t.recompute_modules);
+  if (t.grad_precision_given) j["grad_precision"] = to_string(t.grad_precision);  // else the framework's, decided again on reload
   if (t.train_tokens > 0) j["train_tokens"] = t.train_tokens;
   if (t.dataset_samples > 0) {
     j["dataset_samples"] = t.dataset_samples;

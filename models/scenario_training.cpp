@@ -50,9 +50,11 @@ TrainingSpec parse_training(const Json& section, const ModelSpec& model, std::ve
 
   std::vector<std::string> precisions{"fp32", "fp16", "bf16", "fp8"};
   t.precision = precision_of(r.get_enum("precision", precisions, "bf16", "bf16 mixed precision"));
-  std::string grad_default = "fp32";
-  t.grad_precision = precision_of(r.get_enum("grad_precision", precisions, grad_default,
-                                             "fp32 gradient buffer (Megatron-LM main_grad, PyTorch FSDP)"));
+  t.grad_precision_given = r.has("grad_precision");
+  if (t.grad_precision_given) t.grad_precision = precision_of(r.get_enum("grad_precision", precisions, "fp32", ""));
+  else
+    r.record_default("grad_precision", "the framework's",
+                     "fp32 (Megatron-LM main_grad, PyTorch FSDP), the training dtype under DeepSpeed ZeRO (trait zero_grads_in_training_dtype)");
   t.optimizer_name = r.get_enum("optimizer", {"adam", "adamw", "sgd", "adam8bit"}, "adamw", "AdamW");
   t.optimizer = t.optimizer_name == "sgd" ? OptimizerKind::Sgd : t.optimizer_name == "adam8bit" ? OptimizerKind::Adam8bit : OptimizerKind::Adam;
   t.zero_stage = r.get_int("zero_stage", 0, "no ZeRO sharding", 0, 3);

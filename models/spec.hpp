@@ -115,6 +115,7 @@ struct TrainingSpec {
   double epochs = 0;
   Precision precision = Precision::Bf16;
   Precision grad_precision = Precision::Fp32;  // gradient buffer the optimizer reads (Megatron main_grad, FSDP)
+  bool grad_precision_given = false;           // false: the framework decides (gradient_precision, framework.hpp)
   OptimizerKind optimizer = OptimizerKind::Adam;
   std::string optimizer_name = "adamw";
   int zero_stage = 0;

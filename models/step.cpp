@@ -17,9 +17,9 @@ double dd(int v) { return static_cast<double>(v); }
 
 // Bytes the optimizer step moves through memory per local parameter: read and write the fp32 master
 // copy and the states, read the gradient, write the 16-bit weights (Adam: 4+4 + 2·(4+4) + 4 + 2 = 30).
-double optimizer_step_bytes(const TrainingSpec& t) {
+double optimizer_step_bytes(const TrainingSpec& t, const ParallelLayout& p) {
   const double master = t.precision == Precision::Fp32 ? 0 : 8;
-  const double grad = t.precision == Precision::Fp32 ? 4 : bytes_per_element(t.grad_precision);
+  const double grad = bytes_per_element(gradient_precision(t, p));
   const double weights = bytes_per_element(t.precision);
   switch (t.optimizer) {
     case OptimizerKind::Adam: return master + 16 + grad + weights;
@@ -159,7 +159,7 @@ StepStream StepModel::stream(const ParallelLayout& p, const LayoutWork& work) co
   // they hide behind the layer's own passes; otherwise they block.
   const double dp_ranks = dd(p.dp) * p.cp;
   const GroupPlacement dp_group = strided_group_placement(p.dp * p.cp, p.tp, static_cast<int>(p.world()), hardware_.gpus_per_node);
-  const double grad_bytes_per_param = t.precision == Precision::Fp32 ? 4.0 : bytes_per_element(t.grad_precision);
+  const double grad_bytes_per_param = bytes_per_element(gradient_precision(t, p));
   const double stage_layers = dd(m.num_hidden_layers) / p.pp;
   if (t.zero_stage >= 3 && dp_ranks > 1) {
     const double dense_layer_params = (params_.dense_layer.attention_split + params_.dense_layer.mlp_split) / p.tp +
@@ -238,9 +238,9 @@ StepStream StepModel::stream(const ParallelLayout& p, const LayoutWork& work) co
   if (t.offload_optimizer) {
     const OffloadAssumptions host;
     s.optimizer_s = local_params * (grad_bytes_per_param + bytes_per_element(t.precision)) / host_link_bandwidth(gpu) +
-                    local_params * optimizer_step_bytes(t) / host.host_memory_bandwidth_per_gpu;
+                    local_params * optimizer_step_bytes(t, p) / host.host_memory_bandwidth_per_gpu;
   } else {
-    s.optimizer_s = memory_bound_time(gpu, traits_, local_params * optimizer_step_bytes(t));
+    s.optimizer_s = memory_bound_time(gpu, traits_, local_params * optimizer_step_bytes(t, p));
   }
   return s;
 }

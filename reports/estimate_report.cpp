@@ -32,7 +32,10 @@ Json stage_memory_json(const StageMemory& s, double capacity) {
             {"layer_microbatches_in_flight", s.layer_microbatches_in_flight},
             {"cuda_context_bytes", s.cuda_context},
             {"nccl_bytes", s.nccl},
-            {"fragmentation_bytes", s.fragmentation}}}};
+            {"fragmentation_bytes", s.fragmentation},
+            // What PyTorch's counters would show for the same peak (memory.hpp MemoryCounter).
+            {"torch_max_reserved_bytes", s.counted(MemoryCounter::AllocatorReserved)},
+            {"torch_max_allocated_bytes", s.counted(MemoryCounter::AllocatorAllocated)}}}};
 }
 
 Json memory_json(const MemoryEstimate& m) {
@@ -114,7 +117,7 @@ void print_estimate_table(std::ostream& os, const EstimateResult& r) {
   os << "Memory per GPU, most loaded stage (" << w.stage << " of " << s.parallel.pp << ", " << w.layers << " layers), GiB\n";
   TextTable t({"part", "GiB", "what"});
   t.add_row({"weights", gib(w.weights), format_count(w.parameters) + " parameters on this GPU"});
-  t.add_row({"gradients", gib(w.gradients), std::string(to_string(s.training.grad_precision)) + " gradient buffer"});
+  t.add_row({"gradients", gib(w.gradients), std::string(to_string(gradient_precision(s.training, s.parallel))) + " gradient buffer"});
   t.add_row({"optimizer", gib(w.optimizer), s.training.offload_optimizer ? "offloaded to host: " + gib(w.host) + " GiB" : s.training.optimizer_name + " states"});
   t.add_row({"activations", gib(w.activations), "layers " + gib(w.activations_layers) + " (" + fixed(w.layer_microbatches_in_flight, 0) +
                                                    " layer-micro-batches), recompute " + gib(w.activations_recompute) + ", embedding/logits " + gib(w.activations_edges)});

@@ -8,7 +8,7 @@
 // family and GPU class (models/accuracy_bands.hpp; `make accuracy-bands`); --check-bands FILE fails when the
 // stored bands no longer match this run, --check-fit fails when a fresh `calibrate fit-reference` no longer
 // gives the shipped fitted parameters (the model changed: regenerate both with `make accuracy-bands`).
-// --write-scenarios DIR writes each speed case's scenario at its layout as DIR/<id>.json (the input of
+// --write-scenarios DIR writes each case's scenario at its layout as DIR/<id>.json (the input of
 // scripts/simulate_reference.py, which replays them in `trainsim simulate`).
 #include <algorithm>
 #include <cmath>
@@ -122,7 +122,6 @@ int main(int argc, char** argv) {
   }
   if (!write_scenarios.empty()) {
     for (const auto& c : set.cases) {
-      if (!c.speed()) continue;
       std::ofstream out(write_scenarios + "/" + c.id + ".json");
       Json doc = to_json(c.scenario);
       doc["name"] = c.id;

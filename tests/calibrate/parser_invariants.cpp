@@ -49,7 +49,7 @@ std::string check_training_log(std::string_view data) {
     if (!(it.time_s > 0) && !(it.tokens_per_s > 0)) return "training log: an iteration without a time or a throughput";
     if (it.iteration < 0 || it.line < 1 || it.line > log.lines) return "training log: iteration or line number out of range";
   }
-  if (!finite_nonnegative(log.max_allocated_bytes)) return "training log: memory not finite";
+  if (!finite_nonnegative(log.peak_memory_bytes)) return "training log: memory not finite";
   if (log.iterations.size() + log.malformed.size() > static_cast<std::size_t>(log.lines)) return "training log: more iterations than lines";
   for (int skip : {-1, 0, 1, 1000000}) {
     const LogSummary s = summarize(log, skip);

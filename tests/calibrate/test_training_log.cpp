@@ -27,7 +27,8 @@ TEST_CASE("Megatron-LM log: iteration times, TFLOP/s, memory report, malformed l
   CHECK(log.malformed[0].reason == "elapsed time per iteration (ms) \"13.7.2e\" is not a number");
   CHECK(log.iterations[0].time_s == trainsim::test::approx(30.5123));
   CHECK(log.iterations[1].tflops_per_gpu == trainsim::test::approx(158.9));
-  CHECK(log.max_allocated_bytes == trainsim::test::approx(58123.75 * 1048576.0));
+  CHECK(log.peak_memory_bytes == trainsim::test::approx(58123.75 * 1048576.0));
+  CHECK(log.memory_counter == MemoryCounter::AllocatorAllocated);  // Megatron's "max allocated"
   // Skipping the first (warm-up) iteration: 13.801, 13.7504, 13.7496, 13.7022, 13.760 -> median 13.7504.
   LogSummary s = summarize(log);
   CHECK(s.used == 5);
@@ -43,7 +44,8 @@ TEST_CASE("torchtitan log: tokens per second per GPU and memory") {
   CHECK(log.malformed[0].line == 6);
   CHECK(log.malformed[0].reason == "tps \"n/a\" is not a number");
   CHECK(log.iterations[1].tokens_per_s == trainsim::test::approx(6512));
-  CHECK(log.max_allocated_bytes == trainsim::test::approx(47.35 * 1073741824.0));
+  CHECK(log.peak_memory_bytes == trainsim::test::approx(47.35 * 1073741824.0));
+  CHECK(log.memory_counter == MemoryCounter::AllocatorReserved);  // torchtitan/metrics.py: reserved_bytes.all.peak
   LogSummary s = summarize(log, 1);
   CHECK(s.median_tokens_per_s_per_gpu == trainsim::test::approx(6512));  // 6512, 6530, 6498
 }
@@ -113,7 +115,7 @@ TEST_CASE("negative, zero, NaN, infinite and out-of-range values are skipped wit
   REQUIRE(log.iterations.size() == 2);
   CHECK(log.iterations[1].iteration == 9);
   CHECK(log.iterations[1].line == 10);
-  CHECK(log.max_allocated_bytes == 0);
+  CHECK(log.peak_memory_bytes == 0);
   CHECK(log.malformed.line_numbers() == std::vector<long long>{2, 3, 4, 5, 6, 7, 8, 9});
   CHECK(reason_of(log, 2) == "elapsed time per iteration (ms) \"-13801.0\" is negative");
   CHECK(reason_of(log, 3) == "throughput per GPU (TFLOP/s/GPU) \"nan\" is not finite");
@@ -134,7 +136,7 @@ TEST_CASE("negative, zero, NaN, infinite and out-of-range values are skipped wit
   const TrainingLog t = parse_training_log(std::string_view(titan));
   CHECK(t.format == "torchtitan");
   REQUIRE(t.iterations.size() == 1);
-  CHECK(t.max_allocated_bytes == trainsim::test::approx(42.10 * 1073741824.0));  // from the one line that was used
+  CHECK(t.peak_memory_bytes == trainsim::test::approx(42.10 * 1073741824.0));  // from the one line that was used
   CHECK(reason_of(t, 2) == "tflops \"-377.12\" is negative");
   CHECK(reason_of(t, 3) == "memory (GiB) \"nan\" is not finite");
   CHECK(reason_of(t, 4) == "tps \"-6,498\" is negative");

@@ -115,8 +115,9 @@ TEST_CASE("bad framework input names the path, the value and what was expected")
 }
 
 TEST_CASE("DP gradient reduce and parameter gather go in buckets: ceil(B/b) calls, each paying the latency") {
-  // Llama-3-8B has 8,030,261,248 parameters (all on the one stage); ZeRO-1 reduce-scatters the fp32 gradients
-  // (4 B) and all-gathers the bf16 weights (2 B) over dp 8 on one node. DeepSpeed below ZeRO-3 does not
+  // Llama-3-8B has 8,030,261,248 parameters (all on the one stage); ZeRO-1 reduce-scatters the bf16 gradients
+  // (2 B: DeepSpeed accumulates in the model dtype under ZeRO, engine.py get_data_types) and all-gathers the bf16
+  // weights (2 B) over dp 8 on one node. DeepSpeed below ZeRO-3 does not
   // overlap (overlap_comm false): dp comm = reduce + gather in full.
   const double P = 8030261248.0;
   // Fixed bucket sizes here (the preset sizes them from hidden_size like transformers: the next test).
@@ -124,15 +125,15 @@ TEST_CASE("DP gradient reduce and parameter gather go in buckets: ceil(B/b) call
   Scenario nine = llama8b(Json{{"preset", "deepspeed"}, {"grad_bucket_elements", 1e9}, {"grad_bucket_hidden_squared", 0}}, 1);  // 9 calls
   const CommModel comm = make_comm_model(one.hardware);
   const GroupPlacement dp{8, 8};
-  const double one_call = seconds(Collective::ReduceScatter, 4 * P, dp, comm) + seconds(Collective::AllGather, 2 * P, dp, comm);
-  const double nine_calls = 9 * seconds(Collective::ReduceScatter, 4 * P / 9, dp, comm) + 9 * seconds(Collective::AllGather, 2 * P / 9, dp, comm);
+  const double one_call = seconds(Collective::ReduceScatter, 2 * P, dp, comm) + seconds(Collective::AllGather, 2 * P, dp, comm);
+  const double nine_calls = 9 * seconds(Collective::ReduceScatter, 2 * P / 9, dp, comm) + 9 * seconds(Collective::AllGather, 2 * P / 9, dp, comm);
   const StepEstimate e1 = StepModel(one.model, one.training, one.hardware).estimate(one.parallel);
   const StepEstimate e9 = StepModel(nine.model, nine.training, nine.hardware).estimate(nine.parallel);
   CHECK(e1.breakdown.dp_comm_s == trainsim::test::approx(one_call).epsilon(1e-9));
   CHECK(e9.breakdown.dp_comm_s == trainsim::test::approx(nine_calls).epsilon(1e-9));
   CHECK(e9.breakdown.dp_comm_s > e1.breakdown.dp_comm_s);  // same bytes, 8 more latencies per collective
 
-  // Megatron-Core overlaps; switched off, the same buckets (max(40M, 1M x 8) = 40M: ceil(8.03e9 / 4e7) = 201 calls) add in full.
+  // Megatron-Core reduces fp32 main gradients (4 B) and overlaps; switched off, the same buckets (max(40M, 1M x 8) = 40M: ceil(8.03e9 / 4e7) = 201 calls) add in full.
   Scenario serial = llama8b(Json{{"preset", "megatron-core"}, {"overlap_grad_reduce", false}}, 1);
   Scenario overlapped = llama8b("megatron-core", 1);
   const double calls = 201;
@@ -148,7 +149,7 @@ TEST_CASE("ZeRO-3 in DeepSpeed: prefetch buckets for gathers, reduce buckets acr
   // A Llama-3-8B layer at tp 1: attention 4096·4096·2 + 2·4096·1024 = 41,943,040, MLP 3·4096·14336 = 176,160,768,
   // two norms 8,192: 218,112,000 parameters. transformers fills DeepSpeed's "auto" buckets from hidden_size
   // (integrations/deepspeed.py): prefetch 0.9·4096² = 15,099,494.4 elements, reduce 4096² = 16,777,216.
-  // Gather (bf16): ceil(218,112,000 / 15,099,494.4) = ceil(14.44) = 15 calls. Reduce-scatter (fp32) in buckets
+  // Gather (bf16): ceil(218,112,000 / 15,099,494.4) = ceil(14.44) = 15 calls. Reduce-scatter (bf16) in buckets
   // filled across the 32 layers: ceil(32 · 218,112,000 / 16,777,216) = ceil(416.01) = 417 calls per step's
   // backward, a 32nd of them per layer. Without overlap, per layer and micro-batch: gather (forward) + gather
   // (backward) + reduce; one micro-batch, 32 layers.
@@ -157,7 +158,7 @@ TEST_CASE("ZeRO-3 in DeepSpeed: prefetch buckets for gathers, reduce buckets acr
   const CommModel comm = make_comm_model(s.hardware);
   const GroupPlacement dp{8, 8};
   const double gather = 15 * seconds(Collective::AllGather, 2 * layer / 15, dp, comm);
-  const double reduce = 417 * seconds(Collective::ReduceScatter, 4 * layer * 32 / 417, dp, comm) / 32;
+  const double reduce = 417 * seconds(Collective::ReduceScatter, 2 * layer * 32 / 417, dp, comm) / 32;
   const StepEstimate e = StepModel(s.model, s.training, s.hardware).estimate(s.parallel);
   CHECK(e.breakdown.dp_comm_s == trainsim::test::approx(32 * (2 * gather + reduce)).epsilon(1e-9));
   // With DeepSpeed's default overlap at ZeRO-3 the same gathers hide behind the layers' compute.
@@ -510,4 +511,47 @@ TEST_CASE("FSDP2 under pipeline parallelism keeps a stage's weights gathered and
   const StepEstimate sa = StepModel(keeps.model, keeps.training, keeps.hardware).estimate(keeps.parallel);
   const StepEstimate sb = StepModel(per_layer.model, per_layer.training, per_layer.hardware).estimate(per_layer.parallel);
   CHECK(sa.breakdown.dp_comm_s <= sb.breakdown.dp_comm_s + 1e-12);
+}
+
+TEST_CASE("DeepSpeed under ZeRO keeps gradients in the training dtype; Megatron and FSDP in fp32; the scenario's choice wins") {
+  // deepspeed/runtime/engine.py get_data_types: grad_accum_dtype = model dtype when ZeRO is on, fp32 for bf16
+  // without it. Llama-3-8B (8,030,261,248 parameters), ZeRO-2 over dp 8: a gradient partition of P/8 elements.
+  const double P = 8030261248.0;
+  const Scenario ds2 = llama8b("deepspeed", 2), ds0 = llama8b("deepspeed", 0), mc2 = llama8b("megatron-core", 2);
+  CHECK(gradient_precision(ds2.training, ds2.parallel) == Precision::Bf16);
+  CHECK(gradient_precision(ds0.training, ds0.parallel) == Precision::Fp32);  // BF16_Optimizer's fp32 accumulation
+  CHECK(gradient_precision(mc2.training, mc2.parallel) == Precision::Fp32);
+  CHECK(MemoryModel(ds2.model, ds2.training, ds2.hardware).stage(ds2.parallel, 0).gradients == doctest::Approx(P * 2 / 8));
+  CHECK(MemoryModel(mc2.model, mc2.training, mc2.hardware).stage(mc2.parallel, 0).gradients == doctest::Approx(P * 4 / 8));
+  // Given in the scenario, grad_precision wins and is written back; left to the framework, it is not written.
+  nlohmann::json doc = to_json(ds2);
+  CHECK_FALSE(doc["training"].contains("grad_precision"));
+  doc["training"]["grad_precision"] = "fp32";
+  const Scenario given = parse_scenario(doc);
+  CHECK(gradient_precision(given.training, given.parallel) == Precision::Fp32);
+  CHECK(to_json(given)["training"]["grad_precision"] == "fp32");
+}
+
+TEST_CASE("an eager RMSNorm keeps its fp32 input and the 16-bit normalized input of the weight's product") {
+  // torch's composite rms_norm / transformers LlamaRMSNorm: x.float() (saved by pow and mul: 4 B), then
+  // weight * normed.to(bf16) (saves the bf16 normed: 2 B) -- 6 B per element where a fused kernel keeps the
+  // 2-byte input. Two norms per layer, 4096 tokens x 4096 hidden: (6 - 2) x 2 x 4096 x 4096 bytes more.
+  const Scenario eager = llama8b("deepspeed", 0), fused = llama8b(Json{{"preset", "deepspeed"}, {"fused_norm", true}}, 0);
+  const double diff = layer_activations(eager.model, eager.training, eager.parallel, false).stored -
+                      layer_activations(fused.model, fused.training, fused.parallel, false).stored;
+  CHECK(diff == doctest::Approx(4.0 * 2 * 4096 * 4096));
+}
+
+TEST_CASE("FSDP's shards are the fp32 master copy: no resident 16-bit shard; DeepSpeed keeps one") {
+  // Llama-3-8B, ZeRO-3 over dp 8. DeepSpeed: a bf16 partition of 8,030,261,248 x 2 / 8 bytes beside the fp32
+  // master (optimizer states), plus the gathered layer and its prefetched successor (2 x 218,112,000 x 2 bytes).
+  // FSDP2 (MixedPrecisionPolicy): the shard is the fp32 copy already counted with the optimizer; only the two
+  // gathered layers remain. Optimizer states are the same 12 bytes per parameter in both.
+  const double P = 8030261248.0, layer = 218112000.0;
+  const Scenario ds = llama8b("deepspeed", 3), fsdp = llama8b("fsdp2", 3);
+  const StageMemory d = MemoryModel(ds.model, ds.training, ds.hardware).stage(ds.parallel, 0);
+  const StageMemory f = MemoryModel(fsdp.model, fsdp.training, fsdp.hardware).stage(fsdp.parallel, 0);
+  CHECK(d.weights == doctest::Approx(P * 2 / 8 + 2 * layer * 2));
+  CHECK(f.weights == doctest::Approx(2 * layer * 2));
+  CHECK(f.optimizer == doctest::Approx(d.optimizer));
 }

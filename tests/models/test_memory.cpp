@@ -23,11 +23,10 @@ TEST_CASE("ZeRO paper Figure 1: 7.5B parameters, 64 data-parallel ranks, K = 12"
     CAPTURE(c["id"].get<std::string>());
     TrainingSpec t;
     t.precision = Precision::Fp16;
-    t.grad_precision = Precision::Fp16;  // the paper's mixed-precision Adam: fp16 weights and gradients
     t.optimizer = OptimizerKind::Adam;
     t.zero_stage = c["zero_stage"].get<int>();
     const double dp = c["dp"].get<double>();
-    ModelStates s = full_model_states(c["parameters"].get<double>(), 0, dp, dp, t);
+    ModelStates s = full_model_states(c["parameters"].get<double>(), 0, dp, dp, t, Precision::Fp16);  // the paper's fp16 weights and gradients
     const double published = c["measured"]["model_states_bytes_per_gpu"].get<double>();
     // The paper prints GB with one decimal (120, 31.4, 16.6, 1.9 GB): within half of 0.1 GB.
     CHECK(std::fabs(s.total() - published) <= 0.05e9);
@@ -166,4 +165,17 @@ TEST_CASE("offloaded optimizer states are checked against the node's host memory
   doc["hardware"].erase("host_memory");
   const Scenario unknown = parse_scenario(doc);
   CHECK(MemoryModel(unknown.model, unknown.training, unknown.hardware).estimate(unknown.parallel).host_fits);
+}
+
+TEST_CASE("PyTorch's memory counters see parts of the device total") {
+  // torch.cuda.max_memory_reserved holds the allocator's segments (fragmentation included), not the CUDA context
+  // or NCCL's cudaMalloc'd buffers; max_memory_allocated holds live tensors only (PyTorch CUDA semantics notes).
+  StageMemory s;
+  s.weights = 2, s.gradients = 3, s.optimizer = 5, s.activations = 20;
+  s.cuda_context = 0.75, s.nccl = 0.25, s.fragmentation = 2;
+  s.other = s.cuda_context + s.nccl + s.fragmentation;
+  s.total = 30 + s.other;
+  CHECK(s.counted(MemoryCounter::Device) == test::approx(33.0));
+  CHECK(s.counted(MemoryCounter::AllocatorReserved) == test::approx(32.0));  // 30 of tensors + 2 of fragmentation
+  CHECK(s.counted(MemoryCounter::AllocatorAllocated) == test::approx(30.0));
 }

@@ -131,7 +131,8 @@ TEST_CASE("property: random valid scenarios give finite, non-negative memory, st
     bigger.first_k_dense_replace *= 2;
     const MemoryEstimate big = MemoryModel(bigger, s.training, s.hardware).estimate(s.parallel);
     CHECK(big.worst.total > mem.worst.total);
-    CHECK(big.worst.weights > mem.worst.weights);
+    // Weights and optimizer states together (FSDP's shards are the fp32 copy counted with the optimizer).
+    CHECK(big.worst.weights + big.worst.optimizer + big.worst.host > mem.worst.weights + mem.worst.optimizer + mem.worst.host);
   }
   MESSAGE(valid << " valid scenarios, " << rejected << " rejected with an input error");
   CHECK(valid > 200);

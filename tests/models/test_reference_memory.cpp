@@ -35,7 +35,7 @@ TEST_CASE("Korthikanti 2022 Fig. 1 memory within 1%") {
     // Model states of the transformer layers on one GPU (the figure leaves embeddings out).
     const int layers = layers_in_stage(s.model.num_hidden_layers, p, 0);
     const double layer_params = layers * (mm.params.dense_layer.attention_split + mm.params.dense_layer.mlp_split) / p.tp;
-    const ModelStates states = full_model_states(layer_params, 0, p.dp, p.dp, s.training);
+    const ModelStates states = full_model_states(layer_params, 0, p.dp, p.dp, s.training, gradient_precision(s.training, p));
     CHECK(states.total() / GiB == trainsim::test::approx(measured["model_states"].get<double>()).epsilon(0.01));
 
     // Activations with sequence parallelism and selective recompute, first stage.
