@@ -25,6 +25,24 @@ std::vector<std::string> recompute_module_list(unsigned modules) {
   return out;
 }
 
+std::string recompute_text(const TrainingSpec& t) {
+  std::string text = to_string(t.recompute);
+  if (t.recompute != Recompute::Selective || t.recompute_modules == kRecomputeCoreAttn) return text;
+  const std::vector<std::string> names = recompute_module_list(t.recompute_modules);
+  for (std::size_t i = 0; i < names.size(); ++i) text += (i ? ", " : " (") + names[i];
+  return text + ")";
+}
+
+std::vector<RecomputeChoice> searched_recompute_choices(const ModelSpec& m) {
+  std::vector<RecomputeChoice> out{{Recompute::None, kRecomputeCoreAttn}, {Recompute::Selective, kRecomputeCoreAttn}, {Recompute::Full, kRecomputeCoreAttn}};
+  if (m.is_moe()) {
+    const unsigned mla = m.is_mla() ? kRecomputeMlaUpProj : 0u;
+    out.push_back({Recompute::Selective, kRecomputeLayernorm | kRecomputeMoeAct | mla});
+    out.push_back({Recompute::Selective, kRecomputeLayernorm | kRecomputeMoe | mla});
+  }
+  return out;
+}
+
 PerOpCheckpoint every_other_matmul(const ModelSpec& m, bool moe_layer, double tp) {
   const double h = m.hidden_size, q = double(m.num_attention_heads) * m.qk_head_dim() / tp;
   const double kv = double(m.num_key_value_heads) * m.head_dim / tp, v_out = double(m.num_attention_heads) * m.value_head_dim() / tp;

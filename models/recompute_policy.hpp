@@ -24,6 +24,18 @@ struct RecomputeModuleName {
 };
 const std::vector<RecomputeModuleName>& recompute_module_names();
 std::vector<std::string> recompute_module_list(unsigned modules);  // the names of the set bits
+// "none", "full", "selective", or "selective (layernorm, moe_act)" where the modules are not the default core_attn.
+std::string recompute_text(const TrainingSpec& t);
+
+// The recompute choices `plan` tries when the scenario leaves recompute open: none, the framework's selective,
+// full, and for MoE models two sets of Megatron's modules that its MoE best practices use (Megatron-MoE-ModelZoo
+// best_practice/qwen3/readme.md: "norm, act" in its H100 rows, "--recompute-modules layernorm moe" for long
+// context), with MLA's up-projections where the model has MLA.
+struct RecomputeChoice {
+  Recompute mode;
+  unsigned modules;
+};
+std::vector<RecomputeChoice> searched_recompute_choices(const ModelSpec& m);
 
 struct PerOpCheckpoint {
   double recomputed_gemm_fraction = 0;  // of the block's forward linear-GEMM FLOPs, repeated in backward

@@ -8,7 +8,9 @@
 #include <thread>
 #include <tuple>
 
+#include "framework.hpp"
 #include "layout_check.hpp"
+#include "recompute_policy.hpp"
 
 namespace trainsim {
 
@@ -37,6 +39,8 @@ SearchSpace search_space_from(const Scenario& s) {
 
 namespace {
 
+constexpr std::size_t kMaxRecomputeChoices = 5;  // searched_recompute_choices: 3, or 5 for MoE models
+
 std::vector<int> divisors(int n, int max_value) {
   std::vector<int> out;
   for (int d = 1; d <= n && d <= max_value; ++d)
@@ -60,10 +64,10 @@ bool better(const Scored& a, const Scored& b) {
   if (a.score != b.score) return a.score < b.score;
   const ParallelLayout &x = a.plan.layout, &y = b.plan.layout;
   return std::make_tuple(a.plan.num_gpus, x.tp, x.pp, x.vpp, x.cp, x.ep, x.etp, x.micro_batch_size, int(x.sequence_parallel),
-                         int(a.plan.training.recompute), a.plan.training.zero_stage, int(a.plan.training.offload_optimizer),
+                         int(a.plan.training.recompute), a.plan.training.recompute_modules, a.plan.training.zero_stage, int(a.plan.training.offload_optimizer),
                          int(x.schedule)) <
          std::make_tuple(b.plan.num_gpus, y.tp, y.pp, y.vpp, y.cp, y.ep, y.etp, y.micro_batch_size, int(y.sequence_parallel),
-                         int(b.plan.training.recompute), b.plan.training.zero_stage, int(b.plan.training.offload_optimizer),
+                         int(b.plan.training.recompute), b.plan.training.recompute_modules, b.plan.training.zero_stage, int(b.plan.training.offload_optimizer),
                          int(y.schedule));
 }
 
@@ -98,8 +102,8 @@ SearchResult search_plans(const Scenario& base, const std::vector<int>& gpu_coun
   // Tensor parallel within a node: every divisor of the KV heads up to the node size (3 and 6 included).
   std::vector<int> tps = space.tp ? divisors(model.num_key_value_heads, gpn) : std::vector<int>{fixed.tp};
   std::vector<int> cps = space.cp ? std::vector<int>{1, 2, 4, 8} : std::vector<int>{fixed.cp};
-  std::vector<Recompute> recomputes = space.recompute ? std::vector<Recompute>{Recompute::None, Recompute::Selective, Recompute::Full}
-                                                      : std::vector<Recompute>{base.training.recompute};
+  std::vector<RecomputeChoice> recomputes = space.recompute ? searched_recompute_choices(model)
+                                                            : std::vector<RecomputeChoice>{{base.training.recompute, base.training.recompute_modules}};
   std::vector<int> zeros = space.zero_stage ? std::vector<int>{0, 1, 2, 3} : std::vector<int>{base.training.zero_stage};
 
   // Hardware per GPU count, and the training variants (recompute x ZeRO stage) the models refer to.
@@ -114,14 +118,15 @@ SearchResult search_plans(const Scenario& base, const std::vector<int>& gpu_coun
   std::vector<TrainingSpec> trainings;
   for (int z : zeros)
     for (bool off : offloads)
-      for (Recompute r : recomputes) {
+      for (const RecomputeChoice& r : recomputes) {
         TrainingSpec t = base.training;
         t.zero_stage = z;
         t.offload_optimizer = off;
-        t.recompute = r;
+        t.recompute = r.mode;
+        t.recompute_modules = r.modules;
         trainings.push_back(t);
       }
-  const std::size_t modes = recomputes.size();
+  const std::size_t modes = recomputes.size();  // at most kMaxRecomputeChoices
 
   std::vector<WorkItem> work;
   for (std::size_t g = 0; g < gpu_counts.size(); ++g)
@@ -202,11 +207,16 @@ SearchResult search_plans(const Scenario& base, const std::vector<int>& gpu_coun
                 p.schedule = sched;
                 // Per-layer work once per recompute mode and framework (the implied one changes with the ZeRO
                 // stage), computed when a variant of that mode first fits.
-                std::array<StepModel::LayoutWork, 3> layer_work;
-                std::array<const FrameworkTraits*, 3> work_framework{nullptr, nullptr, nullptr};
+                std::array<StepModel::LayoutWork, kMaxRecomputeChoices> layer_work;
+                std::array<const FrameworkTraits*, kMaxRecomputeChoices> work_framework{};
                 for (std::size_t v = 0; v < trainings.size(); ++v) {
                   const TrainingSpec& t = trainings[v];
                   if (check_layout(model, t, p, gpus) != LayoutIssue::None) continue;
+                  // Megatron's recompute modules mean nothing to a framework with another selective policy: the
+                  // candidate would repeat its plain selective one.
+                  if (space.recompute && t.recompute == Recompute::Selective && t.recompute_modules != kRecomputeCoreAttn &&
+                      framework_for(t, p).selective_recompute != SelectiveRecompute::AttentionCore)
+                    continue;
                   ++out.searched;
                   const MemoryModel& mm = memories[w.gpu_index][v];
                   const StageMemory mem = mm.worst_stage(p);
@@ -284,7 +294,8 @@ SearchResult search_plans(const Scenario& base, const std::vector<int>& gpu_coun
     return a.num_gpus == b.num_gpus && a.layout.tp == b.layout.tp && a.layout.pp == b.layout.pp && a.layout.vpp == b.layout.vpp &&
            a.layout.cp == b.layout.cp && a.layout.ep == b.layout.ep && a.layout.etp == b.layout.etp &&
            a.layout.micro_batch_size == b.layout.micro_batch_size && a.layout.sequence_parallel == b.layout.sequence_parallel &&
-           a.training.recompute == b.training.recompute && a.training.zero_stage == b.training.zero_stage &&
+           a.training.recompute == b.training.recompute && a.training.recompute_modules == b.training.recompute_modules &&
+           a.training.zero_stage == b.training.zero_stage &&
            a.training.offload_optimizer == b.training.offload_optimizer && a.layout.schedule == b.layout.schedule;
   };
   for (auto& s : top) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "models/recompute_policy.hpp"
 #include "models/scenario.hpp"
 #include "models/units.hpp"
 #include "plan_report.hpp"
@@ -88,7 +89,7 @@ std::string describe_training(const Scenario& s) {
   return std::string(to_string(t.mode)) + ", seq " + std::to_string(t.seq_len) + ", global batch " +
          std::to_string(t.global_batch_size) + " = micro " + std::to_string(p.micro_batch_size) + " x dp " +
          std::to_string(p.dp) + " x accumulation " + std::to_string(p.gradient_accumulation_steps) + ", " + to_string(t.precision) +
-         ", " + t.optimizer_name + ", " + z + ", recompute " + to_string(t.recompute) +
+         ", " + t.optimizer_name + ", " + z + ", recompute " + recompute_text(t) +
          (t.flash_attention ? ", flash attention" : "") + (t.offload_optimizer ? ", optimizer offloaded" : "");
 }
 

@@ -7,6 +7,7 @@
 #include "estimate_report.hpp"
 #include "html_document.hpp"
 #include "markdown.hpp"
+#include "models/recompute_policy.hpp"
 #include "models/units.hpp"
 #include "svg_chart.hpp"
 #include "table.hpp"
@@ -36,7 +37,7 @@ std::string searched(const PlanReport& r) {
 
 std::string tip(const Plan& p) {
   return std::to_string(p.num_gpus) + " GPUs, " + layout_text(p) + ", mbs " + std::to_string(p.layout.micro_batch_size) + ", recompute " +
-         to_string(p.training.recompute) + ", ZeRO " + std::to_string(p.training.zero_stage) + ": " + format_seconds(p.cost.time_to_train_s) +
+         recompute_text(p.training) + ", ZeRO " + std::to_string(p.training.zero_stage) + ": " + format_seconds(p.cost.time_to_train_s) +
          ", MFU " + fixed(100 * p.step.mfu, 1) + "%";
 }
 

@@ -2,6 +2,7 @@
 
 #include "estimate_report.hpp"
 #include "models/accuracy_bands.hpp"
+#include "models/recompute_policy.hpp"
 #include "models/scenario.hpp"
 #include "models/units.hpp"
 #include "table.hpp"
@@ -59,7 +60,7 @@ Json training_cost_json(const TrainingCost& c) {
 }
 
 Json layout_json(const ParallelLayout& p, const TrainingSpec& t) {
-  return {{"tp", p.tp},
+  Json j = {{"tp", p.tp},
           {"pp", p.pp},
           {"vpp", p.vpp},
           {"dp", p.dp},
@@ -74,6 +75,9 @@ Json layout_json(const ParallelLayout& p, const TrainingSpec& t) {
           {"tp_comm_overlap", p.tp_comm_overlap},
           {"sequence_parallel", p.sequence_parallel},
           {"schedule", to_string(p.schedule)}};
+  // Megatron's --recompute-modules under selective recompute (core_attn alone is the default).
+  if (t.recompute == Recompute::Selective) j["recompute_modules"] = recompute_module_list(t.recompute_modules);
+  return j;
 }
 
 Json plan_json(const Plan& p) {
@@ -143,7 +147,7 @@ std::vector<std::vector<std::string>> plan_table_rows(const PlanReport& r) {
   int i = 1;
   for (const auto& p : r.result.plans) {
     const bool close = i > 1 && bands_overlap(p.step, best.step);
-    rows.push_back({std::to_string(i++), std::to_string(p.num_gpus), layout_text(p), std::to_string(p.layout.micro_batch_size), to_string(p.training.recompute),
+    rows.push_back({std::to_string(i++), std::to_string(p.num_gpus), layout_text(p), std::to_string(p.layout.micro_batch_size), recompute_text(p.training),
                     std::to_string(p.training.zero_stage), framework_for(p.training, p.layout).name, format_seconds(p.step.time_s),
                     band_text(p.step) + (close ? " ~" : ""), format_count(p.step.tokens_per_s), fixed(100 * p.step.mfu, 1) + "%",
                     gib(p.memory.total, 1), days_or_hours(p.cost.time_to_train_s), money(p.cost), p.pareto ? "*" : ""});
@@ -235,7 +239,7 @@ void print_plan_csv(std::ostream& os, const PlanReport& r) {
   // Every layout field of the JSON is a column, so rows that differ only in one of them stay distinguishable; an
   // unknown cost is an empty field (pandas reads NaN).
   os << "rank,num_gpus,tp,pp,vpp,dp,cp,ep,etp,micro_batch_size,gradient_accumulation_steps,sequence_parallel,tp_comm_overlap,schedule,recompute,"
-        "zero_stage,offload_optimizer,framework,memory_total_bytes,step_time_s,step_time_s_low,step_time_s_high,tokens_per_s,mfu,hfu,time_to_train_s,gpu_hours,cost,pareto\n";
+        "zero_stage,offload_optimizer,framework,memory_total_bytes,step_time_s,step_time_s_low,step_time_s_high,tokens_per_s,mfu,hfu,time_to_train_s,gpu_hours,cost,pareto,recompute_modules\n";
   int i = 1;
   for (const auto& p : r.result.plans) {
     const ParallelLayout& l = p.layout;
@@ -247,7 +251,12 @@ void print_plan_csv(std::ostream& os, const PlanReport& r) {
        << p.step.time_s << ',' << p.step.time_s_low << ',' << p.step.time_s_high << ',' << p.step.tokens_per_s << ',' << p.step.mfu << ',' << p.step.hfu << ',' << p.cost.time_to_train_s << ','
        << p.cost.gpu_hours << ',';
     if (p.cost.priced && p.cost.time_to_train_s > 0) os << p.cost.cost;
-    os << ',' << (p.pareto ? "true" : "false") << '\n';
+    os << ',' << (p.pareto ? "true" : "false") << ',';
+    if (p.training.recompute == Recompute::Selective) {
+      const std::vector<std::string> names = recompute_module_list(p.training.recompute_modules);
+      for (std::size_t k = 0; k < names.size(); ++k) os << (k ? " " : "") << names[k];
+    }
+    os << '\n';
   }
 }
 

@@ -84,7 +84,7 @@ std::vector<std::string> header_lines(const ExportPlan& p, const std::string& ta
   std::string memory = "ZeRO " + s(t.zero_stage);
   if (t.distributed_optimizer) memory += " + distributed optimizer";
   if (t.offload_optimizer) memory += ", optimizer offloaded to CPU";
-  memory += std::string(", recompute ") + to_string(t.recompute) + ", flash attention " + (t.flash_attention ? "on" : "off");
+  memory += std::string(", recompute ") + recompute_text(t) + ", flash attention " + (t.flash_attention ? "on" : "off");
   lines.push_back("Layout " + layout_text(p) + "; " + memory);
   lines.push_back("Cluster " + s(p.hardware.num_gpus) + " x " + p.hardware.gpu.name + " = " + s(p.hardware.num_nodes) +
                   (p.hardware.num_nodes == 1 ? " node" : " nodes") + " x " + s(p.gpus_per_node_used()) +

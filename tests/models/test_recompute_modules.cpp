@@ -11,6 +11,8 @@
 #include "models/errors.hpp"
 #include "models/flops.hpp"
 #include "models/memory.hpp"
+#include "models/recompute_policy.hpp"
+#include "models/search.hpp"
 #include "models/scenario.hpp"
 #include "models/step.hpp"
 
@@ -110,4 +112,49 @@ TEST_CASE("recomputing the MoE block dispatches and combines again") {
   };
   CHECK(recompute_a2a(qwen({{"recompute", "selective"}, {"recompute_modules", {"moe"}}})) == 2);  // dispatch + combine
   CHECK(recompute_a2a(qwen({{"recompute", "selective"}, {"recompute_modules", {"moe_act"}}})) == 0);
+}
+
+TEST_CASE("plan tries Megatron's MoE recompute modules for MoE models, and only where the framework has them") {
+  // searched_recompute_choices: none, selective (core_attn), full; MoE models add {layernorm, moe_act} and
+  // {layernorm, moe} (Megatron-MoE-ModelZoo's Qwen3 best practice), MLA models with mla_up_proj.
+  CHECK(searched_recompute_choices(llama(nlohmann::json::object()).model).size() == 3);
+  const auto moe = searched_recompute_choices(qwen(nlohmann::json::object()).model);
+  REQUIRE(moe.size() == 5);
+  CHECK(moe[3].modules == (kRecomputeLayernorm | kRecomputeMoeAct));
+  CHECK(moe[4].modules == (kRecomputeLayernorm | kRecomputeMoe));
+  const Scenario v3 = parse_scenario({{"model", "deepseek-v3"},
+                                      {"training", {{"seq_len", 4096}, {"global_batch_size", 64}}},
+                                      {"hardware", {{"gpu", "h100-sxm-80gb"}, {"num_gpus", 64}}}}, false);
+  CHECK(searched_recompute_choices(v3.model)[3].modules == (kRecomputeLayernorm | kRecomputeMoeAct | kRecomputeMlaUpProj));
+
+  TrainingSpec t = qwen(nlohmann::json::object()).training;
+  t.recompute = Recompute::Selective;
+  CHECK(recompute_text(t) == "selective");
+  t.recompute_modules = kRecomputeLayernorm | kRecomputeMoeAct;
+  CHECK(recompute_text(t) == "selective (moe_act, layernorm)");  // Megatron's order of the names
+
+  // Searching recompute for Qwen3-30B-A3B on 16 GPUs, ep 16, distributed optimizer, 2048-token sequences
+  // (recompute left open, the rest as given): the plans include module sets.
+  nlohmann::json doc = {{"model", "qwen3-30b-a3b"},
+                        {"training", {{"seq_len", 2048}, {"global_batch_size", 16}, {"framework", "megatron-core"}, {"zero_stage", 1}}},
+                        {"parallel", {{"tp", 1}, {"pp", 1}, {"ep", 16}, {"micro_batch_size", 1}}},
+                        {"hardware", {{"gpu", "h100-sxm-80gb"}, {"num_gpus", 16}}}};
+  const Scenario open = parse_scenario(doc);
+  SearchSpace space;
+  space.tp = space.pp = space.dp = space.cp = space.ep = space.etp = space.vpp = space.micro_batch = false;
+  space.zero_stage = space.sequence_parallel = space.schedule = space.offload_optimizer = false;
+  SearchOptions options;
+  options.top = 10;
+  const SearchResult r = search_plans(open, {16}, space, options);
+  CHECK(r.plans.size() == 5);  // the five recompute choices, all fit
+  bool with_modules = false;
+  for (const Plan& p : r.plans) with_modules |= p.training.recompute_modules == (kRecomputeLayernorm | kRecomputeMoeAct);
+  CHECK(with_modules);
+
+  // FSDP2's selective is torchtitan's per-op policy: the module sets would repeat it, and are not tried.
+  doc["training"]["framework"] = "fsdp2";
+  doc["parallel"]["ep"] = 1;
+  doc["training"]["zero_stage"] = 3;
+  const SearchResult f = search_plans(parse_scenario(doc), {16}, space, options);
+  CHECK(f.plans.size() == 3);
 }
