@@ -64,6 +64,7 @@ const FieldFlag kFieldFlags[] = {
     {"--pp", "/parallel/pp", FlagType::Integer, "pipeline parallel"},
     {"--dp", "/parallel/dp", FlagType::Integer, "data parallel"},
     {"--cp", "/parallel/cp", FlagType::Integer, "context parallel"},
+    {"--dp-replicate", "/parallel/dp_replicate", FlagType::Integer, "hybrid sharding: replicas of the ZeRO shards (HSDP)"},
     {"--ep", "/parallel/ep", FlagType::Integer, "expert parallel"},
     {"--etp", "/parallel/etp", FlagType::Integer, "expert tensor parallel"},
     {"--vpp", "/parallel/vpp", FlagType::Integer, "virtual pipeline stages per rank"},

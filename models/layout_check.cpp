@@ -49,6 +49,8 @@ LayoutIssue check_layout(const ModelSpec& m, const TrainingSpec& t, const Parall
   }
   const FrameworkTraits& fw = framework_for(t, p);
   if (t.zero_stage >= 2 && p.pp > 1 && !fw.shards_with_pipeline) return LayoutIssue::ZeroPipeline;
+  if (p.dp_replicate > 1 && (p.dp % p.dp_replicate || p.expert_dp() % p.dp_replicate || !(t.zero_stage >= 1 || t.distributed_optimizer)))
+    return LayoutIssue::DpReplicate;
   if (unavailable(fw, p).available) return LayoutIssue::FrameworkParallel;
   if (t.global_batch_size % (ll(p.micro_batch_size) * p.dp)) return LayoutIssue::BatchSplit;
   return LayoutIssue::None;
@@ -101,6 +103,12 @@ InputError layout_error(LayoutIssue issue, const ModelSpec& m, const TrainingSpe
                         "0 or 1 with pipeline parallelism (pp = " + s(p.pp) + ") in " + framework_for(t, p).name,
                         "DeepSpeed's pipeline engine and Megatron shard only optimizer states with pp > 1; use zero_stage 1 or "
                         "distributed_optimizer, or training.framework \"fsdp2\" (torchtitan shards each pipeline stage)");
+    case LayoutIssue::DpReplicate:
+      if (!(t.zero_stage >= 1 || t.distributed_optimizer))
+        return InputError("/parallel/dp_replicate", s(p.dp_replicate), "1 without ZeRO sharding (zero_stage 0)",
+                          "replicas of ZeRO shards need zero_stage >= 1 or distributed_optimizer");
+      return InputError("/parallel/dp_replicate", s(p.dp_replicate),
+                        "a divisor of dp (" + s(p.dp) + ")" + (p.expert_dp() != p.dp * p.cp ? " and of the expert data-parallel degree (" + s(p.expert_dp()) + ")" : ""));
     case LayoutIssue::FrameworkParallel: {
       const FrameworkTraits& fw = framework_for(t, p);
       const Dimension d = unavailable(fw, p);

@@ -26,6 +26,7 @@ enum class LayoutIssue {
   EpWorld,             // ep·etp does not divide GPUs per pipeline stage
   EtpFfn,              // etp does not divide moe_intermediate_size
   ZeroPipeline,        // ZeRO-2/3 with pp > 1 (unsupported by DeepSpeed and Megatron)
+  DpReplicate,         // dp_replicate > 1 without ZeRO sharding, or not dividing dp and the expert data-parallel degree
   FrameworkParallel,   // tp, pp, cp or ep > 1 in a framework that does not run that dimension
   BatchSplit,          // global batch not divisible by micro-batch·dp
 };

@@ -196,7 +196,7 @@ StageMemory MemoryModel::stage(const ParallelLayout& p, int stage, const LayoutA
 
   // ZeRO partitions over the data-parallel ranks that hold the same parameters: dp·cp for dense ones
   // (Megatron shards over the dp×cp group), the expert data-parallel group for experts.
-  const double n_dense = dd(p.dp) * p.cp, n_expert = dd(p.expert_dp());
+  const double n_dense = dd(p.zero_shard_ranks()), n_expert = dd(p.expert_zero_shard_ranks());  // hybrid sharding: within a replica
   const bool shard_opt = t.zero_stage >= 1 || t.distributed_optimizer;
   const bool shard_grad = t.zero_stage >= 2, shard_weights = t.zero_stage >= 3;
   const Precision grad_precision = gradient_precision(t, p);
@@ -284,7 +284,7 @@ StageMemory MemoryModel::stage(const ParallelLayout& p, int stage, const LayoutA
   out.activations = out.activations_layers + out.activations_recompute + out.activations_edges;
 
   int groups = 0;
-  for (int g : {p.tp, p.pp, p.cp, p.dp, p.ep, p.etp}) groups += g > 1;
+  for (int g : {p.tp, p.pp, p.cp, p.dp, p.ep, p.etp, p.dp_replicate}) groups += g > 1;  // hybrid sharding: a replica group too
   out.cuda_context = allowances.cuda_context_bytes;
   out.nccl = allowances.nccl_bytes_per_group * groups;
   out.fragmentation = allowances.fragmentation * out.activations;

@@ -63,7 +63,7 @@ struct CommList {
 // One layer of a kind (dense or MoE), one micro-batch, one GPU.
 struct LayerStream {
   LayerCompute compute;
-  CommList<21> comm;  // per pass (4 at most): TP all-gather + reduce-scatter, CP, EP, ZeRO-3 gather; ZeRO-3 reduce
+  CommList<22> comm;  // per pass (4 at most): TP all-gather + reduce-scatter, CP, EP, ZeRO-3 gather; ZeRO-3 reduce, HSDP all-reduce
 };
 
 struct StepStream {

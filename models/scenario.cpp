@@ -128,7 +128,7 @@ Json to_json(const TrainingSpec& t) {
 }
 
 Json to_json(const ParallelLayout& p) {
-  return {{"tp", p.tp}, {"pp", p.pp}, {"dp", p.dp}, {"cp", p.cp}, {"ep", p.ep}, {"etp", p.etp}, {"vpp", p.vpp},
+  return {{"tp", p.tp}, {"pp", p.pp}, {"dp", p.dp}, {"cp", p.cp}, {"ep", p.ep}, {"etp", p.etp}, {"vpp", p.vpp}, {"dp_replicate", p.dp_replicate},
           {"sequence_parallel", p.sequence_parallel}, {"tp_comm_overlap", p.tp_comm_overlap}, {"micro_batch_size", p.micro_batch_size},
           {"gradient_accumulation_steps", p.gradient_accumulation_steps}, {"schedule", to_string(p.schedule)},
           {"rank_order", p.rank_order}, {"account_for_embedding_in_pipeline_split", p.embedding_in_pipeline_split},

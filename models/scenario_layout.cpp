@@ -21,6 +21,7 @@ ParallelInput parse_parallel(const Json& section, std::vector<AppliedDefault>* d
   p.ep = r.get_int("ep", 0, "", 1, limits::kMaxExperts);
   p.etp = r.get_int("etp", 0, "", 1, limits::kMaxDegree);
   p.vpp = r.get_int("vpp", 0, "", 1, limits::kMaxLayers);
+  p.dp_replicate = r.get_int("dp_replicate", 1, "ZeRO shards over the whole data-parallel group (no hybrid sharding)", 1, limits::kMaxDegree);
   p.micro_batch_size = r.get_int("micro_batch_size", 0, "", 1, limits::kMaxMicroBatch);
   p.gradient_accumulation_steps = r.get_int("gradient_accumulation_steps", 0, "", 1, limits::kMaxGlobalBatch);
   p.tp_comm_overlap = r.get_bool("tp_comm_overlap", false, "tensor-parallel communication not overlapped (Megatron default)");

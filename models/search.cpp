@@ -34,6 +34,7 @@ SearchSpace search_space_from(const Scenario& s) {
   sp.sequence_parallel = free_field("/parallel/sequence_parallel");
   sp.schedule = free_field("/parallel/schedule");
   sp.offload_optimizer = free_field("/training/offload_optimizer");
+  sp.dp_replicate = free_field("/parallel/dp_replicate");
   return sp;
 }
 
@@ -65,10 +66,10 @@ bool better(const Scored& a, const Scored& b) {
   const ParallelLayout &x = a.plan.layout, &y = b.plan.layout;
   return std::make_tuple(a.plan.num_gpus, x.tp, x.pp, x.vpp, x.cp, x.ep, x.etp, x.micro_batch_size, int(x.sequence_parallel),
                          int(a.plan.training.recompute), a.plan.training.recompute_modules, a.plan.training.zero_stage, int(a.plan.training.offload_optimizer),
-                         int(x.schedule)) <
+                         int(x.schedule), x.dp_replicate) <
          std::make_tuple(b.plan.num_gpus, y.tp, y.pp, y.vpp, y.cp, y.ep, y.etp, y.micro_batch_size, int(y.sequence_parallel),
                          int(b.plan.training.recompute), b.plan.training.recompute_modules, b.plan.training.zero_stage, int(b.plan.training.offload_optimizer),
-                         int(y.schedule));
+                         int(y.schedule), y.dp_replicate);
 }
 
 struct WorkItem {
@@ -187,11 +188,21 @@ SearchResult search_plans(const Scenario& base, const std::vector<int>& gpu_coun
       if (space.schedule) schedules_1 = w.pp > 1 ? std::vector<Schedule>{Schedule::OneFOneB, Schedule::Gpipe} : std::vector<Schedule>{Schedule::OneFOneB};
       std::vector<bool> sps = space.sequence_parallel ? (w.tp > 1 ? std::vector<bool>{false, true} : std::vector<bool>{false})
                                                       : std::vector<bool>{fixed.sequence_parallel};
+      // Hybrid sharding: shard groups of one node's data-parallel ranks (gpus_per_node / tp, with the default rank
+      // order tp innermost), when there is more than one node's worth of them.
+      std::vector<int> replicates{fixed.dp_replicate};
+      if (space.dp_replicate) {
+        replicates = {1};
+        const int node_shard = gpn / w.tp;
+        if (node_shard >= 2 && gpn % w.tp == 0 && dp * w.cp > node_shard && (dp * w.cp) % node_shard == 0)
+          replicates.push_back(dp * w.cp / node_shard);
+      }
       for (int vpp : vpps)
        for (Schedule sched : vpp > 1 && space.schedule ? std::vector<Schedule>{Schedule::Interleaved} : schedules_1)
         for (int ep : eps)
           for (int etp : etps)
             for (bool seqp : sps)
+             for (int replicate : replicates)
               for (int mbs : mbss) {
                 ParallelLayout p = fixed;
                 p.tp = w.tp;
@@ -202,6 +213,7 @@ SearchResult search_plans(const Scenario& base, const std::vector<int>& gpu_coun
                 p.ep = ep;
                 p.etp = etp;
                 p.sequence_parallel = seqp;
+                p.dp_replicate = replicate;
                 p.micro_batch_size = mbs;
                 p.gradient_accumulation_steps = per_rank / mbs;
                 p.schedule = sched;
@@ -296,7 +308,8 @@ SearchResult search_plans(const Scenario& base, const std::vector<int>& gpu_coun
            a.layout.micro_batch_size == b.layout.micro_batch_size && a.layout.sequence_parallel == b.layout.sequence_parallel &&
            a.training.recompute == b.training.recompute && a.training.recompute_modules == b.training.recompute_modules &&
            a.training.zero_stage == b.training.zero_stage &&
-           a.training.offload_optimizer == b.training.offload_optimizer && a.layout.schedule == b.layout.schedule;
+           a.training.offload_optimizer == b.training.offload_optimizer && a.layout.schedule == b.layout.schedule &&
+           a.layout.dp_replicate == b.layout.dp_replicate;
   };
   for (auto& s : top) {
     for (const auto& f : r.pareto) s.plan.pareto |= same(s.plan, f);

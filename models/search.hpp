@@ -17,6 +17,9 @@ namespace trainsim {
 struct SearchSpace {
   bool tp = true, pp = true, dp = true, cp = true, ep = true, etp = true, vpp = true, micro_batch = true;
   bool recompute = true, zero_stage = true, sequence_parallel = true, schedule = true, offload_optimizer = true;
+  // Hybrid sharding: besides sharding over the whole data-parallel group, shard within each node's
+  // data-parallel ranks and replicate across nodes (HSDP), for the sharded (ZeRO >= 1) variants.
+  bool dp_replicate = true;
 };
 // Free = the scenario left it to a default (it appears in Scenario::defaults).
 SearchSpace search_space_from(const Scenario& s);

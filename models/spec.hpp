@@ -143,6 +143,10 @@ enum class Schedule { Gpipe, OneFOneB, Interleaved };
 
 struct ParallelLayout {
   int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, etp = 1, vpp = 1;
+  // Hybrid sharding: ZeRO shards over dp·cp / dp_replicate ranks and keeps dp_replicate replicas of the shards,
+  // whose gradients are all-reduced across them (FSDP HSDP: torchtitan data_parallel_replicate_degree, FSDP1
+  // HYBRID_SHARD; Megatron --num-distributed-optimizer-instances). 1: shard over the whole data-parallel group.
+  int dp_replicate = 1;
   bool sequence_parallel = false;
   bool tp_comm_overlap = false;  // overlap TP all-gather/reduce-scatter with the adjacent GEMMs (Megatron --tp-comm-overlap)
   // The embedding / the loss take a pipeline slot of their own, as a layer does (Megatron
@@ -158,6 +162,9 @@ struct ParallelLayout {
   long long world() const { return saturating_product({tp, pp, cp, dp}); }
   // Expert data-parallel degree: the ranks that hold the same experts (Megatron-core MoE groups).
   int expert_dp() const { return static_cast<int>(world() / saturating_product({pp, ep, etp})); }
+  // The ranks one ZeRO shard group spans (dense parameters, experts): the data-parallel group over the replicas.
+  int zero_shard_ranks() const { return static_cast<int>(saturating_product({dp, cp}) / dp_replicate); }
+  int expert_zero_shard_ranks() const { return expert_dp() / dp_replicate; }
 
   static long long saturating_product(std::initializer_list<long long> factors) {
     long long out = 1;

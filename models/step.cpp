@@ -99,7 +99,7 @@ StepStream StepModel::stream(const ParallelLayout& p, const LayoutWork& work) co
     return CommOp{dim, c, pass, w, bytes, calls, g, collective_time(c, bytes, g, comm_).time_s};
   };
   // The same op in every pass of a layer: priced once.
-  auto each_pass = [&](CommList<21>& list, CommOp op, double backward_calls) {
+  auto each_pass = [&](CommList<22>& list, CommOp op, double backward_calls) {
     for (int i = 0; i < n_passes; ++i) {
       op.pass = passes[i];
       const double calls = op.calls;
@@ -157,11 +157,17 @@ StepStream StepModel::stream(const ParallelLayout& p, const LayoutWork& work) co
   // reduce-scatters one layer per call, or in gradient buckets filled across the stage's layers (DeepSpeed: a
   // layer's share of the stage's bucketed reduce). Where the framework prefetches and reduces on side streams
   // they hide behind the layer's own passes; otherwise they block.
-  const double dp_ranks = dd(p.dp) * p.cp;
-  const GroupPlacement dp_group = strided_group_placement(p.dp * p.cp, p.tp, static_cast<int>(p.world()), hardware_.gpus_per_node);
+  // Hybrid sharding (dp_replicate > 1): ZeRO's collectives run within a shard group, the inner data-parallel ranks,
+  // and each shard's gradients are all-reduced across the replicas (the outer ranks).
+  const GroupPlacement dp_full = strided_group_placement(p.dp * p.cp, p.tp, static_cast<int>(p.world()), hardware_.gpus_per_node);
+  const double dp_ranks = dd(p.zero_shard_ranks());
+  const GroupPlacement dp_group{p.zero_shard_ranks(), std::min(p.zero_shard_ranks(), dp_full.ranks_per_node)};
+  const GroupPlacement replica_group{p.dp_replicate, std::max(1, dp_full.ranks_per_node / p.zero_shard_ranks())};
+  const GroupPlacement edp_group{p.expert_zero_shard_ranks(), std::min(p.expert_zero_shard_ranks(), groups.edp.ranks_per_node)};
+  const GroupPlacement expert_replica_group{p.dp_replicate, std::max(1, groups.edp.ranks_per_node / p.expert_zero_shard_ranks())};
   const double grad_bytes_per_param = bytes_per_element(gradient_precision(t, p));
   const double stage_layers = dd(m.num_hidden_layers) / p.pp;
-  if (t.zero_stage >= 3 && dp_ranks > 1) {
+  if (t.zero_stage >= 3 && p.dp * p.cp > 1) {
     const double dense_layer_params = (params_.dense_layer.attention_split + params_.dense_layer.mlp_split) / p.tp +
                                       params_.dense_layer.attention_replicated + params_.dense_layer.norms + params_.dense_layer.mlp_replicated;
     const double moe_layer_params = (params_.moe_layer.attention_split + params_.moe_layer.mlp_split) / p.tp + params_.moe_layer.router +
@@ -198,7 +204,12 @@ StepStream StepModel::stream(const ParallelLayout& p, const LayoutWork& work) co
                                : bucketed(Pass::Backward, w, Collective::ReduceScatter, grad_bytes * stage_layers,
                                           fw.grad_bucket(m.hidden_size) * grad_bytes_per_param, stage_layers);
       reduce.calls *= per_microbatch;
-      layer.comm.add(reduce);
+      if (dp_ranks > 1) layer.comm.add(reduce);
+      if (p.dp_replicate > 1) {
+        // HSDP: the reduce-scattered shard, all-reduced across the replicas after each reduce-scatter (FSDP's
+        // post-backward: reduce-scatter within the shard group, then all-reduce across replicate ranks).
+        layer.comm.add(comm_op(ParallelDim::Dp, Collective::AllReduce, Pass::Backward, w, reduce.bytes / dp_ranks, reduce.calls, replica_group));
+      }
     });
   }
 
@@ -220,17 +231,23 @@ StepStream StepModel::stream(const ParallelLayout& p, const LayoutWork& work) co
   if (t.zero_stage < 3) {
     const OverlapWindow reduce_w = fw.overlap_grad_reduce ? OverlapWindow::LastBackward : OverlapWindow::None;
     const OverlapWindow gather_w = fw.overlap_grad_reduce && fw.overlap_param_gather ? OverlapWindow::FirstForward : OverlapWindow::None;
-    auto sync = [&](double params, GroupPlacement group, double ranks) {
-      const double bucket = std::max(fw.grad_bucket(m.hidden_size), fw.grad_bucket_elements_per_dp_rank * ranks);
+    auto sync = [&](double params, GroupPlacement group, GroupPlacement replicas) {
+      const double bucket = std::max(fw.grad_bucket(m.hidden_size), fw.grad_bucket_elements_per_dp_rank * group.size);
       const double calls = bucket > 0 ? std::max(1.0, std::ceil(params / bucket)) : 1.0;
-      s.step_comm.add(comm_op(ParallelDim::Dp, sharded ? Collective::ReduceScatter : Collective::AllReduce, Pass::Step, reduce_w,
-                              params * grad_bytes_per_param / calls, calls, group));
-      if (sharded)
-        s.step_comm.add(comm_op(ParallelDim::Dp, Collective::AllGather, Pass::Step, gather_w, params * bytes_per_element(t.precision) / calls,
-                                calls, group));
+      if (group.size > 1) {
+        s.step_comm.add(comm_op(ParallelDim::Dp, sharded ? Collective::ReduceScatter : Collective::AllReduce, Pass::Step, reduce_w,
+                                params * grad_bytes_per_param / calls, calls, group));
+        if (sharded)
+          s.step_comm.add(comm_op(ParallelDim::Dp, Collective::AllGather, Pass::Step, gather_w,
+                                  params * bytes_per_element(t.precision) / calls, calls, group));
+      }
+      // Distributed-optimizer instances (hybrid sharding): each reduce-scattered shard all-reduced across them.
+      if (replicas.size > 1)
+        s.step_comm.add(comm_op(ParallelDim::Dp, Collective::AllReduce, Pass::Step, reduce_w, params * grad_bytes_per_param / group.size / calls,
+                                calls, replicas));
     };
-    if (dp_ranks > 1 && trainable_dense > 0) sync(trainable_dense, dp_group, dp_ranks);
-    if (trainable_expert > 0 && p.expert_dp() > 1) sync(trainable_expert, groups.edp, p.expert_dp());
+    if (p.dp * p.cp > 1 && trainable_dense > 0) sync(trainable_dense, dp_group, replica_group);
+    if (trainable_expert > 0 && p.expert_dp() > 1) sync(trainable_expert, edp_group, expert_replica_group);
   }
 
   // Optimizer step over the parameters this GPU updates.

@@ -74,7 +74,8 @@ Json layout_json(const ParallelLayout& p, const TrainingSpec& t) {
           {"offload_optimizer", t.offload_optimizer},
           {"tp_comm_overlap", p.tp_comm_overlap},
           {"sequence_parallel", p.sequence_parallel},
-          {"schedule", to_string(p.schedule)}};
+          {"schedule", to_string(p.schedule)},
+          {"dp_replicate", p.dp_replicate}};
   // Megatron's --recompute-modules under selective recompute (core_attn alone is the default).
   if (t.recompute == Recompute::Selective) j["recompute_modules"] = recompute_module_list(t.recompute_modules);
   return j;
@@ -113,6 +114,7 @@ std::string layout_text(const Plan& p) {
   std::string s = "tp" + std::to_string(l.tp) + (l.sequence_parallel && l.tp > 1 ? "+sp" : "") + " pp" + std::to_string(l.pp);
   if (l.vpp > 1) s += "x" + std::to_string(l.vpp);
   s += " dp" + std::to_string(l.dp);
+  if (l.dp_replicate > 1) s += "/" + std::to_string(l.dp_replicate) + "r";  // hybrid sharding: shards replicated r times
   if (l.cp > 1) s += " cp" + std::to_string(l.cp);
   if (l.ep > 1) s += " ep" + std::to_string(l.ep);
   if (l.etp > 1) s += " etp" + std::to_string(l.etp);
@@ -239,7 +241,7 @@ void print_plan_csv(std::ostream& os, const PlanReport& r) {
   // Every layout field of the JSON is a column, so rows that differ only in one of them stay distinguishable; an
   // unknown cost is an empty field (pandas reads NaN).
   os << "rank,num_gpus,tp,pp,vpp,dp,cp,ep,etp,micro_batch_size,gradient_accumulation_steps,sequence_parallel,tp_comm_overlap,schedule,recompute,"
-        "zero_stage,offload_optimizer,framework,memory_total_bytes,step_time_s,step_time_s_low,step_time_s_high,tokens_per_s,mfu,hfu,time_to_train_s,gpu_hours,cost,pareto,recompute_modules\n";
+        "zero_stage,offload_optimizer,framework,memory_total_bytes,step_time_s,step_time_s_low,step_time_s_high,tokens_per_s,mfu,hfu,time_to_train_s,gpu_hours,cost,pareto,recompute_modules,dp_replicate\n";
   int i = 1;
   for (const auto& p : r.result.plans) {
     const ParallelLayout& l = p.layout;
@@ -256,7 +258,7 @@ void print_plan_csv(std::ostream& os, const PlanReport& r) {
       const std::vector<std::string> names = recompute_module_list(p.training.recompute_modules);
       for (std::size_t k = 0; k < names.size(); ++k) os << (k ? " " : "") << names[k];
     }
-    os << '\n';
+    os << ',' << l.dp_replicate << '\n';
   }
 }
 

@@ -653,6 +653,10 @@ SimulationResult simulate_iterations(const Scenario& sc, const StepModel& model,
   if (p.vpp > 1 && p.gradient_accumulation_steps % p.pp != 0)
     throw InputError("/parallel/gradient_accumulation_steps", std::to_string(p.gradient_accumulation_steps),
                      "a multiple of pp (" + std::to_string(p.pp) + ") under the interleaved schedule, as Megatron requires");
+  // The rank grid has one data-parallel group: hybrid sharding's shard and replica groups are not laid out.
+  if (p.dp_replicate > 1)
+    throw InputError("/parallel/dp_replicate", std::to_string(p.dp_replicate), "1 in trainsim simulate (hybrid sharding is priced by estimate and plan)",
+                     "the simulator's rank grid has one data-parallel group");
   static bool ran = false;
   if (ran) throw std::logic_error("simulate_iterations: one simulation per process (SimGrid engine)");
   ran = true;

@@ -102,6 +102,9 @@ double speed_at_replicas(const Scenario& s, const StepEstimate& full, int dp, co
   t.global_batch_size = p.micro_batch_size * dp * p.gradient_accumulation_steps;
   ParallelLayout q = p;
   q.dp = dp;
+  // Hybrid sharding keeps its shard groups: the replicas are what grows or shrinks (none when they do not divide).
+  const int shard = p.zero_shard_ranks();
+  q.dp_replicate = (dp * p.cp) % shard == 0 && dp % ((dp * p.cp) / shard) == 0 ? (dp * p.cp) / shard : 1;
   HardwareSpec h = s.hardware;
   h.num_gpus = mp * dp;
   h.num_nodes = std::max(1, (h.num_gpus + gpn - 1) / gpn);

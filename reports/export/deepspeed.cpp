@@ -30,6 +30,10 @@ std::vector<std::string> deepspeed_warnings(const ExportPlan& p) {
                 "attention by heads instead and needs model changes");
   if (p.model.is_moe() && (l.ep > 1 || l.etp > 1))
     w.push_back("MoE: build the experts with deepspeed.moe.layer.MoE(ep_size=" + std::to_string(l.ep) + ") in the model");
+  if (l.dp_replicate > 1 && deepspeed_zero_stage(t) < 3)
+    w.push_back("dp_replicate " + std::to_string(l.dp_replicate) + ": DeepSpeed shards ZeRO-1/2 states over the whole data-parallel group "
+                "(hybrid sharding only at stage 3, as MiCS): states take " + std::to_string(l.dp_replicate) + "x less memory than planned, "
+                "and the gradient reduce spans all ranks");
   if (t.precision == Precision::Fp8) w.push_back("DeepSpeed has no fp8 switch: ds_config enables bf16; fp8 GEMMs need Transformer Engine layers");
   if (t.optimizer == OptimizerKind::Adam8bit)
     w.push_back("8-bit Adam is not a DeepSpeed optimizer: pass bitsandbytes' AdamW8bit to deepspeed.initialize(optimizer=...)");
@@ -73,6 +77,8 @@ class DeepSpeedExporter final : public Exporter {
       if (fw.param_gather_unit == GatherUnit::Bucket) zero["stage3_prefetch_bucket_size"] = static_cast<long long>(fw.param_gather_bucket_elements);
     }
     if (t.offload_optimizer) zero["offload_optimizer"] = {{"device", "cpu"}, {"pin_memory", true}};
+    // Hybrid sharding at ZeRO-3: MiCS shards within groups of this many ranks and replicates across them.
+    if (l.dp_replicate > 1 && deepspeed_zero_stage(t) >= 3) zero["mics_shard_size"] = l.zero_shard_ranks();
     c["zero_optimization"] = zero;
     if (t.optimizer != OptimizerKind::Adam8bit)
       c["optimizer"] = {{"type", t.optimizer == OptimizerKind::Sgd ? "SGD" : t.optimizer_name == "adam" ? "Adam" : "AdamW"}};

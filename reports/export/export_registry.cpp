@@ -223,6 +223,8 @@ std::vector<Argument> megatron_arguments(const ExportPlan& p) {
   if (t.zero_stage >= 1 || t.distributed_optimizer)
     add("--use-distributed-optimizer", t.zero_stage >= 2 ? "Megatron-FSDP v1 runs on the distributed optimizer"
                                                           : "shards optimizer states over data-parallel ranks (ZeRO-1)");
+  if (p.layout.dp_replicate > 1 && t.zero_stage < 2)
+    add("--num-distributed-optimizer-instances " + s(p.layout.dp_replicate), "hybrid sharding: optimizer states sharded within each of the instances");
   if (t.zero_stage >= 2) {
     // ZeRO-2 / ZeRO-3 as Megatron-FSDP (megatron/training/arguments.py: --use-megatron-fsdp needs
     // --ckpt-format fsdp_dtensor and CUDA_DEVICE_MAX_CONNECTIONS unset or > 1).
@@ -281,6 +283,9 @@ std::vector<std::string> megatron_warnings(const ExportPlan& p) {
   }
   if (p.layout.schedule == Schedule::Gpipe && p.layout.pp > 1)
     w.push_back("Megatron-LM has no GPipe schedule: it runs 1F1B (less activation memory than planned)");
+  if (p.layout.dp_replicate > 1 && t.zero_stage >= 2)
+    w.push_back("dp_replicate " + std::to_string(p.layout.dp_replicate) + " with Megatron-FSDP: set its hybrid (outer data-parallel) group by hand; "
+                "as exported it shards over all " + std::to_string(p.layout.dp * p.layout.cp) + " data-parallel ranks");
   if (t.optimizer == OptimizerKind::Adam8bit) w.push_back("Megatron-LM has no 8-bit Adam: --optimizer adam keeps fp32 states (more memory than planned)");
   if (t.zero_stage >= 2 && (p.layout.tp > 1 || p.layout.cp > 1))
     w.push_back("Megatron-FSDP with tp or cp > 1: CUDA_DEVICE_MAX_CONNECTIONS stays unset as FSDP requires, which Megatron warns "

@@ -5,8 +5,11 @@
 #include "../approx.hpp"
 
 #include "models/collectives.hpp"
+#include "models/errors.hpp"
+#include "models/memory.hpp"
 #include "models/op_stream.hpp"
 #include "models/scenario.hpp"
+#include "models/search.hpp"
 #include "models/step.hpp"
 
 using namespace trainsim;
@@ -146,4 +149,80 @@ TEST_CASE("op stream: the step estimate is the fold of the stream") {
   CHECK(e.breakdown.dp_comm_s == approx(b.dp_comm_s));
   CHECK(b.total_s == approx(b.compute_s + b.host_s + b.recompute_s + b.tp_comm_s + b.cp_comm_s + b.ep_comm_s + b.pp_comm_s + b.dp_comm_s +
                             b.bubble_s + b.optimizer_s + b.overhead_s));
+}
+
+TEST_CASE("op stream: hybrid sharding shards within 8 GPUs and all-reduces the shards across the replicas") {
+  // FSDP2 HSDP on 64 A100 (8 nodes), dp 64 = 8 replicas x 8-GPU shard groups, no recompute. Per layer: gather
+  // and reduce-scatter within a node (8 ranks, all on one node), then the reduce-scattered shard -- the layer's
+  // fp32 gradients / 8 -- all-reduced across the 8 replicas, one rank per node (FSDP's HSDP post-backward).
+  const Scenario hs = gpt3_layout({{"zero_stage", 3}, {"framework", "fsdp2"}, {"recompute", "none"}},
+                                  {{"tp", 1}, {"pp", 1}, {"dp", 64}, {"dp_replicate", 8}, {"micro_batch_size", 1}});
+  const StepStream s = StepModel(hs.model, hs.training, hs.hardware).stream(hs.parallel);
+  const double h = 12288, layer = 12 * h * h + 13 * h;
+  REQUIRE(count(s.dense, ParallelDim::Dp, Collective::AllReduce, Pass::Backward) == 1);
+  for (const CommOp& op : s.dense.comm) {
+    if (op.collective == Collective::AllReduce) {
+      CHECK(op.group.size == 8);
+      CHECK(op.group.ranks_per_node == 1);
+      CHECK(op.bytes == approx(layer * 4 / 8));
+    } else {
+      CHECK(op.group.size == 8);
+      CHECK(op.group.ranks_per_node == 8);
+    }
+  }
+  // Memory: model states sharded over the 8 ranks of a replica, not the 64 (12 B/parameter of fp32 copy and
+  // Adam moments, 4 B of fp32 gradients).
+  const Scenario full = gpt3_layout({{"zero_stage", 3}, {"framework", "fsdp2"}, {"recompute", "none"}},
+                                    {{"tp", 1}, {"pp", 1}, {"dp", 64}, {"micro_batch_size", 1}});
+  const StageMemory a = MemoryModel(hs.model, hs.training, hs.hardware).stage(hs.parallel, 0);
+  const StageMemory b = MemoryModel(full.model, full.training, full.hardware).stage(full.parallel, 0);
+  CHECK(a.optimizer == approx(b.optimizer * 8));
+  CHECK(a.parameters == approx(b.parameters));
+
+  // Megatron's distributed optimizer in 4 instances of dp 2 (tp 8): reduce-scatter and all-gather within an
+  // instance, and the reduce-scattered shard all-reduced across the 4 instances, all after the last backward.
+  const Scenario inst = gpt3_layout({{"distributed_optimizer", true}}, {{"tp", 8}, {"pp", 1}, {"dp", 8}, {"dp_replicate", 4}, {"micro_batch_size", 1}});
+  const StepStream si = StepModel(inst.model, inst.training, inst.hardware).stream(inst.parallel);
+  REQUIRE(si.step_comm.size == 3);
+  CHECK(si.step_comm.ops[0].group.size == 2);
+  CHECK(si.step_comm.ops[2].collective == Collective::AllReduce);
+  CHECK(si.step_comm.ops[2].group.size == 4);
+  CHECK(si.step_comm.ops[2].bytes == approx(si.step_comm.ops[0].bytes / 2));
+}
+
+TEST_CASE("dp_replicate: refused without ZeRO sharding or when it does not divide dp; written back") {
+  auto error = [](const Json& training, const Json& parallel) {
+    try {
+      gpt3_layout(training, parallel);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(error({{"framework", "megatron-core"}}, {{"tp", 8}, {"dp", 8}, {"dp_replicate", 2}}).find("/parallel/dp_replicate: got 2") != std::string::npos);
+  CHECK(error({{"distributed_optimizer", true}}, {{"tp", 8}, {"dp", 8}, {"dp_replicate", 3}}).find("a divisor of dp (8)") != std::string::npos);
+  const Scenario ok = gpt3_layout({{"distributed_optimizer", true}}, {{"tp", 8}, {"pp", 1}, {"dp", 8}, {"dp_replicate", 2}, {"micro_batch_size", 1}});
+  CHECK(to_json(ok.parallel)["dp_replicate"] == 2);
+}
+
+TEST_CASE("plan tries hybrid sharding: one node's data-parallel ranks per shard group, replicated across nodes") {
+  // Llama-3-8B on 16 H100 (2 nodes), ZeRO-3, tp = pp = cp = 1, micro-batch 1, no recompute: the search tries
+  // dp_replicate 1 (shard over 16) and 2 (shard over the 8 GPUs of a node); only ZeRO >= 1 variants may replicate.
+  const Scenario s = parse_scenario({{"model", "llama3-8b"},
+                                     {"training", {{"seq_len", 4096}, {"global_batch_size", 16}, {"zero_stage", 3}, {"recompute", "none"}}},
+                                     {"parallel", {{"tp", 1}, {"pp", 1}, {"cp", 1}, {"micro_batch_size", 1}}},
+                                     {"hardware", {{"gpu", "h100-sxm-80gb"}, {"num_gpus", 16}}}});
+  SearchSpace space = search_space_from(s);
+  CHECK(space.dp_replicate);
+  SearchOptions options;
+  options.top = 50;
+  const SearchResult r = search_plans(s, {16}, space, options);
+  bool full = false, hybrid = false;
+  for (const Plan& p : r.plans) {
+    full |= p.layout.dp_replicate == 1;
+    hybrid |= p.layout.dp_replicate == 2;
+    if (p.layout.dp_replicate > 1) CHECK(p.training.zero_stage >= 1);
+  }
+  CHECK(full);
+  CHECK(hybrid);
 }

@@ -142,7 +142,7 @@ TEST_CASE("plan tries Megatron's MoE recompute modules for MoE models, and only 
   const Scenario open = parse_scenario(doc);
   SearchSpace space;
   space.tp = space.pp = space.dp = space.cp = space.ep = space.etp = space.vpp = space.micro_batch = false;
-  space.zero_stage = space.sequence_parallel = space.schedule = space.offload_optimizer = false;
+  space.zero_stage = space.sequence_parallel = space.schedule = space.offload_optimizer = space.dp_replicate = false;
   SearchOptions options;
   options.top = 10;
   const SearchResult r = search_plans(open, {16}, space, options);
