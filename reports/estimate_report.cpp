@@ -97,7 +97,9 @@ std::string describe_layout(const Scenario& s) {
   const ParallelLayout& p = s.parallel;
   std::string out = "tp " + std::to_string(p.tp) + (p.sequence_parallel && p.tp > 1 ? "+sp" : "") + " . pp " + std::to_string(p.pp);
   if (p.vpp > 1) out += "x" + std::to_string(p.vpp);
-  out += " . dp " + std::to_string(p.dp) + " . cp " + std::to_string(p.cp);
+  out += " . dp " + std::to_string(p.dp);
+  if (p.dp_replicate > 1) out += " (" + std::to_string(p.dp_replicate) + " replicas of " + std::to_string(p.zero_shard_ranks()) + "-rank shards)";
+  out += " . cp " + std::to_string(p.cp);
   if (s.model.is_moe()) out += " . ep " + std::to_string(p.ep) + " . etp " + std::to_string(p.etp);
   out += " (" + std::string(to_string(p.schedule)) + "), " + std::to_string(s.hardware.num_gpus) + " x " + s.hardware.gpu.name +
          " on " + std::to_string(s.hardware.num_nodes) + (s.hardware.num_nodes == 1 ? " node" : " nodes");
