@@ -50,6 +50,7 @@ constexpr FlagTrait kFlagTraits[] = {
     {"pipeline_keeps_unsharded", &FrameworkTraits::pipeline_keeps_unsharded},
     {"zero_grads_in_training_dtype", &FrameworkTraits::zero_grads_in_training_dtype},
     {"fp32_sharded_parameters", &FrameworkTraits::fp32_sharded_parameters},
+    {"root_unit_stays_gathered", &FrameworkTraits::root_unit_stays_gathered},
 };
 
 // The traits in microseconds, each once, like the flags above.

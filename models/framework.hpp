@@ -89,6 +89,10 @@ struct FrameworkTraits {
   // (FSDP mixed precision keeps the parameters' own dtype): no resident 16-bit shard beside the optimizer's fp32
   // copy. DeepSpeed and Megatron keep both.
   bool fp32_sharded_parameters = false;
+  // Under ZeRO-3 the root unit -- the parameters outside the per-layer units: embeddings, final norm, LM head -- is
+  // not resharded after the forward and stays gathered through the backward (FSDP's root heuristic: its parameters
+  // would be all-gathered again at once for the backward).
+  bool root_unit_stays_gathered = false;
   // Tensor parallelism by DTensor parallel styles (torch.distributed.tensor.parallel, torchtitan) rather than
   // Megatron's layers. Under sequence parallelism a column-parallel linear's autograd then keeps the all-gathered
   // input (Megatron keeps the sequence shard and gathers it again in backward, Korthikanti et al. §4.2.2), and the

@@ -233,6 +233,8 @@ StageMemory MemoryModel::stage(const ParallelLayout& p, int stage, const LayoutA
     // unsharded gradients until its reduce-scatter.
     out.weights += 2 * sp.largest_layer * bytes_per_element(t.precision);
     if (t.trains_base_weights()) out.gradients += sp.largest_layer * gb;
+    // FSDP's root unit (embeddings, final norm, LM head) stays gathered from the forward's end through the backward.
+    if (framework_for(t, p).root_unit_stays_gathered) out.weights += sp.edges * bytes_per_element(t.precision);
   }
   if (t.offload_optimizer) out.host = optimizer;
   else out.optimizer = optimizer;

@@ -199,6 +199,7 @@ StageParams stage_parameters(const ModelSpec& m, const ModelParams& params, cons
   }
   sp.dense += edges;
   sp.not_linear += edges;
+  sp.edges = edges;
   return sp;
 }
 

@@ -78,6 +78,7 @@ struct StageParams {
   double expert = 0;
   double largest_layer = 0;  // unsharded (per tp rank) parameters of the stage's largest layer: ZeRO-3 gathers these
   double not_linear = 0;     // embeddings, norms, router: kept in 16 bits when QLoRA quantizes the linear layers
+  double edges = 0;          // outside the transformer layers: embeddings, final norm, LM head (per tp rank)
   int layers = 0;
   double total() const { return dense + expert; }
 };

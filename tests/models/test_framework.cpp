@@ -505,7 +505,8 @@ TEST_CASE("FSDP2 under pipeline parallelism keeps a stage's weights gathered and
   const StageMemory b = MemoryModel(per_layer.model, per_layer.training, per_layer.hardware).stage(per_layer.parallel, 1);
   const double stage_params = 16 * 218112000.0 + 4096 + 525336576.0, layer = 218112000.0;
   CHECK(a.parameters == doctest::Approx(stage_params));
-  CHECK(a.weights - b.weights == doctest::Approx(stage_params * 2 - 2 * layer * 2));
+  // Per micro-batch, the last stage's root unit (final norm and LM head) stays gathered too (FSDP's root heuristic).
+  CHECK(a.weights - b.weights == doctest::Approx(stage_params * 2 - 2 * layer * 2 - (4096 + 525336576.0) * 2));
   CHECK(a.gradients - b.gradients >= stage_params * 4 - layer * 4 - 1);
   // One gather and one reduce-scatter a step instead of per micro-batch (8 here): the exposed DP time cannot grow.
   const StepEstimate sa = StepModel(keeps.model, keeps.training, keeps.hardware).estimate(keeps.parallel);
@@ -546,12 +547,23 @@ TEST_CASE("FSDP's shards are the fp32 master copy: no resident 16-bit shard; Dee
   // Llama-3-8B, ZeRO-3 over dp 8. DeepSpeed: a bf16 partition of 8,030,261,248 x 2 / 8 bytes beside the fp32
   // master (optimizer states), plus the gathered layer and its prefetched successor (2 x 218,112,000 x 2 bytes).
   // FSDP2 (MixedPrecisionPolicy): the shard is the fp32 copy already counted with the optimizer; only the two
-  // gathered layers remain. Optimizer states are the same 12 bytes per parameter in both.
+  // gathered layers remain, and the root unit (embedding, final norm, LM head: 2 x 525,336,576 + 4,096) FSDP keeps
+  // gathered. Optimizer states are the same 12 bytes per parameter in both.
   const double P = 8030261248.0, layer = 218112000.0;
   const Scenario ds = llama8b("deepspeed", 3), fsdp = llama8b("fsdp2", 3);
   const StageMemory d = MemoryModel(ds.model, ds.training, ds.hardware).stage(ds.parallel, 0);
   const StageMemory f = MemoryModel(fsdp.model, fsdp.training, fsdp.hardware).stage(fsdp.parallel, 0);
   CHECK(d.weights == doctest::Approx(P * 2 / 8 + 2 * layer * 2));
-  CHECK(f.weights == doctest::Approx(2 * layer * 2));
+  CHECK(f.weights == doctest::Approx(2 * layer * 2 + (2 * 525336576.0 + 4096) * 2));
   CHECK(f.optimizer == doctest::Approx(d.optimizer));
+}
+
+TEST_CASE("FSDP's root unit -- embeddings, final norm, LM head -- stays gathered through the backward") {
+  // Llama-3-8B, untied: embedding and LM head 128,256 x 4,096 = 525,336,576 parameters each, final norm 4,096;
+  // in bf16 under FSDP2 (the root is not resharded after forward, torch _fsdp_state.py _lazy_init) they stay
+  // gathered: (2 x 525,336,576 + 4,096) x 2 bytes more than with the root resharded like a layer.
+  const Scenario kept = llama8b("fsdp2", 3), resharded = llama8b(Json{{"preset", "fsdp2"}, {"root_unit_stays_gathered", false}}, 3);
+  const StageMemory a = MemoryModel(kept.model, kept.training, kept.hardware).stage(kept.parallel, 0);
+  const StageMemory b = MemoryModel(resharded.model, resharded.training, resharded.hardware).stage(resharded.parallel, 0);
+  CHECK(a.weights - b.weights == doctest::Approx((2 * 525336576.0 + 4096) * 2));
 }
