@@ -251,7 +251,7 @@ StepStream StepModel::stream(const ParallelLayout& p, const LayoutWork& work) co
   }
 
   // Optimizer step over the parameters this GPU updates.
-  const double local_params = (trainable_dense / (sharded ? dp_ranks : 1.0)) + (trainable_expert / (sharded ? dd(p.expert_dp()) : 1.0));
+  const double local_params = (trainable_dense / (sharded ? dp_ranks : 1.0)) + (trainable_expert / (sharded ? dd(p.expert_zero_shard_ranks()) : 1.0));
   if (t.offload_optimizer) {
     const OffloadAssumptions host;
     s.optimizer_s = local_params * (grad_bytes_per_param + bytes_per_element(t.precision)) / host_link_bandwidth(gpu) +
