@@ -199,6 +199,7 @@ StageMemory MemoryModel::stage(const ParallelLayout& p, int stage, const LayoutA
   const double n_dense = dd(p.zero_shard_ranks()), n_expert = dd(p.expert_zero_shard_ranks());  // hybrid sharding: within a replica
   const bool shard_opt = t.zero_stage >= 1 || t.distributed_optimizer;
   const bool shard_grad = t.zero_stage >= 2, shard_weights = t.zero_stage >= 3;
+  const FrameworkTraits& fw = framework_for(t, p);
   const Precision grad_precision = gradient_precision(t, p);
   const double gb = bytes_per_element(grad_precision);
   double optimizer = 0;
@@ -206,7 +207,7 @@ StageMemory MemoryModel::stage(const ParallelLayout& p, int stage, const LayoutA
     // Rajbhandari et al. 2020 (ZeRO), §5: Ψ·(2 + 2 + K) bytes, divided by N_d stage by stage.
     const ModelStates states = full_model_states(sp.dense, sp.expert, n_dense, n_expert, t, grad_precision);
     // FSDP's shards are the fp32 master copy (in `optimizer`): no 16-bit shard beside them.
-    const bool master_is_shard = shard_weights && t.precision != Precision::Fp32 && framework_for(t, p).fp32_sharded_parameters;
+    const bool master_is_shard = shard_weights && t.precision != Precision::Fp32 && fw.fp32_sharded_parameters;
     out.weights = master_is_shard ? 0.0 : states.weights;
     out.gradients = states.gradients;
     optimizer = states.optimizer;
@@ -223,7 +224,7 @@ StageMemory MemoryModel::stage(const ParallelLayout& p, int stage, const LayoutA
     out.gradients = adapters * kAdapterGradBytes / (shard_grad ? n_dense : 1);
     optimizer = adapters * kAdapterOptimizerBytes / (shard_opt ? n_dense : 1);
   }
-  if (shard_weights && p.pp > 1 && framework_for(t, p).pipeline_keeps_unsharded) {
+  if (shard_weights && p.pp > 1 && fw.pipeline_keeps_unsharded) {
     // Kept gathered across the stage's micro-batches (torchtitan's FSDP2 under pp): the whole stage's unsharded
     // weights, and its gradients accumulated unsharded in fp32 until the last backward.
     out.weights += sp.total() * bytes_per_element(t.precision);
@@ -234,7 +235,7 @@ StageMemory MemoryModel::stage(const ParallelLayout& p, int stage, const LayoutA
     out.weights += 2 * sp.largest_layer * bytes_per_element(t.precision);
     if (t.trains_base_weights()) out.gradients += sp.largest_layer * gb;
     // FSDP's root unit (embeddings, final norm, LM head) stays gathered from the forward's end through the backward.
-    if (framework_for(t, p).root_unit_stays_gathered) out.weights += sp.edges * bytes_per_element(t.precision);
+    if (fw.root_unit_stays_gathered) out.weights += sp.edges * bytes_per_element(t.precision);
   }
   if (t.offload_optimizer) out.host = optimizer;
   else out.optimizer = optimizer;
@@ -276,7 +277,6 @@ StageMemory MemoryModel::stage(const ParallelLayout& p, int stage, const LayoutA
     const double e = activation_bytes(t.precision);
     // DTensor's loss_parallel holds four (its backward: log-probabilities, zeros_like, exp and their sum), and
     // its LM head keeps the all-gathered input.
-    const FrameworkTraits& fw = framework_for(t, p);
     const bool dtensor = fw.dtensor_tensor_parallel && p.tp > 1;
     const double per_logit = !fw.fused_cross_entropy ? (dtensor ? 4 : 3) * 4.0 : e + (fw.cross_entropy_keeps_softmax ? 4 : e);
     const double head_input = e * s * b * h / (seq_par && !dtensor ? p.tp : 1), norm_input = e * s * b * h / (seq_par ? p.tp : 1);

@@ -10,6 +10,7 @@
 // as the checkpoint's input. The block's matmuls in module order: wq, wk, wv, wo, then w1, w3, w2 (gated MLP)
 // or w1, w2, or for an MoE block the router, the experts (grouped_mm, not aten.mm: recomputed), and the
 // shared expert's.
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,7 @@ struct RecomputeChoice {
   Recompute mode;
   unsigned modules;
 };
+constexpr std::size_t kMaxSearchedRecomputeChoices = 5;  // what searched_recompute_choices returns at most
 std::vector<RecomputeChoice> searched_recompute_choices(const ModelSpec& m);
 
 struct PerOpCheckpoint {

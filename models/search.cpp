@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
 #include <tuple>
 
@@ -39,8 +40,6 @@ SearchSpace search_space_from(const Scenario& s) {
 }
 
 namespace {
-
-constexpr std::size_t kMaxRecomputeChoices = 5;  // searched_recompute_choices: 3, or 5 for MoE models
 
 std::vector<int> divisors(int n, int max_value) {
   std::vector<int> out;
@@ -127,7 +126,8 @@ SearchResult search_plans(const Scenario& base, const std::vector<int>& gpu_coun
         t.recompute_modules = r.modules;
         trainings.push_back(t);
       }
-  const std::size_t modes = recomputes.size();  // at most kMaxRecomputeChoices
+  const std::size_t modes = recomputes.size();
+  if (modes > kMaxSearchedRecomputeChoices) throw std::logic_error("search_plans: more recompute choices than the per-layout work arrays hold");
 
   std::vector<WorkItem> work;
   for (std::size_t g = 0; g < gpu_counts.size(); ++g)
@@ -219,8 +219,8 @@ SearchResult search_plans(const Scenario& base, const std::vector<int>& gpu_coun
                 p.schedule = sched;
                 // Per-layer work once per recompute mode and framework (the implied one changes with the ZeRO
                 // stage), computed when a variant of that mode first fits.
-                std::array<StepModel::LayoutWork, kMaxRecomputeChoices> layer_work;
-                std::array<const FrameworkTraits*, kMaxRecomputeChoices> work_framework{};
+                std::array<StepModel::LayoutWork, kMaxSearchedRecomputeChoices> layer_work;
+                std::array<const FrameworkTraits*, kMaxSearchedRecomputeChoices> work_framework{};
                 for (std::size_t v = 0; v < trainings.size(); ++v) {
                   const TrainingSpec& t = trainings[v];
                   if (check_layout(model, t, p, gpus) != LayoutIssue::None) continue;
