@@ -51,6 +51,7 @@ constexpr FlagTrait kFlagTraits[] = {
     {"zero_grads_in_training_dtype", &FrameworkTraits::zero_grads_in_training_dtype},
     {"fp32_sharded_parameters", &FrameworkTraits::fp32_sharded_parameters},
     {"root_unit_stays_gathered", &FrameworkTraits::root_unit_stays_gathered},
+    {"memory_efficient_linear", &FrameworkTraits::memory_efficient_linear},
 };
 
 // The traits in microseconds, each once, like the flags above.

@@ -93,6 +93,12 @@ struct FrameworkTraits {
   // not resharded after the forward and stays gathered through the backward (FSDP's root heuristic: its parameters
   // would be all-gathered again at once for the backward).
   bool root_unit_stays_gathered = false;
+  // Under ZeRO-3 the linear layers save the weight itself for backward (DeepSpeed's LinearFunctionForZeroStage3,
+  // swapped in for torch's linear by deepspeed.zero.Init; Megatron's own linear autograd functions; FSDP frees a
+  // gather by resizing its storage, which no saved tensor keeps). false: torch's linear saves the weight's transpose,
+  // a view that keeps a released DeepSpeed gather alive (the release only swaps the parameter's .data) until that
+  // layer's backward, so every layer whose activations are kept holds its gathered 16-bit weights.
+  bool memory_efficient_linear = true;
   // Tensor parallelism by DTensor parallel styles (torch.distributed.tensor.parallel, torchtitan) rather than
   // Megatron's layers. Under sequence parallelism a column-parallel linear's autograd then keeps the all-gathered
   // input (Megatron keeps the sequence shard and gathers it again in backward, Korthikanti et al. §4.2.2), and the

@@ -284,6 +284,17 @@ StageMemory MemoryModel::stage(const ParallelLayout& p, int stage, const LayoutA
     out.activations_edges += (1 + m.mtp_layers) * (norm_input + head_input + per_logit * s * b * m.vocab_size / p.tp);
   }
   out.activations = out.activations_layers + out.activations_recompute + out.activations_edges;
+  // DeepSpeed releases a ZeRO-3 gather by swapping the parameter's .data; torch's linear has saved the weight's
+  // transpose, a view of the gathered storage, so without DeepSpeed's memory-efficient linear each layer whose
+  // activations are kept holds its gathered 16-bit weights until its backward (deepspeed/runtime/zero/linear.py),
+  // and the LM head its own. Full recompute keeps no view: the forward runs without autograd.
+  const bool gathered_per_layer = shard_weights && !(p.pp > 1 && fw.pipeline_keeps_unsharded);
+  if (gathered_per_layer && !fw.memory_efficient_linear && t.recompute != Recompute::Full && t.mode != TrainingMode::Qlora && sp.layers > 0) {
+    const double micro_batches_per_layer = out.layer_microbatches_in_flight / sp.layers;
+    const double head = stage == p.pp - 1 ? dd(m.vocab_size) * m.hidden_size / p.tp : 0.0;
+    out.weights_held_by_autograd = ((sp.total() - sp.edges) * micro_batches_per_layer + head) * bytes_per_element(t.precision);
+    out.weights += out.weights_held_by_autograd;
+  }
 
   int groups = 0;
   for (int g : {p.tp, p.pp, p.cp, p.dp, p.ep, p.etp, p.dp_replicate}) groups += g > 1;  // hybrid sharding: a replica group too

@@ -53,6 +53,7 @@ struct StageMemory {
   double activations_layers = 0;   // transformer layers, micro-batches in flight
   double activations_recompute = 0;  // working set of one layer being recomputed (full recompute)
   double activations_edges = 0;    // embedding output, final norm, logits and cross-entropy
+  double weights_held_by_autograd = 0;  // part of `weights`: ZeRO-3 gathers kept alive by saved views (memory_efficient_linear false)
   double layer_microbatches_in_flight = 0;
   double cuda_context = 0, nccl = 0, fragmentation = 0;
 

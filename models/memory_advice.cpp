@@ -38,6 +38,10 @@ std::vector<FitSuggestion> fit_suggestions(const Scenario& s) {
     consider("pp=" + std::to_string(p.pp) + (t0.zero_stage >= 2 ? " (zero_stage=1)" : ""), t, p, h0);
   }
   { ParallelLayout p = p0; p.cp = p0.cp * 2; consider("cp=" + std::to_string(p.cp), t0, p, h0); }
+  if (!t0.framework.name.empty() && !t0.framework.memory_efficient_linear && t0.zero_stage >= 3 && t0.recompute != Recompute::Full) {
+    TrainingSpec t = t0; t.framework.memory_efficient_linear = true;
+    consider("framework memory_efficient_linear=true (the model built under deepspeed.zero.Init)", t, p0, h0);
+  }
   if (!t0.offload_optimizer) { TrainingSpec t = t0; t.offload_optimizer = true; consider("offload_optimizer=true", t, p0, h0); }
   if (t0.zero_stage >= 1 || t0.distributed_optimizer) {
     HardwareSpec h = h0; h.num_gpus = h0.num_gpus * 2; h.num_nodes = (h.num_gpus + h.gpus_per_node - 1) / h.gpus_per_node;

@@ -30,6 +30,7 @@ Json stage_memory_json(const StageMemory& s, double capacity) {
            {{"activations_layers_bytes", s.activations_layers},
             {"activations_recompute_bytes", s.activations_recompute},
             {"activations_embedding_logits_bytes", s.activations_edges},
+            {"weights_held_by_autograd_bytes", s.weights_held_by_autograd},
             {"layer_microbatches_in_flight", s.layer_microbatches_in_flight},
             {"cuda_context_bytes", s.cuda_context},
             {"nccl_bytes", s.nccl},
@@ -119,7 +120,9 @@ void print_estimate_table(std::ostream& os, const EstimateResult& r) {
 
   os << "Memory per GPU, most loaded stage (" << w.stage << " of " << s.parallel.pp << ", " << w.layers << " layers), GiB\n";
   TextTable t({"part", "GiB", "what"});
-  t.add_row({"weights", gib(w.weights), format_count(w.parameters) + " parameters on this GPU"});
+  std::string weights_what = format_count(w.parameters) + " parameters on this GPU";
+  if (w.weights_held_by_autograd > 0) weights_what += ", " + gib(w.weights_held_by_autograd) + " GiB of it gathers held by autograd (memory_efficient_linear false)";
+  t.add_row({"weights", gib(w.weights), weights_what});
   t.add_row({"gradients", gib(w.gradients), std::string(to_string(gradient_precision(s.training, s.parallel))) + " gradient buffer"});
   t.add_row({"optimizer", gib(w.optimizer), s.training.offload_optimizer ? "offloaded to host: " + gib(w.host) + " GiB" : s.training.optimizer_name + " states"});
   t.add_row({"activations", gib(w.activations), "layers " + gib(w.activations_layers) + " (" + fixed(w.layer_microbatches_in_flight, 0) +

@@ -548,14 +548,35 @@ TEST_CASE("FSDP's shards are the fp32 master copy: no resident 16-bit shard; Dee
   // master (optimizer states), plus the gathered layer and its prefetched successor (2 x 218,112,000 x 2 bytes).
   // FSDP2 (MixedPrecisionPolicy): the shard is the fp32 copy already counted with the optimizer; only the two
   // gathered layers remain, and the root unit (embedding, final norm, LM head: 2 x 525,336,576 + 4,096) FSDP keeps
-  // gathered. Optimizer states are the same 12 bytes per parameter in both.
+  // gathered. Optimizer states are the same 12 bytes per parameter in both. (DeepSpeed with its memory-efficient
+  // linear: no gathers held by autograd, the next test.)
   const double P = 8030261248.0, layer = 218112000.0;
-  const Scenario ds = llama8b("deepspeed", 3), fsdp = llama8b("fsdp2", 3);
+  const Scenario ds = llama8b(Json{{"preset", "deepspeed"}, {"memory_efficient_linear", true}}, 3), fsdp = llama8b("fsdp2", 3);
   const StageMemory d = MemoryModel(ds.model, ds.training, ds.hardware).stage(ds.parallel, 0);
   const StageMemory f = MemoryModel(fsdp.model, fsdp.training, fsdp.hardware).stage(fsdp.parallel, 0);
   CHECK(d.weights == doctest::Approx(P * 2 / 8 + 2 * layer * 2));
   CHECK(f.weights == doctest::Approx(2 * layer * 2 + (2 * 525336576.0 + 4096) * 2));
   CHECK(f.optimizer == doctest::Approx(d.optimizer));
+}
+
+TEST_CASE("without DeepSpeed's memory-efficient linear, ZeRO-3 gathers stay alive until each layer's backward") {
+  // torch's linear saves weight.t(), a view of the gathered storage; DeepSpeed's release swaps the parameter's .data
+  // and leaves that storage to the view (deepspeed/runtime/zero/linear.py). Llama-3-8B, no recompute, one micro-batch
+  // in flight: all 32 layers (32 x 218,112,000 parameters) and the LM head (128,256 x 4,096 = 525,336,576) stay
+  // gathered in bf16; the embedding (F.embedding saves only the indices) does not. Under full recompute the forward
+  // runs without autograd: nothing held. FSDP frees by resizing the storage: nothing held either.
+  const auto weights = [](const Scenario& s) { return MemoryModel(s.model, s.training, s.hardware).stage(s.parallel, 0).weights; };
+  const Json efficient = {{"preset", "deepspeed"}, {"memory_efficient_linear", true}};
+  const Scenario held = llama8b("deepspeed", 3), freed = llama8b(efficient, 3);
+  CHECK(weights(held) - weights(freed) == doctest::Approx((32 * 218112000.0 + 525336576.0) * 2));
+  CHECK(MemoryModel(held.model, held.training, held.hardware).stage(held.parallel, 0).weights_held_by_autograd ==
+        doctest::Approx((32 * 218112000.0 + 525336576.0) * 2));
+  Scenario held_full = held, freed_full = freed;
+  held_full.training.recompute = freed_full.training.recompute = Recompute::Full;
+  CHECK(weights(held_full) == doctest::Approx(weights(freed_full)));
+  const Scenario fsdp = llama8b("fsdp2", 3);
+  CHECK(MemoryModel(fsdp.model, fsdp.training, fsdp.hardware).stage(fsdp.parallel, 0).weights_held_by_autograd == 0.0);
+  CHECK(weights(llama8b("deepspeed", 2)) == doctest::Approx(weights(llama8b(efficient, 2))));  // ZeRO-2: weights whole anyway
 }
 
 TEST_CASE("FSDP's root unit -- embeddings, final norm, LM head -- stays gathered through the backward") {
