@@ -224,7 +224,8 @@ StageMemory MemoryModel::stage(const ParallelLayout& p, int stage, const LayoutA
     out.gradients = adapters * kAdapterGradBytes / (shard_grad ? n_dense : 1);
     optimizer = adapters * kAdapterOptimizerBytes / (shard_opt ? n_dense : 1);
   }
-  if (shard_weights && p.pp > 1 && fw.pipeline_keeps_unsharded) {
+  const bool stage_kept_unsharded = shard_weights && p.pp > 1 && fw.pipeline_keeps_unsharded;
+  if (stage_kept_unsharded) {
     // Kept gathered across the stage's micro-batches (torchtitan's FSDP2 under pp): the whole stage's unsharded
     // weights, and its gradients accumulated unsharded in fp32 until the last backward.
     out.weights += sp.total() * bytes_per_element(t.precision);
@@ -288,8 +289,7 @@ StageMemory MemoryModel::stage(const ParallelLayout& p, int stage, const LayoutA
   // transpose, a view of the gathered storage, so without DeepSpeed's memory-efficient linear each layer whose
   // activations are kept holds its gathered 16-bit weights until its backward (deepspeed/runtime/zero/linear.py),
   // and the LM head its own. Full recompute keeps no view: the forward runs without autograd.
-  const bool gathered_per_layer = shard_weights && !(p.pp > 1 && fw.pipeline_keeps_unsharded);
-  if (gathered_per_layer && !fw.memory_efficient_linear && t.recompute != Recompute::Full && t.mode != TrainingMode::Qlora && sp.layers > 0) {
+  if (shard_weights && !stage_kept_unsharded && !fw.memory_efficient_linear && t.recompute != Recompute::Full && t.mode != TrainingMode::Qlora && sp.layers > 0) {
     const double micro_batches_per_layer = out.layer_microbatches_in_flight / sp.layers;
     const double head = stage == p.pp - 1 ? dd(m.vocab_size) * m.hidden_size / p.tp : 0.0;
     out.weights_held_by_autograd = ((sp.total() - sp.edges) * micro_batches_per_layer + head) * bytes_per_element(t.precision);

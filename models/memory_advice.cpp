@@ -38,7 +38,7 @@ std::vector<FitSuggestion> fit_suggestions(const Scenario& s) {
     consider("pp=" + std::to_string(p.pp) + (t0.zero_stage >= 2 ? " (zero_stage=1)" : ""), t, p, h0);
   }
   { ParallelLayout p = p0; p.cp = p0.cp * 2; consider("cp=" + std::to_string(p.cp), t0, p, h0); }
-  if (!t0.framework.name.empty() && !t0.framework.memory_efficient_linear && t0.zero_stage >= 3 && t0.recompute != Recompute::Full) {
+  if (!t0.framework.memory_efficient_linear && t0.zero_stage >= 3 && t0.recompute != Recompute::Full) {
     TrainingSpec t = t0; t.framework.memory_efficient_linear = true;
     consider("framework memory_efficient_linear=true (the model built under deepspeed.zero.Init)", t, p0, h0);
   }
