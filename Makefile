@@ -9,7 +9,7 @@ FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
 CMAKE_GEN := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 
-.PHONY: run test build bootstrap bench asan-test fuzz fuzz-build fuzz-replay accuracy-bands fit-reference report-screenshots clean
+.PHONY: run test build bootstrap bench asan-test fuzz fuzz-build fuzz-replay accuracy-bands accuracy-readme fit-reference report-screenshots clean
 
 bootstrap:
 	@bash scripts/bootstrap.sh
@@ -31,12 +31,18 @@ test: build
 # The accuracy bands (presets/accuracy_bands.json) from a fresh run over ../shared/reference/; the
 # accuracy.reference test fails until they are regenerated after a model change. Rebuilds to embed them.
 # The fitted parameters (least squares over ../shared/reference, leave-one-source-out cross-validated), then the
-# accuracy bands from the cross-validated errors: both compiled in, so each is followed by a rebuild.
+# accuracy bands from the cross-validated errors: both compiled in, so each is followed by a rebuild; then the
+# README's accuracy tables.
 fit-reference: build
 	./$(BUILD)/trainsim calibrate fit-reference --write presets/fitted_parameters.json
 	cmake --build $(BUILD) -j $(JOBS)
 	./$(BUILD)/tests/trainsim_accuracy --write-bands presets/accuracy_bands.json
 	cmake --build $(BUILD) -j $(JOBS)
+	bash scripts/readme_accuracy.sh $(BUILD)
+
+# The README's accuracy tables from a fresh run of the accuracy harness (part of fit-reference).
+accuracy-readme: build
+	bash scripts/readme_accuracy.sh $(BUILD)
 
 accuracy-bands: fit-reference
 

@@ -37,93 +37,27 @@ Json without_notes(const Json& j) {
   return j;
 }
 
-// torchtitan commits whose training.compile also compiles the loss (torchtitan/components/loss.py
-// build_cross_entropy_loss wraps it in torch.compile from spring 2025; at 9dec370, Dec 2024, train.py leaves the
-// loss eager). Inductor fuses logits.float() with log-softmax and nll: the loss keeps what a fused kernel keeps.
-constexpr const char* kTorchtitanCompiledLoss[] = {"e7c0cae"};
-
-// The framework each source measured with, where its case does not name one (training.framework): the
-// llm-foundry rows ran PyTorch FSDP1, torchtitan rows FSDP2 (torch.compile fuses the norm, RoPE and
-// activation: Inductor), the DeepSpeed rows Hugging Face transformers with DeepSpeed, Megatron rows
-// Megatron-Core (what the layout implies anyway). `stack` is the case's own "framework" text (versions).
-Json with_framework(Json scenario, const std::string& id, const std::string& stack) {
-  Json& p = scenario["parallel"];
-  if (id.rfind("torchtitan", 0) == 0 && p.value("pp", 1) > 1 && !p.contains("vpp") && !p.contains("micro_batch_size")) {
-    // torchtitan's pipeline defaults where the source states none (torchtitan/parallelisms/pipelining_utils.py
-    // at the runs' commit): a looped (interleaved) schedule splits the model into 2 stages per rank, and runs as
-    // many micro-batches as pipeline ranks.
-    if (p.value("schedule", "") == "interleaved") p["vpp"] = 2;
-    const int dp = p.value("dp", 1), pp = p.value("pp", 1);
-    const int batch = scenario["training"].value("global_batch_size", 0);
-    if (dp > 0 && batch % (dp * pp) == 0) p["micro_batch_size"] = batch / (dp * pp);
-  }
-  if (scenario["training"].contains("framework")) return scenario;
-  if (id.rfind("mosaicml", 0) == 0) {
-    scenario["training"]["framework"] = "fsdp";
-  } else if (id.rfind("torchtitan", 0) == 0 && id.find("compile") != std::string::npos) {
-    Json fw = {{"preset", "fsdp2"}, {"fused_norm", true}, {"fused_rope", true}, {"fused_activation", true}};
-    for (const char* commit : kTorchtitanCompiledLoss)
-      if (stack.find(commit) != std::string::npos) fw["fused_cross_entropy"] = true;
-    scenario["training"]["framework"] = fw;
-  } else if (id.rfind("torchtitan", 0) == 0) {
-    scenario["training"]["framework"] = "fsdp2";
-  } else if (id.rfind("deepspeed", 0) == 0) {
-    scenario["training"]["framework"] = "deepspeed";
-  } else if (id.rfind("mcore", 0) == 0 || id.rfind("megatron", 0) == 0) {
-    scenario["training"]["framework"] = "megatron-core";
-  }
-  return scenario;
+// What a memory figure counts, as the case states it in measured.memory_counter ("device": nvidia-smi,
+// "reserved": torch.cuda.max_memory_reserved, "allocated": torch.cuda.max_memory_allocated); the whole device
+// when the case says nothing.
+MemoryCounter memory_counter_of(const Json& measured, const std::string& id) {
+  const std::string counter = measured.value("memory_counter", "device");
+  if (counter == "device") return MemoryCounter::Device;
+  if (counter == "reserved") return MemoryCounter::AllocatorReserved;
+  if (counter == "allocated") return MemoryCounter::AllocatorAllocated;
+  throw std::runtime_error(id + ": measured.memory_counter \"" + counter + "\": expected device, reserved or allocated");
 }
 
-// What a modern_runs.json case states only in its note (or its source table), as scenario fields: the Megatron-MoE-ModelZoo rows
-// name their token dispatcher ("DeepEP dispatcher", "DeepEP (flex) token dispatcher", "NCCL all-to-all
-// dispatcher") and their --recompute-modules ("Selective recompute of layernorm + MoE activation", "of
-// layernorm + moe", "of norm, act, shared_expert"), transcribed here.
-Json with_note_settings(Json scenario, const Json& c) {
-  const std::string id = c.at("id").get<std::string>(), note = c.value("note", "");
-  if (id.rfind("mcore", 0) != 0) return scenario;
-  // Row 1's 1F1B-overlap variant names DeepEP in its id ("Row 1 plus ..." in its note: row 1's modules too).
-  if (note.find("DeepEP") != std::string::npos || id.find("deepep") != std::string::npos) {
-    Json fw = scenario["training"].contains("framework") ? scenario["training"]["framework"] : Json("megatron-core");
-    if (fw.is_string()) fw = {{"preset", fw}};
-    fw["moe_dispatcher"] = "deepep";
-    scenario["training"]["framework"] = fw;
-  }
-  static const std::pair<const char*, std::vector<std::string>> kModules[] = {
-      {"Selective recompute of layernorm + MoE activation", {"layernorm", "moe_act"}},
-      {"Selective recompute of layernorm + moe", {"layernorm", "moe"}},
-      {"Selective recompute of norm, act, shared_expert", {"layernorm", "moe_act", "shared_experts"}},
-      {"Row 1 plus", {"layernorm", "moe_act"}},
-  };
-  Json& t = scenario["training"];
-  // The one row whose note leaves its modules out: the source table (Megatron-MoE-ModelZoo
-  // best_practice/qwen3/readme.md @ e8650517, H100, row "A2A ... PP 32 ... VPP 3") lists recompute "norm, act".
-  if (id == "mcore_qwen3_235b_h100x256_tp2pp32vpp3ep8_alltoall" && t.value("recompute", "") == "selective" && !t.contains("recompute_modules"))
-    t["recompute_modules"] = {"layernorm", "moe_act"};
-  if (t.value("recompute", "") == "selective" && !t.contains("recompute_modules"))
-    for (const auto& [text, modules] : kModules)
-      if (note.find(text) != std::string::npos) t["recompute_modules"] = modules;
-  return scenario;
-}
-
-// What each source's memory figure counts. The DeepSpeed LLaMA-7B benchmark (chenyaofo's gist, its footnote):
-// torch.cuda.max_memory_allocated. torchtitan's "Memory(GiB)" / "memory:": the caching allocator's peak reserved
-// bytes (torchtitan/metrics.py DeviceMemoryMonitor.get_peak_stats, "reserved_bytes.all.peak", at the runs' commits).
-MemoryCounter memory_counter_of(const std::string& id) {
-  if (id.rfind("deepspeed", 0) == 0) return MemoryCounter::AllocatorAllocated;
-  if (id.rfind("torchtitan", 0) == 0) return MemoryCounter::AllocatorReserved;
-  return MemoryCounter::Device;
-}
-
-// The publication or project of a case (modern_runs.json gathers several: the id's first word names it).
-std::string source_of(const std::string& file, const std::string& id) {
-  if (file == "korthikanti2022.json") return "korthikanti2022";
-  if (file == "megatron_sc21_table1.json") return "narayanan2021";
-  if (file == "mosaicml_h100_fsdp.json") return "mosaicml";
-  if (id.rfind("megatron_readme", 0) == 0) return "megatron-readme";
-  if (id.rfind("mcore", 0) == 0) return "megatron-moe";
-  const auto cut = id.find_first_of("_-");
-  return id.substr(0, cut);
+// The publication or project a case comes from, the unit left out in cross-validation: its `source` text up to
+// the first " @", " (", "," or ":" ("pytorch/torchtitan @ b5bcd76 : ..." -> "pytorch/torchtitan", "Korthikanti et
+// al. 2022, arXiv ..." -> "Korthikanti et al. 2022"); the file when the case names none.
+std::string source_of(const std::string& file, const Json& c) {
+  const std::string text = c.value("source", "");
+  std::size_t cut = text.size();
+  for (const char* sep : {" @", " (", ",", ":"}) cut = std::min(cut, text.find(sep));
+  std::string key = text.substr(0, cut);
+  while (!key.empty() && key.back() == ' ') key.pop_back();
+  return key.empty() ? file.substr(0, file.rfind('.')) : key;
 }
 
 // Narayanan et al. SC'21 §5.1: hardware FLOPs per iteration with full recompute,
@@ -149,16 +83,7 @@ bool search_layout(Scenario& s, const FittedParameters* fitted) {
 }  // namespace
 
 Json reference_case_scenario(const Json& c) {
-  Json doc = without_notes(Json{{"model", c.at("model")}, {"training", c.at("training")}, {"parallel", c.at("parallel")}, {"hardware", c.at("hardware")}});
-  // More virtual pipeline stages than layers: Megatron runs that only with the embedding and the loss counted as
-  // pipeline layers (--account-for-embedding/loss-in-pipeline-split; every virtual stage needs a slot), so a
-  // published layout of that shape had them (Megatron-MoE-ModelZoo's Qwen3-235B pp 32 x vpp 3: 94 + 2 slots).
-  Json& p = doc["parallel"];
-  const int layers = doc["model"].is_object() ? doc["model"].value("num_hidden_layers", 0) : 0;
-  if (layers > 0 && p.value("pp", 1) * p.value("vpp", 1) > layers && !p.contains("account_for_embedding_in_pipeline_split") &&
-      !p.contains("account_for_loss_in_pipeline_split"))
-    p["account_for_embedding_in_pipeline_split"] = p["account_for_loss_in_pipeline_split"] = true;
-  return doc;
+  return without_notes(Json{{"model", c.at("model")}, {"training", c.at("training")}, {"parallel", c.at("parallel")}, {"hardware", c.at("hardware")}});
 }
 
 const char* to_string(ReferenceMetric m) {
@@ -168,23 +93,25 @@ const char* to_string(ReferenceMetric m) {
     case ReferenceMetric::TokensPerSecondPerGpu: return "tokens/s/GPU";
     case ReferenceMetric::MfuPercent: return "MFU %";
     case ReferenceMetric::MemoryGiB: return "memory GiB";
+    case ReferenceMetric::FitsInMemory: return "fits (1/0)";
   }
   return "?";
 }
 
 ReferenceSet load_reference_cases(const std::string& dir, const FittedParameters* fitted) {
   ReferenceSet out;
-  auto add = [&](const std::string& file, const Json& c, ReferenceMetric metric, double measured, const Scenario& s, bool searched) {
+  auto add = [&](const std::string& file, const Json& c, ReferenceMetric metric, double measured, const Scenario& s, bool searched,
+                 MemoryCounter counter = MemoryCounter::Device) {
     ReferenceCase rc;
     rc.id = c.at("id").get<std::string>();
     rc.file = file;
-    rc.source = source_of(file, rc.id);
+    rc.source = source_of(file, c);
     rc.metric = metric;
     rc.measured = measured;
     rc.scenario = s;
     rc.searched = searched;
     rc.counted = !c.contains("unsupported");
-    rc.memory_counter = memory_counter_of(rc.id);
+    rc.memory_counter = counter;
     out.cases.push_back(std::move(rc));
   };
 
@@ -209,7 +136,7 @@ ReferenceSet load_reference_cases(const std::string& dir, const FittedParameters
   const Json mosaicml = load(dir, "mosaicml_h100_fsdp.json");  // kept alive: a range-for over a temporary's member dangles
   for (const auto& c : mosaicml.at("cases"))
     add("mosaicml_h100_fsdp.json", c, ReferenceMetric::TokensPerSecondPerGpu, c["measured"]["tokens_per_s_per_gpu"].get<double>(),
-        parse_scenario(with_framework(reference_case_scenario(c), c["id"], c.value("framework", ""))), false);
+        parse_scenario(reference_case_scenario(c)), false);
 
   // 2024-26 runs: the published layout, searched where the source leaves the micro-batch out. Compared:
   // iteration time, tokens/s/GPU or MFU (Megatron's formula on both sides), and memory per GPU. Model TFLOP/s
@@ -218,14 +145,13 @@ ReferenceSet load_reference_cases(const std::string& dir, const FittedParameters
   const Json modern = load(dir, "modern_runs.json");  // kept alive: a range-for over a temporary's member dangles
   for (const auto& c : modern.at("cases")) {
     const std::string id = c.at("id");
-    const Json doc = with_note_settings(with_framework(reference_case_scenario(c), id, c.value("framework", "")), c);
+    const Json doc = reference_case_scenario(c);
     const bool fixed = doc["parallel"].contains("micro_batch_size");
     Scenario s;
     try {
       s = parse_scenario(doc, fixed);
     } catch (const InputError& e) {
-      // The file marks what trainsim could not express when it was written; what trainsim still refuses is
-      // listed with its own reason. A case marked unsupported that parses now is run (and shown, not counted).
+      // A case the file marks unsupported that trainsim still refuses is listed with trainsim's own reason.
       if (!c.contains("unsupported")) throw;
       out.refused.push_back(id + ": " + e.what());
       continue;
@@ -240,7 +166,8 @@ ReferenceSet load_reference_cases(const std::string& dir, const FittedParameters
     else if (m.contains("tokens_per_s_per_gpu"))
       add("modern_runs.json", c, ReferenceMetric::TokensPerSecondPerGpu, m["tokens_per_s_per_gpu"].get<double>(), s, !fixed);
     else if (m.contains("mfu_percent")) add("modern_runs.json", c, ReferenceMetric::MfuPercent, m["mfu_percent"].get<double>(), s, !fixed);
-    if (m.contains("memory_per_gpu_GiB")) add("modern_runs.json", c, ReferenceMetric::MemoryGiB, m["memory_per_gpu_GiB"].get<double>(), s, !fixed);
+    if (m.contains("memory_per_gpu_GiB"))
+      add("modern_runs.json", c, ReferenceMetric::MemoryGiB, m["memory_per_gpu_GiB"].get<double>(), s, !fixed, memory_counter_of(m, id));
     if (!m.contains("iteration_time_s") && !m.contains("tokens_per_s_per_gpu") && !m.contains("mfu_percent") && !m.contains("memory_per_gpu_GiB")) {
       const StepEstimate e = StepModel(s.model, s.training, s.hardware, nullptr, fitted).estimate(s.parallel);
       const double tflops = m.contains("model_tflops_per_gpu") ? m["model_tflops_per_gpu"].get<double>() : 0.0;
@@ -249,6 +176,24 @@ ReferenceSet load_reference_cases(const std::string& dir, const FittedParameters
                     e.time_s, 100 * e.mfu, tflops);
       out.uncompared.push_back(id + text);
     }
+  }
+
+  // Single-GPU steps measured on one H100: step time, the caching allocator's peak allocated and reserved bytes,
+  // and whether the step ran out of memory (every case is a fit verdict: measured.oom or a measured step).
+  out.files.push_back("h100_single_gpu_runs.json");
+  const Json single = load(dir, "h100_single_gpu_runs.json");  // kept alive: a range-for over a temporary's member dangles
+  constexpr double kGiB = 1024.0 * 1024 * 1024;
+  for (const auto& c : single.at("cases")) {
+    const Scenario s = parse_scenario(reference_case_scenario(c));
+    const Json& m = c.at("measured");
+    const bool oom = m.value("oom", false);
+    add("h100_single_gpu_runs.json", c, ReferenceMetric::FitsInMemory, oom ? 0.0 : 1.0, s, false);
+    if (oom) continue;
+    add("h100_single_gpu_runs.json", c, ReferenceMetric::IterationSeconds, m.at("step_time_s").get<double>(), s, false);
+    add("h100_single_gpu_runs.json", c, ReferenceMetric::MemoryGiB, m.at("peak_allocated_bytes").get<double>() / kGiB, s, false,
+        MemoryCounter::AllocatorAllocated);
+    add("h100_single_gpu_runs.json", c, ReferenceMetric::MemoryGiB, m.at("peak_reserved_bytes").get<double>() / kGiB, s, false,
+        MemoryCounter::AllocatorReserved);
   }
   return out;
 }
@@ -259,6 +204,7 @@ double predict_case(const ReferenceCase& c, const FittedParameters* fitted) {
     const StageMemory worst = MemoryModel(s.model, s.training, s.hardware).worst_stage(s.parallel);
     return worst.counted(c.memory_counter) / (1024.0 * 1024 * 1024);
   }
+  if (c.metric == ReferenceMetric::FitsInMemory) return MemoryModel(s.model, s.training, s.hardware).estimate(s.parallel).fits ? 1.0 : 0.0;
   const StepEstimate e = StepModel(s.model, s.training, s.hardware, nullptr, fitted).estimate(s.parallel);
   const double gpus = s.hardware.num_gpus;
   switch (c.metric) {
@@ -267,7 +213,8 @@ double predict_case(const ReferenceCase& c, const FittedParameters* fitted) {
       return megatron_hfu_flops(s.model, s.training.global_batch_size, s.training.seq_len) / (e.time_s * gpus) / 1e12;
     case ReferenceMetric::TokensPerSecondPerGpu: return e.tokens_per_s / gpus;
     case ReferenceMetric::MfuPercent: return 100 * e.mfu;
-    case ReferenceMetric::MemoryGiB: break;
+    case ReferenceMetric::MemoryGiB:
+    case ReferenceMetric::FitsInMemory: break;
   }
   return 0;
 }
@@ -277,6 +224,7 @@ double time_ratio(const ReferenceCase& c, double predicted) {
 }
 
 double case_error(const ReferenceCase& c, double predicted) {
+  if (c.metric == ReferenceMetric::FitsInMemory) return predicted == c.measured ? 0.0 : 1.0;
   return c.metric == ReferenceMetric::MemoryGiB ? predicted / c.measured - 1 : time_ratio(c, predicted) - 1;
 }
 

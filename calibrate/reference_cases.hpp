@@ -14,13 +14,14 @@
 
 namespace trainsim {
 
-enum class ReferenceMetric { IterationSeconds, HardwareTflopsPerGpu, TokensPerSecondPerGpu, MfuPercent, MemoryGiB };
+// FitsInMemory: 1 when the step ran, 0 when it ran out of GPU memory; trainsim's verdict is MemoryEstimate::fits.
+enum class ReferenceMetric { IterationSeconds, HardwareTflopsPerGpu, TokensPerSecondPerGpu, MfuPercent, MemoryGiB, FitsInMemory };
 const char* to_string(ReferenceMetric m);  // "iteration s", "TFLOP/s/GPU", ...
 
 struct ReferenceCase {
   std::string id;
   std::string file;    // "korthikanti2022.json", ...
-  std::string source;  // the publication or project it comes from: the unit left out in cross-validation
+  std::string source;  // the publication or project it comes from (its `source` text's head): the unit left out in cross-validation
   ReferenceMetric metric = ReferenceMetric::IterationSeconds;
   double measured = 0;
   Scenario scenario;   // parallel / training: the layout it ran, or the searched one (searched = true)
@@ -28,7 +29,9 @@ struct ReferenceCase {
   bool counted = true;  // false: the source file marks it unsupported (shown, not counted)
   // What the source's memory figure counts (memory.hpp): the whole device unless the source says otherwise.
   MemoryCounter memory_counter = MemoryCounter::Device;
-  bool speed() const { return metric != ReferenceMetric::MemoryGiB; }
+  bool speed() const { return metric != ReferenceMetric::MemoryGiB && metric != ReferenceMetric::FitsInMemory; }
+  bool memory() const { return metric == ReferenceMetric::MemoryGiB; }
+  bool verdict() const { return metric == ReferenceMetric::FitsInMemory; }
 };
 
 struct ReferenceSet {
@@ -44,7 +47,7 @@ struct ReferenceSet {
 // "note" keys the files keep as comments at any depth.
 nlohmann::json reference_case_scenario(const nlohmann::json& c);
 
-// Reads the four reference files under `dir`. Searched layouts are picked with `fitted` (nullptr: the shipped
+// Reads the five reference files under `dir`, each case as a user's scenario with what it states (nothing added by id). Searched layouts are picked with `fitted` (nullptr: the shipped
 // parameters). Throws std::runtime_error when a file is missing or a counted case cannot be run.
 ReferenceSet load_reference_cases(const std::string& dir, const FittedParameters* fitted = nullptr);
 

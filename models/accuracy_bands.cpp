@@ -41,11 +41,20 @@ bool megatron_family(const FrameworkTraits& f) { return f.name == "megatron-core
 
 std::string band_family(const FrameworkTraits& f) { return megatron_family(f) ? "megatron" : "pytorch"; }
 
-std::string band_gpu_class(const GpuSpec& g) { return g.fused_attention == "hopper-cudnn" ? "hopper" : "other"; }
+std::string band_scale(int gpus, int gpus_per_node) { return gpus <= 1 ? "1gpu" : gpus <= gpus_per_node ? "node" : "multinode"; }
 
-const AccuracyBand& accuracy_band(const std::string& family, const std::string& gpu_class) {
+std::vector<std::string> band_keys(const std::string& family, const std::string& scale, bool moe) {
+  std::vector<std::string> keys;
+  if (moe) keys.push_back(family + "/" + scale + "/moe");
+  keys.push_back(family + "/" + scale);
+  keys.push_back(family);
+  keys.push_back("all");
+  return keys;
+}
+
+const AccuracyBand& accuracy_band(const std::string& family, const std::string& scale, bool moe) {
   const auto& groups = table().groups;
-  for (const std::string& key : {family + "/" + gpu_class, family}) {
+  for (const std::string& key : band_keys(family, scale, moe)) {
     const auto it = groups.find(key);
     if (it != groups.end() && it->second.cases >= kMinBandCases) return it->second;
   }

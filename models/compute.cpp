@@ -411,7 +411,7 @@ struct OpBuilder {
   double ab;            // bytes per activation element: 2, or 4 in fp32
   double lora_rank;
   Acc fwd, bwd;         // the policy model's forward / backward
-  Acc adapter_fwd;      // of which LoRA adapters (not run by the DPO reference forward)
+  Acc adapter_fwd;      // of which policy-only work: LoRA adapters, autocast's weight casts (not run by the DPO reference forward)
   Acc module_fwd[7];    // of which each of Megatron's recompute modules (by RecomputeModule bit; nested ones counted in both)
   unsigned open_modules = 0;  // Record: the modules the ops being added belong to
   bool track_modules = false;  // count module_fwd (selective recompute needs it; the search's other modes skip it)
@@ -424,6 +424,7 @@ struct OpBuilder {
   // which memory-bound ops run as eager op sequences.
   bool serial_count = false;
   bool eager_rmsnorm = false, eager_rope = false, eager_activation = false;
+  bool autocast_casts = false;  // fp32 parameters cast per use by torch.autocast (framework autocast_fp32_weights)
 
   OpBuilder(const GemmCost& linear_cost, const GemmCost& high_cost, double spb, double activation_bytes, double rank)
       : linear(linear_cost), high(high_cost), seconds_per_byte(spb), ab(activation_bytes), lora_rank(rank) {}
@@ -512,6 +513,20 @@ struct OpBuilder {
       b.kernels += casts;
       record_memory(false, LayerOp::MemoryBound, name, "fp8_cast", fb, tf, casts);
       record_memory(true, LayerOp::MemoryBound, name, "fp8_cast", bb, tb, casts);
+    }
+    if (autocast_casts && trained) {
+      // torch.autocast over fp32 parameters: the weight cast to 16 bits in every forward (read 4, write 2 bytes per
+      // parameter) and its gradient cast back to fp32 in backward (read 2, write 4). The frozen 16-bit DPO reference
+      // casts nothing: counted with the policy-only forward work (adapter_fwd).
+      const double weights = in * out * count, tf = mem(6 * weights), tb = mem(6 * weights), casts = serial ? count : 1;
+      f.memory_s += tf, f.kernels += casts;
+      b.memory_s += tb, b.kernels += casts;
+      if (also_fwd != &adapter_fwd) adapter_fwd.memory_s += tf, adapter_fwd.kernels += casts;
+      const bool was = in_adapter;
+      in_adapter = true;
+      record_memory(false, LayerOp::MemoryBound, name, "autocast_cast", 6 * weights, tf, casts);
+      in_adapter = was;
+      record_memory(true, LayerOp::MemoryBound, name, "autocast_cast", 6 * weights, tb, casts);
     }
     fwd.add(f), bwd.add(b);
     if (also_fwd) also_fwd->add(f);
@@ -638,6 +653,7 @@ LayerCompute layer_walk(const ModelSpec& m, const TrainingSpec& t, const Paralle
   ob.eager_rmsnorm = !fw.fused_norm && m.norm == NormKind::RmsNorm;
   ob.track_modules = t.recompute == Recompute::Selective;
   ob.eager_rope = !fw.fused_rope;
+  ob.autocast_casts = fw.autocast_fp32_weights && t.zero_stage < 3 && t.precision != Precision::Fp32;
   ob.eager_activation = !fw.fused_activation;
   // ZeRO-3 fetched module by module from Python hooks: each module's hooks in every forward and backward.
   const double module_fetch_s = t.zero_stage >= 3 ? fw.zero3_module_fetch_us * 1e-6 : 0.0;

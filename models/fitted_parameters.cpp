@@ -17,8 +17,6 @@ const std::vector<FittedParameterInfo>& fitted_parameter_info() {
        "energy per 16-bit tensor-core FLOP at the top clock: GEMMs above the power limit run at (TDP / power)^(1/3) of it"},
       {"memory_kernel_efficiency", "fraction", &FittedParameters::memory_kernel_efficiency, 0.3, 1.0,
        "HBM bandwidth of memory-bound training kernels over a device-to-device copy's"},
-      {"iteration_overhead_ms", "ms", &FittedParameters::iteration_overhead_ms, 0.0, 500.0,
-       "host work once per iteration outside the layers (data loading, loss and grad-norm reductions, logging)"},
   };
   return info;
 }
@@ -29,7 +27,6 @@ FittedParameters fit_starting_point() {
   // (calibrate/measurements/h100-sxm-80gb-2026-11-22/torch_train_step_sustained.json): 700 W / 688e12 FLOP/s.
   f.tensor_energy_pj_per_flop = 700.0 / 688e12 * 1e12;
   f.memory_kernel_efficiency = 1.0;  // memory-bound kernels as fast as a copy
-  f.iteration_overhead_ms = 0.0;     // nothing outside the layers
   return f;
 }
 

@@ -18,9 +18,6 @@ struct FittedParameters {
   // Achieved HBM bandwidth of the memory-bound training kernels (norms, activations, casts, softmax, optimizer)
   // over a device-to-device copy's, dimensionless.
   double memory_kernel_efficiency = 1;
-  // Host work once per iteration outside the layers' kernels (data loading, loss and grad-norm reductions,
-  // logging, optimizer launches), milliseconds.
-  double iteration_overhead_ms = 0;
 };
 
 // One parameter as the fit, the JSON file and the printed table see it.

@@ -20,6 +20,7 @@ extern const std::string_view framework_deepspeed_json;
 extern const std::string_view framework_fsdp_json;
 extern const std::string_view framework_fsdp2_json;
 extern const std::string_view framework_transformers_json;
+extern const std::string_view framework_pytorch_json;
 }  // namespace embedded
 
 namespace {
@@ -52,6 +53,10 @@ constexpr FlagTrait kFlagTraits[] = {
     {"fp32_sharded_parameters", &FrameworkTraits::fp32_sharded_parameters},
     {"root_unit_stays_gathered", &FrameworkTraits::root_unit_stays_gathered},
     {"memory_efficient_linear", &FrameworkTraits::memory_efficient_linear},
+    {"clip_grad_norm", &FrameworkTraits::clip_grad_norm},
+    {"clip_scales_always", &FrameworkTraits::clip_scales_always},
+    {"zero_grad_memset", &FrameworkTraits::zero_grad_memset},
+    {"autocast_fp32_weights", &FrameworkTraits::autocast_fp32_weights},
 };
 
 // The traits in microseconds, each once, like the flags above.
@@ -102,7 +107,7 @@ FrameworkTraits read_traits(const Json& values, const std::string& path, Framewo
   if (need("moe_dispatcher"))
     base.moe_dispatcher = r.get_enum("moe_dispatcher", {"alltoall", "deepep"}, "alltoall", "") == "deepep" ? MoeDispatcher::DeepEp : MoeDispatcher::AllToAll;
   // Every trait is a known key (for "did you mean" on a misspelt override), whether given or not.
-  r.mark_read({"preset", "grad_bucket_elements", "grad_bucket_elements_per_dp_rank", "param_gather_unit", "param_gather_bucket_elements",
+  r.mark_read({"preset", "version", "grad_bucket_elements", "grad_bucket_elements_per_dp_rank", "param_gather_unit", "param_gather_bucket_elements",
                "grad_bucket_hidden_squared", "param_gather_bucket_hidden_squared", "attention_kernel", "selective_recompute", "moe_dispatcher"});
   for (const FlagTrait& f : kFlagTraits) r.mark_read({f.key});
   for (const MicrosecondTrait& u : kMicrosecondTraits) r.mark_read({u.key});
@@ -123,7 +128,7 @@ const NameRegistry<FrameworkPreset>& registry() {
     NameRegistry<FrameworkPreset> r;
     for (std::string_view text : {embedded::framework_megatron_core_json, embedded::framework_megatron_deepspeed_json,
                                   embedded::framework_deepspeed_json, embedded::framework_fsdp_json, embedded::framework_fsdp2_json,
-                                  embedded::framework_transformers_json}) {
+                                  embedded::framework_transformers_json, embedded::framework_pytorch_json}) {
       Json file = Json::parse(text);
       const std::string name = file.at("name").get<std::string>();
       Json values = Json::object();
@@ -153,6 +158,31 @@ const Json& framework_preset_json(const std::string& name) {
   return p->file;
 }
 
+namespace {
+// A release number's parts ("4.57.1" -> 4, 57, 1); empty when it is not digits separated by dots.
+std::vector<long> version_parts(const std::string& text) {
+  std::vector<long> parts;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    std::size_t j = i;
+    while (j < text.size() && j - i < 9 && text[j] >= '0' && text[j] <= '9') ++j;
+    if (j == i) return {};
+    parts.push_back(std::stol(text.substr(i, j - i)));
+    if (j == text.size()) break;
+    if (text[j] != '.' || j + 1 == text.size()) return {};
+    i = j + 1;
+  }
+  return parts;
+}
+// a < b as release numbers, missing parts as 0 ("5" == "5.0").
+bool version_below(const std::string& a, const std::string& b) {
+  std::vector<long> x = version_parts(a), y = version_parts(b);
+  x.resize(std::max(x.size(), y.size()));
+  y.resize(x.size());
+  return x < y;
+}
+}  // namespace
+
 FrameworkTraits parse_framework(const Json& value, const std::string& path) {
   const Json* name = &value;
   std::string name_path = path;
@@ -171,7 +201,19 @@ FrameworkTraits parse_framework(const Json& value, const std::string& path) {
     registry().unknown(name_path, name->is_string() ? name->get<std::string>() : std::string(), wording);
   }
   if (!value.is_object()) return *base;
-  FrameworkTraits t = read_traits(value, path, *base, false);
+  FrameworkTraits t = *base;
+  if (auto v = value.find("version"); v != value.end()) {
+    if (!v->is_string() || version_parts(v->get<std::string>()).empty())
+      throw InputError(path + "/version", json_value_text(*v), "the framework's release number as a string, e.g. \"4.57.1\"");
+    t.version = v->get<std::string>();
+    // The preset's traits are its current release's; older releases differ where its "versions" table says.
+    const Json& file = framework_preset_json(base->name);
+    if (auto table = file.find("versions"); table != file.end())
+      for (std::size_t i = 0; i < table->size(); ++i)
+        if (version_below(t.version, (*table)[i].at("below").get<std::string>()))
+          t = read_traits((*table)[i].at("traits"), "presets/frameworks/" + base->name + ".json/versions/" + std::to_string(i) + "/traits", t, false);
+  }
+  t = read_traits(value, path, t, false);
   for (auto it = value.begin(); it != value.end(); ++it)
     if (it.key() != "preset") t.overridden.push_back(it.key());
   return t;
@@ -195,11 +237,13 @@ Json framework_to_json(const FrameworkTraits& f) {
     else if (key == "selective_recompute")
       j[key] = f.selective_recompute == SelectiveRecompute::EveryOtherMatmul ? "every-other-matmul" : "attention-core";
     else if (key == "moe_dispatcher") j[key] = f.moe_dispatcher == MoeDispatcher::DeepEp ? "deepep" : "alltoall";
+    else if (key == "version") j[key] = f.version;
   }
   return j;
 }
 
-const char* const kImpliedFrameworkRule = "tp/pp/ep > 1: megatron-core; ZeRO-3 at tp = pp = ep = 1 (any cp): fsdp2; otherwise megatron-core";
+const char* const kImpliedFrameworkRule =
+    "one GPU: pytorch (a plain loop); tp/pp/ep > 1: megatron-core; ZeRO-3 at tp = pp = ep = 1 (any cp): fsdp2; otherwise megatron-core";
 
 namespace {
 bool implies_fsdp2(const TrainingSpec& t, const ParallelLayout& p) {
@@ -217,14 +261,23 @@ Precision gradient_precision(const TrainingSpec& t, const ParallelLayout& p) {
   return Precision::Fp32;
 }
 
-const char* implied_framework_name(const TrainingSpec& t, const ParallelLayout& p) { return implies_fsdp2(t, p) ? "fsdp2" : "megatron-core"; }
+namespace {
+// One GPU: nobody launches Megatron or shards over a single rank; a plain eager loop is what runs there. The
+// search keeps the GPU count fixed, so this never switches under its feet.
+bool implies_plain_loop(const ParallelLayout& p) { return p.world() == 1; }
+}  // namespace
+
+const char* implied_framework_name(const TrainingSpec& t, const ParallelLayout& p) {
+  return implies_plain_loop(p) ? "pytorch" : implies_fsdp2(t, p) ? "fsdp2" : "megatron-core";
+}
 
 const FrameworkTraits& framework_for(const TrainingSpec& t, const ParallelLayout& p) {
   if (!t.framework.name.empty()) return t.framework;
   // Resolved once: the layout search asks for every candidate.
   static const FrameworkTraits& megatron = *find_framework("megatron-core");
   static const FrameworkTraits& fsdp2 = *find_framework("fsdp2");
-  return implies_fsdp2(t, p) ? fsdp2 : megatron;
+  static const FrameworkTraits& plain = *find_framework("pytorch");
+  return implies_plain_loop(p) ? plain : implies_fsdp2(t, p) ? fsdp2 : megatron;
 }
 
 Json framework_result_json(const TrainingSpec& t, const ParallelLayout& p) {

@@ -27,6 +27,9 @@ enum class MoeDispatcher { AllToAll, DeepEp };
 struct FrameworkTraits {
   std::string name;  // preset name; empty in TrainingSpec = not named (the layout implies one)
   std::string description;
+  // The release the scenario names (training.framework.version); empty: the preset's, its current release. A preset
+  // file's "versions" table lists the traits of older releases ({"below": "5.0", "traits": {...}}).
+  std::string version;
   // Collective granularity. ZeRO 0-2 reduce gradients (and gather a sharded optimizer's parameters) in
   // buckets of max(grad_bucket_elements, grad_bucket_elements_per_dp_rank x dp) elements; ZeRO-3 reduce-
   // scatters per layer (GatherUnit::Layer) or in grad_bucket_elements buckets filled across layers.
@@ -114,6 +117,19 @@ struct FrameworkTraits {
   // run at the pace of their launches (compute.cpp). Only where moe_grouped_gemm is false.
   bool moe_loop_host_sync = false;
   MoeDispatcher moe_dispatcher = MoeDispatcher::AllToAll;
+  // Once per step, outside the layers (step.cpp, step_bookkeeping_s): the gradient norm is computed over the local
+  // gradients (clip_grad_norm: one read pass) and the gradients are multiplied by the clip coefficient every step
+  // (clip_scales_always: a read and a write pass; Megatron scales only when the norm exceeds the threshold), and a
+  // contiguous gradient buffer is zeroed before the next step (zero_grad_memset: a write pass; set_to_none frees).
+  bool clip_grad_norm = false;
+  bool clip_scales_always = false;
+  bool zero_grad_memset = false;
+  // Parameters kept in fp32 and cast to the training precision at each use by torch.autocast (a plain loop, HF
+  // Trainer with bf16=True over fp32 weights), below ZeRO-3: each trained linear's weight is cast in every forward
+  // (read 4, write 2 bytes) and its gradient cast back in backward (read 2, write 4); the 16-bit copies live only
+  // while autograd holds them for the layer's backward. false: persistent 16-bit weights beside an fp32 master
+  // (Megatron, DeepSpeed) or sharded casts at the gather (FSDP).
+  bool autocast_fp32_weights = false;
 
   std::vector<std::string> overridden;  // trait keys the scenario set (for the resolved scenario JSON)
 
@@ -131,7 +147,7 @@ std::vector<std::string> framework_names();       // registered presets, in name
 const FrameworkTraits* find_framework(const std::string& name);  // nullptr when unknown
 const nlohmann::json& framework_preset_json(const std::string& name);  // the preset file (traits with sources)
 
-// training.framework: a preset name or {"preset": NAME, <trait>: value, ...}. Unknown names and traits, wrong
+// training.framework: a preset name or {"preset": NAME, "version": "4.57", <trait>: value, ...}. Unknown names and traits, wrong
 // types and values out of range are InputErrors naming `path`.
 FrameworkTraits parse_framework(const nlohmann::json& value, const std::string& path);
 // The scenario form of named traits: the name, or {"preset": NAME, overrides...}.

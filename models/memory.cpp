@@ -48,6 +48,17 @@ ModelStates full_model_states(double dense_params, double expert_params, double 
           sharded(optimizer_bytes(t.optimizer, t.precision), shard_opt)};
 }
 
+namespace {
+// Whether autocast casts fp32 parameters per use (framework trait; not under ZeRO-3, whose gathers cast, nor fp32).
+bool autocast_copies(const FrameworkTraits& fw, const TrainingSpec& t) {
+  return fw.autocast_fp32_weights && t.zero_stage < 3 && t.precision != Precision::Fp32;
+}
+// LM head parameters on this rank (the last stage's; tied or not, its gradient is produced first in backward).
+double head_params(const ModelSpec& m, const ParallelLayout& p, int stage) {
+  return stage == p.pp - 1 ? dd(m.vocab_size) * m.hidden_size / p.tp : 0.0;
+}
+}  // namespace
+
 LayerActivations layer_activations(const ModelSpec& m, const TrainingSpec& t, const ParallelLayout& p, bool moe_layer) {
   // Korthikanti et al. 2022, §4.1: per layer 34·s·b·h + 5·a·s²·b bytes with 16-bit activations, of which
   // 10·s·b·h sit outside the tensor-parallel region (norm inputs, QKV and fc1 inputs, dropout masks)
@@ -209,6 +220,11 @@ StageMemory MemoryModel::stage(const ParallelLayout& p, int stage, const LayoutA
     // FSDP's shards are the fp32 master copy (in `optimizer`): no 16-bit shard beside them.
     const bool master_is_shard = shard_weights && t.precision != Precision::Fp32 && fw.fp32_sharded_parameters;
     out.weights = master_is_shard ? 0.0 : states.weights;
+    // Under autocast over fp32 parameters the fp32 copy is the parameter (counted with the optimizer's master) and
+    // the 16-bit copies live while autograd holds them for each linear's backward: every layer's without full
+    // recompute, else the LM head's and the layer being recomputed.
+    if (autocast_copies(fw, t)) out.weights = t.recompute == Recompute::Full ? (head_params(m, p, stage) + sp.largest_layer) * weight_bytes(t.precision)
+                                                                       : states.weights;
     out.gradients = states.gradients;
     optimizer = states.optimizer;
     if (t.mode == TrainingMode::Dpo)  // the frozen reference model: 16-bit weights, sharded like the policy's
@@ -285,6 +301,12 @@ StageMemory MemoryModel::stage(const ParallelLayout& p, int stage, const LayoutA
     out.activations_edges += (1 + m.mtp_layers) * (norm_input + head_input + per_logit * s * b * m.vocab_size / p.tp);
   }
   out.activations = out.activations_layers + out.activations_recompute + out.activations_edges;
+  // zero_grad(set_to_none=True) with one micro-batch a step and unsharded gradients: no gradient exists when the
+  // backward starts, with every activation alive, but the LM head's, produced first; the others appear layer by layer
+  // as the activations they replace are freed. The peak is the larger end of that exchange: activations plus the
+  // head's gradient, or every gradient once the activations are gone.
+  if (!fw.zero_grad_memset && t.trains_base_weights() && t.zero_stage < 2 && p.gradient_accumulation_steps == 1 && p.pp == 1)
+    out.gradients = std::max(head_params(m, p, stage) * gb, out.gradients - out.activations);
   // DeepSpeed releases a ZeRO-3 gather by swapping the parameter's .data; torch's linear has saved the weight's
   // transpose, a view of the gathered storage, so without DeepSpeed's memory-efficient linear each layer whose
   // activations are kept holds its gathered 16-bit weights until its backward (deepspeed/runtime/zero/linear.py),

@@ -74,7 +74,7 @@ struct StepStream {
   CommList<8> step_comm;    // per step: DP gradient reduction and parameter gather, dense and expert groups
   int micro_batches = 1;
   double optimizer_s = 0;   // optimizer step (memory bound, or host bound when offloaded)
-  double overhead_s = 0;    // host work once per step outside the layers (fitted)
+  double overhead_s = 0;    // once per step beside the optimizer: gradient norm, clipping and zeroing (step.cpp)
   double sm_share = 0;      // share of the SMs a running collective takes from the compute it hides behind
 };
 
@@ -108,7 +108,7 @@ struct StepBreakdown {  // seconds per iteration on the critical path; only expo
   double dp_comm_s = 0;      // gradient reduce / parameter gather not hidden behind compute (and ZeRO-3 gathers)
   double bubble_s = 0;       // pipeline fill and drain
   double optimizer_s = 0;    // optimizer step (memory bound, or PCIe/host bound when offloaded)
-  double overhead_s = 0;     // host work once per iteration outside the layers (fitted: models/fitted_parameters.hpp)
+  double overhead_s = 0;     // gradient norm, clipping and zeroing, once per iteration (framework traits, step.cpp)
   double total_s = 0;
 };
 

@@ -51,10 +51,10 @@ StepModel::StepModel(const ModelSpec& m, const TrainingSpec& t, const HardwareSp
       params_(count_parameters(m)) {
   // gpu_compute_traits applied the shipped fitted parameters; an explicit set replaces them.
   if (fitted) apply_fitted_parameters(traits_, h.gpu, *fitted);
-  iteration_overhead_s_ = (fitted ? *fitted : shipped_fitted_parameters().values).iteration_overhead_ms * 1e-3;
   if (t.uses_adapters()) adapter_params_ = lora_parameters(m, t.lora);
-  band_megatron_ = &accuracy_band("megatron", band_gpu_class(h.gpu));
-  band_pytorch_ = &accuracy_band("pytorch", band_gpu_class(h.gpu));
+  const std::string scale = band_scale(h.num_gpus, h.gpus_per_node);
+  band_megatron_ = &accuracy_band("megatron", scale, m.is_moe());
+  band_pytorch_ = &accuracy_band("pytorch", scale, m.is_moe());
 }
 
 StepModel::LayoutWork StepModel::work(const ParallelLayout& p) const {
@@ -85,7 +85,6 @@ StepStream StepModel::stream(const ParallelLayout& p, const LayoutWork& work) co
   s.first_layer_dense = m.num_dense_layers() > 0;
   s.micro_batches = p.gradient_accumulation_steps;
   s.sm_share = comm_sm_share(traits_);
-  s.overhead_s = iteration_overhead_s_;
 
   // Forward-type passes that communicate as the forward does: the forward, the DPO reference model's
   // forward, the forward recomputed under full recompute; then the backward.
@@ -259,6 +258,13 @@ StepStream StepModel::stream(const ParallelLayout& p, const LayoutWork& work) co
   } else {
     s.optimizer_s = memory_bound_time(gpu, traits_, local_params * optimizer_step_bytes(t, p));
   }
+  // Once per step beside the optimizer, memory-bound passes over gradients (framework traits): the norm reads the
+  // gradients the optimizer updates (the shard under ZeRO, all-reduced as a scalar), clipping that scales on every
+  // step reads and writes them again, and zeroing a contiguous buffer writes every local gradient (Megatron's buffer
+  // holds the stage's whole gradients, sharded optimizer or not).
+  const double clip_passes = fw.clip_grad_norm ? (fw.clip_scales_always ? 3.0 : 1.0) : 0.0;
+  const double memset_bytes = fw.zero_grad_memset ? (trainable_dense + trainable_expert) * grad_bytes_per_param : 0.0;
+  s.overhead_s = memory_bound_time(gpu, traits_, clip_passes * local_params * grad_bytes_per_param + memset_bytes);
   return s;
 }
 

@@ -21,7 +21,7 @@ struct StepEstimate {
   StepBreakdown breakdown;
   double time_s = 0;
   // How sure: time_s x the 10th and 90th percentile of measured / predicted time over the reference runs of
-  // the scenario's framework family and GPU class (models/accuracy_bands.hpp); `band` names them.
+  // the scenario's framework family and regime (scale, dense or MoE; models/accuracy_bands.hpp); `band` names them.
   double time_s_low = 0, time_s_high = 0;
   const AccuracyBand* band = nullptr;
   double tokens_per_s = 0;
@@ -70,11 +70,10 @@ class StepModel {
   std::shared_ptr<const CalibrationFit> calibration_;  // owns what comm_ and traits_ point into; null: none
   CommModel comm_;
   GpuComputeTraits traits_;
-  const AccuracyBand* band_megatron_ = nullptr;  // the bands of this GPU's class, per framework family
+  const AccuracyBand* band_megatron_ = nullptr;  // the bands of this scale and model kind, per framework family
   const AccuracyBand* band_pytorch_ = nullptr;
   ModelParams params_;
   double adapter_params_ = 0;
-  double iteration_overhead_s_ = 0;
 };
 
 // Assumptions of the offloaded optimizer step (ZeRO-Offload, Ren et al. 2021): gradients go down and

@@ -17,7 +17,7 @@ Json band_json(const StepEstimate& s) {
   if (!s.band) return nullptr;
   const AccuracyBand& b = *s.band;
   return {{"group", b.group}, {"cases", b.cases}, {"p10", b.low}, {"median", b.median}, {"p90", b.high},
-          {"meaning", "measured / predicted step time over the reference runs of this framework family and GPU class"}};
+          {"meaning", "measured / predicted step time over the reference runs of this framework family and regime (scale, dense or MoE)"}};
 }
 Json or_null(bool known, double v) { return known ? Json(v) : Json(nullptr); }
 }  // namespace
@@ -193,7 +193,7 @@ void print_plan_table(std::ostream& os, const PlanReport& r) {
   const Plan& best = r.result.plans.front();
   if (best.step.band)
     os << "likely step: the step time x the 10th-90th percentile of measured / predicted time over the reference runs of the plan's\n"
-          "framework family and GPU class (each run predicted without its source in the fit); ~: overlaps plan 1's range, so the ranking between them\n"
+          "framework family and regime (each run predicted without its source in the fit); ~: overlaps plan 1's range, so the ranking between them\n"
           "is within the model's known error.\n";
 
   os << "\nBest plan, step breakdown (critical pipeline stage, exposed communication only)\n";
@@ -212,7 +212,7 @@ std::vector<std::pair<std::string, double>> step_parts(const StepBreakdown& b) {
   const std::pair<const char*, double> all[] = {{"compute", b.compute_s}, {"host", b.host_s},       {"recompute", b.recompute_s},
                                                 {"tp comm", b.tp_comm_s}, {"cp comm", b.cp_comm_s}, {"ep comm", b.ep_comm_s},
                                                 {"pp comm", b.pp_comm_s}, {"dp comm", b.dp_comm_s}, {"bubble", b.bubble_s},
-                                                {"optimizer", b.optimizer_s}, {"iteration overhead", b.overhead_s}};
+                                                {"optimizer", b.optimizer_s}, {"grad norm, clip, zero", b.overhead_s}};
   std::vector<std::pair<std::string, double>> out;
   for (const auto& [name, v] : all)
     if (v > 0 || std::string(name) == "compute") out.emplace_back(name, v);

@@ -5,10 +5,11 @@
 // |error|, and the mean signed error: the bias). Exits 1 if a case cannot be run, or if the mean error of a
 // file exceeds its --limit FILE=FRACTION (a regression guard set a little above today's error).
 // --write-bands FILE writes the spread of the leave-one-source-out measured / predicted time per framework
-// family and GPU class (models/accuracy_bands.hpp; `make accuracy-bands`); --check-bands FILE fails when the
+// family and regime (models/accuracy_bands.hpp; `make accuracy-bands`); --check-bands FILE fails when the
 // stored bands no longer match this run, --check-fit fails when a fresh `calibrate fit-reference` no longer
 // gives the shipped fitted parameters (the model changed: regenerate both with `make accuracy-bands`).
-// --write-scenarios DIR writes each case's scenario at its layout as DIR/<id>.json (the input of
+// --write-markdown FILE writes the per-file, leave-one-source-out and band tables as Markdown (the README's accuracy
+// section, scripts/readme_accuracy.sh). --write-scenarios DIR writes each case's scenario at its layout as DIR/<id>.json (the input of
 // scripts/simulate_reference.py, which replays them in `trainsim simulate`).
 #include <algorithm>
 #include <cmath>
@@ -33,18 +34,26 @@ struct Row {
   const ReferenceCase* c;
   double predicted;
   double error() const { return case_error(*c, predicted); }
-  std::string family, gpu_class;  // the band group (models/accuracy_bands.hpp)
+  std::vector<std::string> band_keys;  // the band groups it belongs to, most specific first (models/accuracy_bands.hpp)
 };
+
+// Fit / out-of-memory verdicts: how many of the file's runs trainsim calls as they went.
+void print_verdicts(const std::vector<Row>& rows) {
+  int total = 0, right = 0;
+  for (const auto& r : rows)
+    if (r.c->verdict()) ++total, right += r.error() == 0;
+  if (total > 0) std::printf("%-58s fit/OOM verdicts: %d of %d right\n", "", right, total);
+}
 
 void print_summary(const char* label, const ErrorSummary& s) {
   if (s.cases == 0) return;
-  std::printf("%-44s %s: %d cases, median |error| %.1f%%, mean %.1f%%, max %.1f%%, bias %+.1f%%\n", "", label, s.cases, 100 * s.median,
+  std::printf("%-58s %s: %d cases, median |error| %.1f%%, mean %.1f%%, max %.1f%%, bias %+.1f%%\n", "", label, s.cases, 100 * s.median,
               100 * s.mean, 100 * s.max, 100 * s.bias);
 }
 ErrorSummary summarize(const std::vector<Row>& rows, bool memory) {
   std::vector<double> errors;
   for (const auto& r : rows)
-    if (r.c->speed() != memory) errors.push_back(r.error());
+    if (memory ? r.c->memory() : r.c->speed()) errors.push_back(r.error());
   return summarize_errors(errors);
 }
 
@@ -56,7 +65,7 @@ std::string layout_text(const ParallelLayout& p, const TrainingSpec& t) {
 }
 
 void print_row(const Row& r) {
-  std::printf("%-44s %-13s %10.2f %10.2f %+7.1f%%  %s\n", r.c->id.c_str(), to_string(r.c->metric), r.c->measured, r.predicted, 100 * r.error(),
+  std::printf("%-58s %-13s %10.2f %10.2f %+7.1f%%  %s\n", r.c->id.c_str(), to_string(r.c->metric), r.c->measured, r.predicted, 100 * r.error(),
               layout_text(r.c->scenario.parallel, r.c->scenario.training).c_str());
 }
 
@@ -68,21 +77,51 @@ double quantile(const std::vector<double>& sorted, double q) {
   return i + 1 < sorted.size() ? sorted[i] * (1 - f) + sorted[i + 1] * f : sorted[i];
 }
 
-// Cross-validated measured / predicted time over the speed rows, per group: family/class, family, all.
-Json bands_json(const std::vector<Row>& rows, const std::map<std::string, double>& cross_validated) {
+// Percentiles of the cross-validated measured / predicted time of the speed rows, per band group; rows of
+// `excluded_source` left out (the nested check of the band's coverage).
+std::map<std::string, std::vector<double>> band_ratios(const std::vector<Row>& rows, const std::map<std::string, double>& cross_validated,
+                                                       const std::string& excluded_source = "") {
   std::map<std::string, std::vector<double>> ratios;
   for (const auto& r : rows) {
-    if (!r.c->speed() || !r.c->counted) continue;
-    const double ratio = cross_validated.at(r.c->id);
-    for (const std::string& key : {r.family + "/" + r.gpu_class, r.family, std::string("all")}) ratios[key].push_back(ratio);
+    if (!r.c->speed() || !r.c->counted || r.c->source == excluded_source) continue;
+    for (const std::string& key : r.band_keys) ratios[key].push_back(cross_validated.at(r.c->id));
   }
+  for (auto& [key, v] : ratios) std::sort(v.begin(), v.end());
+  return ratios;
+}
+
+Json bands_json(const std::vector<Row>& rows, const std::map<std::string, double>& cross_validated) {
   Json groups = Json::object();
   auto round4 = [](double v) { return std::round(v * 1e4) / 1e4; };
-  for (auto& [key, v] : ratios) {
-    std::sort(v.begin(), v.end());
+  for (auto& [key, v] : band_ratios(rows, cross_validated))
     groups[key] = {{"cases", v.size()}, {"p10", round4(quantile(v, 0.1))}, {"median", round4(quantile(v, 0.5))}, {"p90", round4(quantile(v, 0.9))}};
-  }
   return groups;
+}
+
+// The claim a band makes, checked out of sample: each speed case's cross-validated ratio against the band its
+// regime would print with its whole source left out (the most specific group with kMinBandCases runs). Returns
+// the share inside [p10, p90]; `misses` lists the cases outside.
+double band_coverage(const std::vector<Row>& rows, const std::map<std::string, double>& cross_validated, std::vector<std::string>& misses) {
+  int inside = 0, total = 0;
+  std::map<std::string, std::map<std::string, std::vector<double>>> without;  // per source
+  for (const auto& r : rows) {
+    if (!r.c->speed() || !r.c->counted) continue;
+    auto it = without.find(r.c->source);
+    if (it == without.end()) it = without.emplace(r.c->source, band_ratios(rows, cross_validated, r.c->source)).first;
+    const std::vector<double>* group = nullptr;
+    for (const std::string& key : r.band_keys) {
+      const auto g = it->second.find(key);
+      if (g != it->second.end() && static_cast<int>(g->second.size()) >= kMinBandCases) {
+        group = &g->second;
+        break;
+      }
+    }
+    ++total;
+    const double ratio = cross_validated.at(r.c->id);
+    if (group && ratio >= quantile(*group, 0.1) && ratio <= quantile(*group, 0.9)) ++inside;
+    else misses.push_back(r.c->id);
+  }
+  return total ? static_cast<double>(inside) / total : 0.0;
 }
 
 }  // namespace
@@ -90,7 +129,7 @@ Json bands_json(const std::vector<Row>& rows, const std::map<std::string, double
 int main(int argc, char** argv) {
   std::string dir = TRAINSIM_SHARED_DIR "/reference";
   std::vector<std::pair<std::string, double>> limits;
-  std::string write_bands, check_bands, write_scenarios;
+  std::string write_bands, check_bands, write_scenarios, write_markdown;
   bool check_fit = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--reference-dir") && i + 1 < argc) dir = argv[++i];
@@ -98,6 +137,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--check-bands") && i + 1 < argc) check_bands = argv[++i];
     else if (!std::strcmp(argv[i], "--check-fit")) check_fit = true;
     else if (!std::strcmp(argv[i], "--write-scenarios") && i + 1 < argc) write_scenarios = argv[++i];
+    else if (!std::strcmp(argv[i], "--write-markdown") && i + 1 < argc) write_markdown = argv[++i];
     else if (!std::strcmp(argv[i], "--limit") && i + 1 < argc) {
       const std::string spec = argv[++i];
       const auto eq = spec.find('=');
@@ -134,21 +174,34 @@ int main(int argc, char** argv) {
   }
   std::vector<Row> rows;
   for (const auto& c : set.cases) {
-    rows.push_back({&c, predict_case(c), band_family(framework_for(c.scenario.training, c.scenario.parallel)),
-                    band_gpu_class(c.scenario.hardware.gpu)});
+    const HardwareSpec& h = c.scenario.hardware;
+    rows.push_back({&c, predict_case(c),
+                    band_keys(band_family(framework_for(c.scenario.training, c.scenario.parallel)), band_scale(h.num_gpus, h.gpus_per_node),
+                              c.scenario.model.is_moe())});
   }
 
   int status = 0;
   std::vector<Row> all, marked;
+  std::string md = "| file | metric | cases | median abs error | mean | max | bias |\n| --- | --- | --- | --- | --- | --- | --- |\n";
+  auto md_row = [&](const std::string& label, const char* metric, const ErrorSummary& e) {
+    if (e.cases == 0) return;
+    char line[512];
+    std::snprintf(line, sizeof line, "| %s | %s | %d | %.1f%% | %.1f%% | %.1f%% | %+.1f%% |\n", label.c_str(), metric, e.cases, 100 * e.median, 100 * e.mean,
+                  100 * e.max, 100 * e.bias);
+    md += line;
+  };
   for (const auto& file : set.files) {
     std::vector<Row> counted;
     for (const auto& r : rows)
       if (r.c->file == file) (r.c->counted ? counted : marked).push_back(r);
-    std::printf("\n%s\n%-44s %-13s %10s %10s %8s  %s\n", file.c_str(), "case", "metric", "measured", "predicted", "error", "layout");
+    std::printf("\n%s\n%-58s %-13s %10s %10s %8s  %s\n", file.c_str(), "case", "metric", "measured", "predicted", "error", "layout");
     for (const auto& r : counted) print_row(r);
     const ErrorSummary speed = summarize(counted, false);
     print_summary("speed", speed);
     print_summary("memory", summarize(counted, true));
+    print_verdicts(counted);
+    md_row("`" + file + "`", "speed", speed);
+    md_row("`" + file + "`", "memory", summarize(counted, true));
     all.insert(all.end(), counted.begin(), counted.end());
     for (const auto& [name, limit] : limits)
       if (name == file && speed.mean > limit) {
@@ -157,7 +210,7 @@ int main(int argc, char** argv) {
       }
   }
   if (!marked.empty()) {
-    std::printf("\nmarked unsupported by the source file, run now, not counted\n%-44s %-13s %10s %10s %8s  %s\n", "case", "metric", "measured",
+    std::printf("\nmarked unsupported by the source file, run now, not counted\n%-58s %-13s %10s %10s %8s  %s\n", "case", "metric", "measured",
                 "predicted", "error", "layout");
     for (const auto& r : marked) print_row(r);
   }
@@ -172,10 +225,20 @@ int main(int argc, char** argv) {
   std::printf("\nall files (fitted parameters: %s)\n", shipped_fitted_parameters().source.c_str());
   print_summary("speed", summarize(all, false));
   print_summary("memory", summarize(all, true));
+  print_verdicts(all);
+  for (const auto& r : all)
+    if (r.c->verdict() && r.error() != 0) {
+      std::printf("FAIL: %s %s, trainsim says it %s\n", r.c->id.c_str(), r.c->measured > 0 ? "ran" : "ran out of memory",
+                  r.predicted > 0 ? "fits" : "does not fit");
+      status = 1;
+    }
+  std::printf("\nfitted parameters, shipped and refit on these files:\n");
+  for (const auto& p : fitted_parameter_info())
+    std::printf("  %-28s %10.4g shipped %10.4g refit  %s\n", p.key, shipped_fitted_parameters().values.*p.member, fit.fitted.*p.member, p.unit);
   std::printf("\nleave-one-source-out cross-validation (refit without each source, predict it)\n");
   print_summary("speed", fit.cross_validated);
   for (const auto& src : fit.sources)
-    std::printf("%-44s held out %-16s %2d cases, median |error| %.1f%%, max %.1f%%, bias %+.1f%%\n", "", src.source.c_str(), src.held_out.cases,
+    std::printf("%-58s held out %-16s %2d cases, median |error| %.1f%%, max %.1f%%, bias %+.1f%%\n", "", src.source.c_str(), src.held_out.cases,
                 100 * src.held_out.median, 100 * src.held_out.max, 100 * src.held_out.bias);
 
   std::map<std::string, double> cross_validated;
@@ -183,14 +246,51 @@ int main(int argc, char** argv) {
   const Json groups = bands_json(all, cross_validated);
   std::printf("\naccuracy bands (cross-validated measured / predicted time: p10, median, p90)\n");
   for (const auto& [key, g] : groups.items())
-    std::printf("  %-18s %2d cases  %.3f  %.3f  %.3f\n", key.c_str(), g["cases"].get<int>(), g["p10"].get<double>(), g["median"].get<double>(),
+    std::printf("  %-26s %2d cases  %.3f  %.3f  %.3f\n", key.c_str(), g["cases"].get<int>(), g["p10"].get<double>(), g["median"].get<double>(),
                 g["p90"].get<double>());
+  std::vector<std::string> misses;
+  const double coverage = band_coverage(all, cross_validated, misses);
+  if (!write_markdown.empty()) {
+    md_row("all files, in sample", "speed", summarize(all, false));
+    md_row("**all files, leave one source out**", "speed", fit.cross_validated);
+    md_row("all files", "memory", summarize(all, true));
+    int verdicts = 0, right = 0;
+    for (const auto& r : all)
+      if (r.c->verdict()) ++verdicts, right += r.error() == 0;
+    char tail[1024];
+    std::snprintf(tail, sizeof tail,
+                  "\nFit / out-of-memory verdicts: %d of %d right. Band coverage, leave one source out (each speed case against the band "
+                  "its regime prints with its whole source left out): %.0f%% of %zu inside p10-p90.\n\n"
+                  "| held-out source | cases | median abs error | max | bias |\n| --- | --- | --- | --- | --- |\n",
+                  right, verdicts, 100 * coverage, fit.case_ids.size());
+    md += tail;
+    for (const auto& src : fit.sources) {
+      std::snprintf(tail, sizeof tail, "| %s | %d | %.1f%% | %.1f%% | %+.1f%% |\n", src.source.c_str(), src.held_out.cases, 100 * src.held_out.median,
+                    100 * src.held_out.max, 100 * src.held_out.bias);
+      md += tail;
+    }
+    md += "\n| band group (family / scale / moe) | cases | p10 | median | p90 |\n| --- | --- | --- | --- | --- |\n";
+    for (const auto& [key, g] : groups.items()) {
+      std::snprintf(tail, sizeof tail, "| %s | %d | %.2f | %.2f | %.2f |\n", key.c_str(), g["cases"].get<int>(), g["p10"].get<double>(),
+                    g["median"].get<double>(), g["p90"].get<double>());
+      md += tail;
+    }
+    std::ofstream out(write_markdown);
+    out << md;
+    if (!out) {
+      std::fprintf(stderr, "error: cannot write %s\n", write_markdown.c_str());
+      return 1;
+    }
+  }
+  std::printf("\nband coverage, leave one source out (the band built without the case's source): %.0f%% of %zu speed cases inside p10-p90\n",
+              100 * coverage, fit.case_ids.size());
+  for (const auto& id : misses) std::printf("  outside: %s\n", id.c_str());
   if (!write_bands.empty()) {
     const std::string date = utc_timestamp().substr(0, 10);
     const Json doc = {{"source", std::string("leave-one-source-out measured / predicted step time of the ") + std::to_string(fit.cases) +
                                      " speed cases of ../shared/reference/ (tests/accuracy/reference_accuracy.cpp --write-bands, " + date +
                                      "): each case predicted with the fitted parameters refit without its source; 10th, 50th and "
-                                     "90th percentile per framework family and GPU class"},
+                                     "90th percentile per framework family and regime (scale: 1gpu, node, multinode; moe)"},
                       {"groups", groups}};
     std::ofstream out(write_bands);
     out << doc.dump(2) << "\n";

@@ -48,8 +48,9 @@ std::string input_error(const Json& framework) {
 double seconds(Collective op, double bytes, GroupPlacement g, const CommModel& comm) { return collective_time(op, bytes, g, comm).time_s; }
 }  // namespace
 
-TEST_CASE("framework presets: six registered, traits as their upstream defaults") {
-  CHECK(framework_names() == std::vector<std::string>{"deepspeed", "fsdp", "fsdp2", "megatron-core", "megatron-deepspeed", "transformers"});
+TEST_CASE("framework presets: seven registered, traits as their upstream defaults") {
+  CHECK(framework_names() ==
+        std::vector<std::string>{"deepspeed", "fsdp", "fsdp2", "megatron-core", "megatron-deepspeed", "pytorch", "transformers"});
   const FrameworkTraits& mc = *find_framework("megatron-core");
   // megatron/core/distributed/distributed_data_parallel_config.py: bucket_size = max(40000000, 1000000 * dp_size).
   CHECK(mc.grad_bucket_elements == 40e6);
@@ -65,7 +66,23 @@ TEST_CASE("framework presets: six registered, traits as their upstream defaults"
   // torch DDP bucket_cap_mb = 25: 25 x 2^20 bytes of fp32 gradients = 6,553,600 elements.
   CHECK(find_framework("fsdp")->grad_bucket_elements == 25.0 * 1048576 / 4);
   CHECK(find_framework("fsdp2")->param_gather_unit == GatherUnit::Layer);
-  CHECK_FALSE(find_framework("transformers")->moe_grouped_gemm);
+  // transformers 5.x runs experts through grouped_mm; a 4.x release named in the scenario loops over them.
+  CHECK(find_framework("transformers")->moe_grouped_gemm);
+  const FrameworkTraits v4 = parse_framework(Json{{"preset", "transformers"}, {"version", "4.57.1"}}, "/training/framework");
+  CHECK_FALSE(v4.moe_grouped_gemm);
+  CHECK(v4.moe_loop_host_sync);
+  CHECK(framework_to_json(v4) == Json{{"preset", "transformers"}, {"version", "4.57.1"}});
+  CHECK(parse_framework(Json{{"preset", "transformers"}, {"version", "5"}}, "/training/framework").moe_grouped_gemm);
+  CHECK_FALSE(parse_framework(Json{{"preset", "transformers"}, {"version", "5"}, {"moe_grouped_gemm", false}}, "/t").moe_grouped_gemm);
+  CHECK_THROWS_AS(parse_framework(Json{{"preset", "transformers"}, {"version", "v4"}}, "/training/framework"), InputError);
+  CHECK_THROWS_AS(parse_framework(Json{{"preset", "transformers"}, {"version", 4}}, "/training/framework"), InputError);
+  // Once-per-step gradient passes: Megatron norms (scales only above the threshold) and zeroes its buffer; torch's
+  // clip_grad_norm_ multiplies on every call; a plain loop does neither.
+  CHECK(mc.clip_grad_norm);
+  CHECK_FALSE(mc.clip_scales_always);
+  CHECK(mc.zero_grad_memset);
+  CHECK(find_framework("fsdp2")->clip_scales_always);
+  CHECK_FALSE(find_framework("pytorch")->clip_grad_norm);
   for (const auto& name : framework_names()) {
     const Json& file = framework_preset_json(name);
     for (const auto& [key, trait] : file.at("traits").items()) {
@@ -78,6 +95,8 @@ TEST_CASE("framework presets: six registered, traits as their upstream defaults"
 TEST_CASE("the layout implies a framework when the scenario names none") {
   TrainingSpec t;
   ParallelLayout p;
+  CHECK(std::string(implied_framework_name(t, p)) == "pytorch");        // one GPU: a plain loop
+  p.dp = 2;
   CHECK(std::string(implied_framework_name(t, p)) == "megatron-core");  // tp = pp = 1, no ZeRO-3
   t.zero_stage = 3;
   CHECK(std::string(implied_framework_name(t, p)) == "fsdp2");          // ZeRO-3 at tp = pp = 1
@@ -250,7 +269,7 @@ TEST_CASE("eager RMSNorm moves the bytes of its op sequence") {
 
 TEST_CASE("MoE as a per-expert loop: one GEMM per expert with its own waves and launch, vs one grouped GEMM") {
   // Mixtral 8x7B, ep 1: 4096 tokens x top-2 / 8 experts = 1024 tokens per expert; gate_up is 1024 x 2·14336 x 4096.
-  auto mixtral = [](const char* framework) {
+  auto mixtral = [](const Json& framework) {
     return parse_scenario({{"model", "mixtral-8x7b"},
                            {"training", {{"seq_len", 4096}, {"global_batch_size", 8}, {"zero_stage", 3}, {"framework", framework}}},
                            {"parallel", {{"tp", 1}, {"pp", 1}, {"ep", 1}, {"micro_batch_size", 1}}},
@@ -261,7 +280,7 @@ TEST_CASE("MoE as a per-expert loop: one GEMM per expert with its own waves and 
       if (o.name == name) return o;
     return LayerOp{};
   };
-  Scenario loop = mixtral("transformers"), grouped = mixtral("megatron-core");
+  Scenario loop = mixtral(Json{{"preset", "transformers"}, {"version", "4.57"}}), grouped = mixtral("megatron-core");
   const GpuSpec& gpu = loop.hardware.gpu;
   // The loop runs the modeling code's expert module: gate_proj and up_proj as two GEMMs, each once per expert.
   const LayerOp gate = op(loop, "moe.experts.gate.fprop"), up = op(loop, "moe.experts.up.fprop");
@@ -288,7 +307,7 @@ TEST_CASE("a per-expert loop that syncs the host exposes each expert's first lau
   auto mixtral = [&](bool sync) {
     return parse_scenario({{"model", "mixtral-8x7b"},
                            {"training", {{"seq_len", 4096}, {"global_batch_size", 8}, {"zero_stage", 3}, {"recompute", "none"},
-                                         {"framework", {{"preset", "transformers"}, {"kernel_launch_gap_us", gap_us}, {"moe_loop_host_sync", sync}}}}},
+                                         {"framework", {{"preset", "transformers"}, {"version", "4.57"}, {"kernel_launch_gap_us", gap_us}, {"moe_loop_host_sync", sync}}}}},
                            {"parallel", {{"tp", 1}, {"pp", 1}, {"micro_batch_size", 1}}},
                            {"hardware", {{"gpu", "h100-sxm-80gb"}, {"num_gpus", 8}}}});
   };

@@ -128,22 +128,27 @@ TEST_CASE("tensor-parallel communication overlap hides what the GEMMs cover") {
                                      (ea.breakdown.bubble_s - eb.breakdown.bubble_s)));
 }
 
-TEST_CASE("every step carries the band of its framework family and GPU class, from presets/accuracy_bands.json") {
-  // GPT-3 175B on A100s with tp 8 implies megatron-core: the megatron/other group (Korthikanti 2022 and SC'21
-  // runs on A100s, 18 of them when the table was written); the band is the step time times its 10th and 90th
-  // percentiles of measured / predicted time.
+TEST_CASE("every step carries the band of its framework family and regime, from presets/accuracy_bands.json") {
+  // GPT-3 175B on many A100 nodes with tp 8 implies megatron-core: the megatron/multinode group (Korthikanti 2022,
+  // SC'21 and Megatron-Core runs); the band is the step time times its 10th and 90th percentiles of measured /
+  // predicted time.
   Scenario s = gpt3({{"tp", 8}, {"pp", 8}, {"sequence_parallel", true}}, "selective");
   const StepEstimate e = StepModel(s.model, s.training, s.hardware).estimate(s.parallel);
   REQUIRE(e.band != nullptr);
-  CHECK(e.band->group == "megatron/other");
+  CHECK(e.band->group == "megatron/multinode");
   CHECK(e.band->cases >= kMinBandCases);
   CHECK(e.band->low <= e.band->median);
   CHECK(e.band->median <= e.band->high);
   CHECK(e.time_s_low == trainsim::test::approx(e.time_s * e.band->low));
   CHECK(e.time_s_high == trainsim::test::approx(e.time_s * e.band->high));
   // A group with no runs falls back to its family, then to all runs.
-  CHECK(accuracy_band("megatron", "no-such-class").group == "megatron");
-  CHECK(accuracy_band("no-such-family", "hopper").group == "all");
+  CHECK(accuracy_band("megatron", "no-such-scale", false).group == "megatron");
+  CHECK(accuracy_band("no-such-family", "multinode", false).group == "all");
+  // The keys, most specific first: an MoE model on one node of a PyTorch framework.
+  CHECK(band_keys("pytorch", "node", true) == std::vector<std::string>{"pytorch/node/moe", "pytorch/node", "pytorch", "all"});
+  CHECK(band_scale(1, 8) == "1gpu");
+  CHECK(band_scale(8, 8) == "node");
+  CHECK(band_scale(16, 8) == "multinode");
   // ZeRO-3 at tp 1 implies FSDP2, a PyTorch framework: its own family's band.
   Scenario f = gpt3({{"tp", 1}, {"pp", 1}}, "full", 2048);
   f.training.zero_stage = 3;
