@@ -1,5 +1,6 @@
 #include "calibrate/import_common.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cmath>
@@ -18,6 +19,14 @@ void MalformedLines::add(long long line, std::string_view text, std::string reas
   last_line_ = line;
   ++count_;
   if (listed_.size() < kMaxListedMalformed) listed_.push_back({line, printable(trim_view(text)), std::move(reason)});
+}
+
+std::string MalformedLines::describe(const std::string& what, std::size_t limit) const {
+  std::string s = std::to_string(size()) + " " + what + " line" + (size() == 1 ? "" : "s") + " skipped: ";
+  for (std::size_t i = 0; i < listed_.size() && i < limit; ++i)
+    s += (i ? ", " : "") + std::string("line ") + std::to_string(listed_[i].line) + " (" + listed_[i].reason + ")";
+  if (size() > std::min(limit, listed_.size())) s += ", ...";
+  return s;
 }
 
 std::vector<long long> MalformedLines::line_numbers() const {

@@ -36,6 +36,9 @@ class MalformedLines {
   const std::vector<MalformedLine>& listed() const { return listed_; }
   const MalformedLine& operator[](std::size_t i) const { return listed_[i]; }  // i < listed().size()
   std::vector<long long> line_numbers() const;  // of the listed ones
+  // "1 iteration line skipped: line 10 (elapsed time per iteration (ms) \"13.7.2e\" is not a number), ..." (`what`
+  // names the lines; at most `limit` listed).
+  std::string describe(const std::string& what, std::size_t limit = 10) const;
 
  private:
   std::vector<MalformedLine> listed_;

@@ -19,20 +19,23 @@ double to_internal(const FittedParameterInfo& p, double v) {
   return std::asin(u);
 }
 
-FittedParameters from_internal(const Eigen::VectorXd& x) {
-  FittedParameters f;
+// The parameters being fitted (indices into fitted_parameter_info()) take x; the others keep `base`'s values.
+FittedParameters from_internal(const Eigen::VectorXd& x, const std::vector<std::size_t>& free, const FittedParameters& base) {
+  FittedParameters f = base;
   const auto& info = fitted_parameter_info();
-  for (std::size_t i = 0; i < info.size(); ++i) f.*info[i].member = to_value(info[i], x[static_cast<Eigen::Index>(i)]);
+  for (std::size_t i = 0; i < free.size(); ++i) f.*info[free[i]].member = to_value(info[free[i]], x[static_cast<Eigen::Index>(i)]);
   return f;
 }
 
 // Residuals: log(measured / predicted time) per case, so that 10% slow and 10% fast weigh alike.
 struct LogRatioResiduals : Eigen::DenseFunctor<double> {
   const std::vector<const ReferenceCase*>* cases;
-  LogRatioResiduals(const std::vector<const ReferenceCase*>& c, int inputs)
-      : Eigen::DenseFunctor<double>(inputs, static_cast<int>(c.size())), cases(&c) {}
+  const std::vector<std::size_t>* free;
+  const FittedParameters* base;
+  LogRatioResiduals(const std::vector<const ReferenceCase*>& c, const std::vector<std::size_t>& fr, const FittedParameters& b)
+      : Eigen::DenseFunctor<double>(static_cast<int>(fr.size()), static_cast<int>(c.size())), cases(&c), free(&fr), base(&b) {}
   int operator()(const InputType& x, ValueType& r) const {
-    const FittedParameters f = from_internal(x);
+    const FittedParameters f = from_internal(x, *free, *base);
     for (std::size_t i = 0; i < cases->size(); ++i) {
       const ReferenceCase& c = *(*cases)[i];
       r[static_cast<Eigen::Index>(i)] = std::log(time_ratio(c, predict_case(c, &f)));
@@ -124,13 +127,15 @@ ErrorSummary summarize_errors(const std::vector<double>& signed_errors) {
   return s;
 }
 
-FittedParameters fit_parameters(const std::vector<const ReferenceCase*>& cases, const FittedParameters& start) {
+FittedParameters fit_parameters(const std::vector<const ReferenceCase*>& cases, const FittedParameters& start, std::vector<std::size_t> free) {
   const auto& info = fitted_parameter_info();
-  const int n = static_cast<int>(info.size());
+  if (free.empty())
+    for (std::size_t i = 0; i < info.size(); ++i) free.push_back(i);
+  const int n = static_cast<int>(free.size());
   if (static_cast<int>(cases.size()) < n) return start;  // fewer cases than parameters: nothing to fit
   Eigen::VectorXd x(n);
-  for (int i = 0; i < n; ++i) x[i] = to_internal(info[static_cast<std::size_t>(i)], start.*info[static_cast<std::size_t>(i)].member);
-  LogRatioResiduals residuals(cases, n);
+  for (int i = 0; i < n; ++i) x[i] = to_internal(info[free[static_cast<std::size_t>(i)]], start.*info[free[static_cast<std::size_t>(i)]].member);
+  LogRatioResiduals residuals(cases, free, start);
   Eigen::VectorXd r(static_cast<Eigen::Index>(cases.size()));
   auto sum_of_squares = [&](const Eigen::VectorXd& at) {
     residuals(at, r);
@@ -150,7 +155,7 @@ FittedParameters fit_parameters(const std::vector<const ReferenceCase*>& cases, 
   Eigen::VectorXd polished = x;
   lm.minimize(polished);
   if (sum_of_squares(polished) < best) x = polished;
-  return from_internal(x);
+  return from_internal(x, free, start);
 }
 
 ReferenceFit fit_reference(const ReferenceSet& set, const FittedParameters& start) {

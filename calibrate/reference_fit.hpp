@@ -36,8 +36,10 @@ struct ReferenceFit {
   std::vector<double> in_sample_ratio, cross_validated_ratio;
 };
 
-// Least squares over `cases` (speed cases only are used) from `start`.
-FittedParameters fit_parameters(const std::vector<const ReferenceCase*>& cases, const FittedParameters& start);
+// Least squares over `cases` (speed cases only are used) from `start`. `free`: the indices into
+// fitted_parameter_info() to fit (empty: all); the others keep `start`'s values. Fewer cases than free parameters:
+// `start` unchanged.
+FittedParameters fit_parameters(const std::vector<const ReferenceCase*>& cases, const FittedParameters& start, std::vector<std::size_t> free = {});
 // The fit on every counted speed case of `set`, and the leave-one-source-out cross-validation.
 ReferenceFit fit_reference(const ReferenceSet& set, const FittedParameters& start);
 // What `trainsim calibrate fit-reference` runs: from fit_starting_point(), in two rounds (the layouts the sources

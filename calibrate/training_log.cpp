@@ -203,19 +203,69 @@ class Parser {
     if (line.find("tps:") != npos) {
       if (const std::size_t p = find_word(line, "step:"); p != npos) return torchtitan(l, field_after(line, p + 5));
     }
+    // Hugging Face Trainer / ms-swift: Python dict lines. ms-swift logs "'train_speed(iter/s)': 0.104" per logging
+    // step; the Trainer's closing summary "'train_steps_per_second': 0.51" (the whole run's mean, warm-up included).
+    if (const std::size_t k = line.find("'train_speed(iter/s)':"); k != npos) return swift(l, k + 22);
+    if (const std::size_t k = line.find("'train_steps_per_second':"); k != npos) return trainer_summary(l, k + 25);
     Timing time;
     if (generic_step(line, &digits) && generic_time(line, &time)) return generic(l, digits, time);
   }
 
   TrainingLog finish(long long lines) {
     log_.lines = lines;
-    log_.format = megatron_ ? "megatron" : titan_ ? "torchtitan" : generic_ ? "pytorch" : "unknown";
+    log_.format = megatron_ ? "megatron" : titan_ ? "torchtitan" : swift_ ? "ms-swift" : trainer_ ? "hf-trainer" : generic_ ? "pytorch" : "unknown";
     return std::move(log_);
   }
 
  private:
   TrainingLog log_;
-  bool megatron_ = false, titan_ = false, generic_ = false;
+  bool megatron_ = false, titan_ = false, generic_ = false, swift_ = false, trainer_ = false;
+
+  // A dict value after its key: blanks, then the number up to ',', '}' or a blank.
+  static std::string_view dict_number(std::string_view line, std::size_t pos) {
+    const std::string_view v = field_after(line, pos, ',');
+    return v.ends_with('}') ? v.substr(0, v.size() - 1) : v;
+  }
+
+  // ms-swift: "{'loss': 1.2, 'memory(GiB)': 63.21, 'train_speed(iter/s)': 0.104, 'global_step/max_steps': '5/100', ...}"
+  void swift(const LineReader::Line& l, std::size_t speed_at) {
+    swift_ = true;
+    const std::string_view line = l.text;
+    LogIteration it;
+    double speed = 0, memory = 0;
+    std::string problem = positive_field("train_speed(iter/s)", dict_number(line, speed_at), 1, &speed);
+    if (problem.empty()) {
+      constexpr std::string_view key = "'global_step/max_steps':";
+      const std::size_t k = line.find(key);
+      if (k == npos) {
+        problem = "no 'global_step/max_steps'";
+      } else {
+        std::size_t i = skip_spaces(line, k + key.size());
+        if (i < line.size() && (line[i] == '\'' || line[i] == '"')) ++i;
+        problem = count_field("global_step", line.substr(i, skip_digits(line, i) - i), &it.iteration);
+      }
+    }
+    if (problem.empty()) {
+      constexpr std::string_view key = "'memory(GiB)':";
+      if (const std::size_t k = line.find(key); k != npos) problem = positive_field("memory(GiB)", dict_number(line, k + key.size()), 1073741824.0, &memory);
+    }
+    if (!problem.empty()) return skip(l, problem);
+    it.time_s = 1 / speed;
+    // ms-swift reports torch.cuda.max_memory_reserved (swift/utils/torch_utils.py get_max_cuda_memory).
+    if (memory > 0) log_.memory_counter = MemoryCounter::AllocatorReserved;
+    log_.peak_memory_bytes = std::max(log_.peak_memory_bytes, memory);
+    keep(l, it);
+  }
+
+  // Hugging Face Trainer's summary: "{'train_runtime': 123.4, ..., 'train_steps_per_second': 0.51, ...}": one mean
+  // step time over the whole run, kept apart from the per-step iterations (it includes the warm-up).
+  void trainer_summary(const LineReader::Line& l, std::size_t at) {
+    trainer_ = true;
+    double steps_per_s = 0;
+    const std::string problem = positive_field("train_steps_per_second", dict_number(l.text, at), 1, &steps_per_s);
+    if (!problem.empty()) return skip(l, problem);
+    log_.run_mean_step_time_s = 1 / steps_per_s;
+  }
 
   void skip(const LineReader::Line& l, std::string reason) { log_.malformed.add(l.number, l.text, std::move(reason)); }
   void keep(const LineReader::Line& l, LogIteration it) {

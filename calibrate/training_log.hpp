@@ -2,8 +2,9 @@
 // Reads the per-iteration timing and memory lines of real training logs, so a plan's prediction can be
 // compared with what the job actually did: Megatron-LM ("elapsed time per iteration (ms)", "throughput
 // per GPU (TFLOP/s/GPU)", "memory (MB) | ... max allocated"), torchtitan ("step: N ... tps: ... tflops:
-// ... mfu: ... memory: X GiB") and generic PyTorch/torchrun lines that name a step and its time
-// ("step 120 ... step_time: 1.23s", "iter 5 | time 812.3 ms").
+// ... mfu: ... memory: X GiB"), ms-swift ("'train_speed(iter/s)': 0.104, ... 'global_step/max_steps': '5/100'",
+// "'memory(GiB)'"), Hugging Face Trainer's closing summary ("'train_steps_per_second': 0.51") and generic
+// PyTorch/torchrun lines that name a step and its time ("step 120 ... step_time: 1.23s", "iter 5 | time 812.3 ms").
 //
 // Lines that look like iteration reports but cannot be used are skipped and counted with their line numbers
 // and the reason, never dropped silently: a value that is not a number, negative, zero, NaN or infinite, out
@@ -32,12 +33,15 @@ struct LogIteration {
 };
 
 struct TrainingLog {
-  std::string format;           // "megatron", "torchtitan", "pytorch" or "unknown"
+  std::string format;           // "megatron", "torchtitan", "ms-swift", "hf-trainer", "pytorch" or "unknown"
   std::vector<LogIteration> iterations;
   double peak_memory_bytes = 0;  // largest per-GPU memory figure the log reports
   // What that figure counts: Megatron's "max allocated" the allocator's live tensors, torchtitan's "memory:" its
   // reserved segments (torchtitan/metrics.py: reserved_bytes.all.peak).
   MemoryCounter memory_counter = MemoryCounter::AllocatorAllocated;
+  // A mean step time over the whole run, warm-up included (Hugging Face Trainer's train_steps_per_second); 0 when the
+  // log has none. Used only where the log reports no step by step time.
+  double run_mean_step_time_s = 0;
   long long lines = 0;
   MalformedLines malformed;     // iteration-like (and memory report) lines skipped, with line numbers and reasons
 };

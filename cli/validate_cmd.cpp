@@ -25,14 +25,7 @@ struct ValidateLogOptions {
   std::string format = "table";
 };
 
-// "1 iteration line skipped: line 10 (elapsed time per iteration (ms) \"13.7.2e\" is not a number), ..."
-std::string describe_skipped(const MalformedLines& skipped, std::size_t limit = 10) {
-  std::string s = std::to_string(skipped.size()) + " iteration line" + (skipped.size() == 1 ? "" : "s") + " skipped: ";
-  for (std::size_t i = 0; i < skipped.listed().size() && i < limit; ++i)
-    s += (i ? ", " : "") + std::string("line ") + std::to_string(skipped[i].line) + " (" + skipped[i].reason + ")";
-  if (skipped.size() > std::min(limit, skipped.listed().size())) s += ", ...";
-  return s;
-}
+std::string describe_skipped(const MalformedLines& skipped, std::size_t limit = 10) { return skipped.describe("iteration", limit); }
 
 std::string plural(long long n, const std::string& word) { return std::to_string(n) + " " + word + (n == 1 ? "" : "s"); }
 

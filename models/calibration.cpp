@@ -2,6 +2,8 @@
 // decide what a profile replaces in the compute and communication models (calibration.hpp).
 #include "calibration.hpp"
 
+#include "fitted_parameters.hpp"
+
 #include <Eigen/Dense>
 #include <algorithm>
 #include <atomic>
@@ -239,6 +241,16 @@ CalibrationProfile parse_calibration_profile(const Json& doc, const std::string&
     for (std::size_t i = 0; i < a.size(); ++i)
       p.collectives.push_back(parse_curve(a[i], r.child_path("collectives") + "/" + std::to_string(i)));
   }
+  if (r.has("fitted_parameters")) {
+    const Json& f = r.raw("fitted_parameters");
+    const std::string where = r.child_path("fitted_parameters");
+    if (!f.is_object()) throw InputError(where, json_value_text(f), "an object {parameter: value}");
+    JsonReader fr(f, where, nullptr);
+    for (const auto& info : fitted_parameter_info())
+      if (fr.has(info.key)) p.fitted_parameters.emplace_back(info.key, fr.get_number(info.key, 0, "", info.lower, info.upper));
+    fr.reject_unknown();
+  }
+  p.fitted_parameters_source = r.get_string("fitted_parameters_source", "", "");
   r.reject_unknown();
   return p;
 }
@@ -266,6 +278,12 @@ Json to_json(const CalibrationProfile& p) {
   j["gemm"] = gemm;
   if (p.hbm_bandwidth > 0) j["hbm_bandwidth"] = exact_number(p.hbm_bandwidth);
   if (!p.hbm_source.empty()) j["hbm_source"] = p.hbm_source;
+  if (!p.fitted_parameters.empty()) {
+    Json f = Json::object();
+    for (const auto& [key, value] : p.fitted_parameters) f[key] = value;
+    j["fitted_parameters"] = f;
+    j["fitted_parameters_source"] = p.fitted_parameters_source;
+  }
   Json curves = Json::array();
   for (const auto& c : p.collectives) {
     Json e = {{"op", to_string(c.op)}, {"scope", to_string(c.scope)}, {"group_size", c.group_size}, {"ranks_per_node", c.ranks_per_node}};

@@ -81,6 +81,11 @@ struct CalibrationProfile {
   double hbm_bandwidth = 0;    // bytes/s achieved by a device-to-device copy (read + write); 0 = not measured
   std::string hbm_source;
   std::vector<CollectiveCurve> collectives;
+  // The step model's fitted parameters (fitted_parameters.hpp) as a short run of the user's own determined them
+  // (`trainsim calibrate from-log`): key and value, each within its physical range; they replace the shipped values
+  // for every scenario priced with this profile. Empty: the shipped values.
+  std::vector<std::pair<std::string, double>> fitted_parameters;
+  std::string fitted_parameters_source;  // which logs and plans, what was fitted
 };
 
 // From / to the JSON format (calibrate/README.md). Errors are InputErrors naming `path` + the JSON pointer

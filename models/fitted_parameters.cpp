@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "calibration.hpp"
 #include "json_text.hpp"
 
 namespace trainsim {
@@ -19,6 +20,18 @@ const std::vector<FittedParameterInfo>& fitted_parameter_info() {
        "HBM bandwidth of memory-bound training kernels over a device-to-device copy's"},
   };
   return info;
+}
+
+double FittedParameters::*fitted_parameter_member(const std::string& key) {
+  for (const auto& p : fitted_parameter_info())
+    if (key == p.key) return p.member;
+  return nullptr;
+}
+
+FittedParameters with_profile_parameters(FittedParameters base, const CalibrationProfile& profile) {
+  for (const auto& [key, value] : profile.fitted_parameters)
+    if (auto member = fitted_parameter_member(key)) base.*member = value;
+  return base;
 }
 
 FittedParameters fit_starting_point() {

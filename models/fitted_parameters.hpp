@@ -36,6 +36,12 @@ struct FittedParameterSet {
   std::string source;  // "fitted to ../shared/reference on DATE, N cases (...)"
 };
 const FittedParameterSet& shipped_fitted_parameters();
+// `base` with the values a calibration profile carries (calibration.hpp: CalibrationProfile::fitted_parameters).
+struct CalibrationProfile;
+FittedParameters with_profile_parameters(FittedParameters base, const CalibrationProfile& profile);
+// A parameter's member by its JSON key; nullptr when no parameter has that key.
+double FittedParameters::*fitted_parameter_member(const std::string& key);
+
 // Where the fit starts, each value from a measurement or the physical default (the reasons in
 // fitted_parameters.cpp): no fit result feeds back into its own start, so a rerun reproduces it.
 FittedParameters fit_starting_point();

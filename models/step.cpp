@@ -49,8 +49,13 @@ StepModel::StepModel(const ModelSpec& m, const TrainingSpec& t, const HardwareSp
       calibration_(calibration ? std::make_shared<const CalibrationFit>(*calibration, h) : nullptr),
       comm_(make_comm_model(h, calibration_.get())), traits_(gpu_compute_traits(h.gpu, calibration_.get())),
       params_(count_parameters(m)) {
-  // gpu_compute_traits applied the shipped fitted parameters; an explicit set replaces them.
-  if (fitted) apply_fitted_parameters(traits_, h.gpu, *fitted);
+  // gpu_compute_traits applied the shipped fitted parameters; an explicit set replaces them, and so do those a
+  // calibration profile carries (fitted to the user's own run by `calibrate from-log`).
+  if (fitted) {
+    apply_fitted_parameters(traits_, h.gpu, *fitted);
+  } else if (calibration && !calibration->fitted_parameters.empty()) {
+    apply_fitted_parameters(traits_, h.gpu, with_profile_parameters(shipped_fitted_parameters().values, *calibration));
+  }
   if (t.uses_adapters()) adapter_params_ = lora_parameters(m, t.lora);
   const std::string scale = band_scale(h.num_gpus, h.gpus_per_node);
   band_megatron_ = &accuracy_band("megatron", scale, m.is_moe());

@@ -41,7 +41,7 @@ std::vector<GemmShapeOrigin> model_gemm_shapes(const std::string& model, int tp,
   Scenario sc;
   try {
     sc = parse_scenario({{"model", model},
-                         {"training", {{"seq_len", seq_len}, {"global_batch_size", 8}}},
+                         {"training", {{"seq_len", seq_len}, {"global_batch_size", 8}, {"framework", "megatron-core"}}},
                          {"hardware", {{"gpu", "h100-sxm-80gb"}, {"num_gpus", 8}}}},
                         false);
   } catch (const InputError& e) {
@@ -49,7 +49,7 @@ std::vector<GemmShapeOrigin> model_gemm_shapes(const std::string& model, int tp,
     throw;
   }
   const ModelSpec& m = sc.model;
-  // Megatron splits attention heads and the FFN across TP ranks, and KV heads too (replicated when tp exceeds them).
+  // Megatron (the framework named above, so one GPU does not imply a plain loop) splits attention heads and the FFN across TP ranks, and KV heads too (replicated when tp exceeds them).
   if (tp < 1 || !divides(m.num_attention_heads, tp)) return {};
   if (!divides(m.num_key_value_heads, tp) && !divides(tp, m.num_key_value_heads)) return {};
   ParallelLayout p;

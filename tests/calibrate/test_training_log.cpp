@@ -224,3 +224,25 @@ TEST_CASE("pathological lines stay linear: repeated keywords, separators and dig
     CHECK(log.iterations[0].time_s == 2);
   }
 }
+
+TEST_CASE("ms-swift log: train_speed(iter/s) per logging step, memory(GiB) as reserved, a garbled speed counted") {
+  TrainingLog log = parse_file("ms_swift_qwen3.log");
+  CHECK(log.format == "ms-swift");
+  REQUIRE(log.iterations.size() == 4);
+  REQUIRE(log.malformed.size() == 1);
+  CHECK(log.malformed[0].line == 6);
+  CHECK(log.malformed[0].reason == "train_speed(iter/s) \"abc\" is not a number");
+  CHECK(log.iterations[1].iteration == 5);
+  CHECK(log.iterations[1].time_s == trainsim::test::approx(1 / 0.1042));
+  CHECK(log.peak_memory_bytes == trainsim::test::approx(63.25 * 1073741824.0));
+  CHECK(log.memory_counter == MemoryCounter::AllocatorReserved);  // swift get_max_cuda_memory: max_memory_reserved
+  // The first logging step is warm-up: 1/0.1042, 1/0.1050, 1/0.1047 -> median 1/0.1047 = 9.551 s.
+  CHECK(summarize(log).median_time_s == trainsim::test::approx(1 / 0.1047));
+}
+
+TEST_CASE("Hugging Face Trainer: the closing summary's train_steps_per_second, no per-step times") {
+  TrainingLog log = parse_file("hf_trainer_summary.log");
+  CHECK(log.format == "hf-trainer");
+  CHECK(log.iterations.empty());
+  CHECK(log.run_mean_step_time_s == trainsim::test::approx(1 / 0.8));  // 312.5 s / 250 steps = 1.25 s
+}

@@ -1,0 +1,98 @@
+// Calibration from a short run (calibrate/log_calibration.hpp): one published run of a source predicts another of
+// the same source after the fit. The logs are written here in each framework's own format with the source's
+// published figures; the scenarios are the cases of ../shared/reference/ as written.
+#include <doctest/doctest.h>
+
+#include "../approx.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "calibrate/log_calibration.hpp"
+#include "calibrate/reference_cases.hpp"
+#include "models/calibration.hpp"
+#include "models/errors.hpp"
+#include "models/step.hpp"
+
+using namespace trainsim;
+using Json = nlohmann::json;
+
+namespace {
+Scenario reference_case(const std::string& file, const std::string& id) {
+  std::ifstream in(std::string(TRAINSIM_SHARED_DIR) + "/reference/" + file);
+  REQUIRE(in);
+  const Json doc = Json::parse(in);
+  for (const auto& c : doc.at("cases"))
+    if (c.at("id") == id) return parse_scenario(reference_case_scenario(c));
+  FAIL("no case " << id);
+  return {};
+}
+
+LogRun run_of(const std::string& text, const Scenario& plan) {
+  LogRun r;
+  r.log_path = "inline.log";
+  r.log = parse_training_log(std::string_view(text));
+  r.summary = summarize(r.log);
+  r.plan = plan;
+  r.measured_step_s = measured_step_time(r.log, r.summary, plan, r.log_path, &r.basis);
+  return r;
+}
+
+// The calibrated step time of `s`: the fitted values carried by a profile, as `--calibration` applies them.
+double calibrated_time(const Scenario& s, const LogCalibration& cal) {
+  CalibrationProfile profile;
+  for (const auto& p : cal.parameters)
+    if (p.fitted) profile.fitted_parameters.emplace_back(p.key, p.after);
+  return StepModel(s.model, s.training, s.hardware, &profile).estimate(s.parallel).time_s;
+}
+}  // namespace
+
+TEST_CASE("from a log: torchtitan Llama-3.1-8B on 8 H100 predicts the 128-GPU run of the same table") {
+  // torchtitan benchmarks/llama3_h100_202412_torchtitan.md: FSDP on 8 H100, 5,762 tokens/s/GPU (Table 1); on 128
+  // H100, 5,605 (Table 3). The 8-GPU run's log lines in torchtitan's format, 20 steps.
+  const Scenario eight = reference_case("modern_runs.json", "torchtitan_llama31_8b_h100x8_fsdp_bf16");
+  const Scenario many = reference_case("modern_runs.json", "torchtitan_llama31_8b_h100x128_fsdp_bf16");
+  std::string log;
+  for (int i = 1; i <= 20; ++i) log += "step: " + std::to_string(i) + "  loss: 7.9  memory: 82.40GiB(86.7%)  tps: 5,762  tflops: 333.9  mfu: 33.8%\n";
+  const LogCalibration cal = calibrate_from_logs({run_of(log, eight)}, shipped_fitted_parameters().values);
+  // The measured step: 8 GPUs x 2 sequences x 8192 tokens / (8 x 5762 tokens/s) = 2.8435 s, matched by the fit.
+  CHECK(cal.runs[0].measured_step_s == trainsim::test::approx(16384.0 / 5762));
+  CHECK(cal.predicted_after[0] == trainsim::test::approx(cal.runs[0].measured_step_s).epsilon(1e-3));
+  int fitted = 0;
+  for (const auto& p : cal.parameters) fitted += p.fitted;
+  CHECK(fitted == 1);  // one run determines one parameter
+  // 128 GPUs: 128 x 16384 tokens / step; published 5,605 tokens/s/GPU.
+  const double tokens_per_gpu = 16384.0 / calibrated_time(many, cal);
+  CHECK(std::fabs(tokens_per_gpu / 5605 - 1) < 0.05);
+}
+
+TEST_CASE("from a log: one H100 fine-tuning run predicts another model's") {
+  // ../shared/reference/h100_single_gpu_runs.json: Llama-3.2-1B full fine-tuning, 4 x 2048 tokens, 0.2082 s a step;
+  // Qwen2.5-1.5B on the same loop, 0.2701 s; full-parameter DPO of Qwen2.5-1.5B at 2 x 1024, 0.2050 s.
+  const Scenario llama = reference_case("h100_single_gpu_runs.json", "h100-hf-full-llama3.2-1b-s2048-b4-none");
+  const Scenario qwen = reference_case("h100_single_gpu_runs.json", "h100-hf-full-qwen2.5-1.5b-s2048-b4-none");
+  const Scenario dpo = reference_case("h100_single_gpu_runs.json", "h100-hf-dpo-qwen2.5-1.5b-s1024-b2-none");
+  std::string log;
+  for (int i = 1; i <= 12; ++i) log += "step " + std::to_string(i) + " loss 2.1 step_time: 0.2082s\n";
+  const LogCalibration cal = calibrate_from_logs({run_of(log, llama)}, shipped_fitted_parameters().values);
+  CHECK(std::fabs(calibrated_time(qwen, cal) / 0.2701 - 1) < 0.05);
+  CHECK(std::fabs(calibrated_time(dpo, cal) / 0.2050 - 1) < 0.05);
+}
+
+TEST_CASE("from a log: two runs fit two parameters; a log without step times is an input error") {
+  const Scenario llama = reference_case("h100_single_gpu_runs.json", "h100-hf-full-llama3.2-1b-s2048-b4-none");
+  const Scenario eight = reference_case("modern_runs.json", "torchtitan_llama31_8b_h100x8_fsdp_bf16");
+  std::string a, b;
+  for (int i = 1; i <= 12; ++i) a += "step " + std::to_string(i) + " step_time: 0.2082s\n";
+  for (int i = 1; i <= 12; ++i) b += "step: " + std::to_string(i) + "  tps: 5,762\n";
+  const LogCalibration cal = calibrate_from_logs({run_of(a, llama), run_of(b, eight)}, shipped_fitted_parameters().values);
+  int fitted = 0;
+  for (const auto& p : cal.parameters) fitted += p.fitted;
+  CHECK(fitted == 2);
+  for (std::size_t i = 0; i < cal.runs.size(); ++i) CHECK(std::fabs(cal.predicted_after[i] / cal.runs[i].measured_step_s - 1) < 0.02);
+  const TrainingLog empty = parse_training_log(std::string_view("nothing to see\n"));
+  std::string basis;
+  CHECK_THROWS_AS(measured_step_time(empty, summarize(empty), llama, "x.log", &basis), InputError);
+}
