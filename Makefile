@@ -38,11 +38,13 @@ fit-reference: build
 	cmake --build $(BUILD) -j $(JOBS)
 	./$(BUILD)/tests/trainsim_accuracy --write-bands presets/accuracy_bands.json
 	cmake --build $(BUILD) -j $(JOBS)
-	bash scripts/readme_accuracy.sh $(BUILD)
+	$(MAKE) accuracy-readme
 
-# The README's accuracy tables from a fresh run of the accuracy harness (part of fit-reference).
+# The README's accuracy tables from a fresh run of the accuracy harness, and its `$ ./build/trainsim ...` blocks from
+# the commands' current output (part of fit-reference).
 accuracy-readme: build
 	bash scripts/readme_accuracy.sh $(BUILD)
+	python3 scripts/readme_outputs.py README.md
 
 accuracy-bands: fit-reference
 

@@ -3,6 +3,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string_view>
+#include <vector>
 
 #include "json_text.hpp"
 
@@ -15,6 +16,7 @@ namespace {
 struct BandTable {
   std::string source;
   std::map<std::string, AccuracyBand> groups;
+  double spread_low = 1, spread_high = 1;  // lowest / highest per-source median over the median of all
 };
 
 const BandTable& table() {
@@ -30,6 +32,10 @@ const BandTable& table() {
       b.high = g.at("p90").get<double>();
       b.median = g.at("median").get<double>();
       out.groups.emplace(name, b);
+    }
+    if (doc.contains("source_spread")) {
+      out.spread_low = doc.at("source_spread").at("low").get<double>();
+      out.spread_high = doc.at("source_spread").at("high").get<double>();
     }
     return out;
   }();
@@ -52,13 +58,47 @@ std::vector<std::string> band_keys(const std::string& family, const std::string&
   return keys;
 }
 
-const AccuracyBand& accuracy_band(const std::string& family, const std::string& scale, bool moe) {
-  const auto& groups = table().groups;
-  for (const std::string& key : band_keys(family, scale, moe)) {
-    const auto it = groups.find(key);
-    if (it != groups.end() && it->second.cases >= kMinBandCases) return it->second;
+namespace {
+// The first of `keys` with kMinBandCases runs; widened by the source spread unless it is the regime's own (keys[0]).
+AccuracyBand resolve_band(const BandTable& t, const std::vector<std::string>& keys) {
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    const auto it = t.groups.find(keys[i]);
+    if (it == t.groups.end() || it->second.cases < kMinBandCases) continue;
+    AccuracyBand b = it->second;
+    b.regime = keys.front();
+    if (i > 0) {
+      b.extrapolated = true;
+      b.low *= t.spread_low;
+      b.high *= t.spread_high;
+    }
+    return b;
   }
-  return groups.at("all");
+  AccuracyBand b = t.groups.at("all");
+  b.regime = keys.front();
+  b.extrapolated = true;
+  b.low *= t.spread_low;
+  b.high *= t.spread_high;
+  return b;
+}
+}  // namespace
+
+const AccuracyBand& accuracy_band(const std::string& family, const std::string& scale, bool moe) {
+  // Every regime the step model asks for, resolved once (thread-safe static initialisation); others on the side.
+  static const std::map<std::string, AccuracyBand> resolved = [] {
+    std::map<std::string, AccuracyBand> out;
+    for (const char* f : {"megatron", "pytorch"})
+      for (const char* sc : {"1gpu", "node", "multinode"})
+        for (bool m : {false, true}) {
+          const std::vector<std::string> keys = band_keys(f, sc, m);
+          out.emplace(keys.front(), resolve_band(table(), keys));
+        }
+    return out;
+  }();
+  const std::vector<std::string> keys = band_keys(family, scale, moe);
+  const auto it = resolved.find(keys.front());
+  if (it != resolved.end()) return it->second;
+  static const AccuracyBand unknown = resolve_band(table(), {"unknown", "all"});
+  return unknown;
 }
 
 const std::string& accuracy_bands_source() { return table().source; }

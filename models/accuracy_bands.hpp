@@ -16,9 +16,14 @@ namespace trainsim {
 struct AccuracyBand {
   std::string group;   // "pytorch/1gpu", "megatron/multinode/moe", "megatron", ..., "all": the rows the band comes from
   int cases = 0;       // reference runs in the group
-  double low = 1;      // 10th percentile of measured time / predicted time
-  double high = 1;     // 90th percentile
+  double low = 1;      // 10th percentile of measured time / predicted time (widened when extrapolated)
+  double high = 1;     // 90th percentile (widened when extrapolated)
   double median = 1;
+  // The scenario's own regime ("pytorch/1gpu/moe") and whether it had fewer than kMinBandCases measured runs: then
+  // the band is the first fallback group's, widened by the spread between sources (a new source moves the median by
+  // as much as the measured sources differ from each other), and the answer is an extrapolation from `group`.
+  std::string regime;
+  bool extrapolated = false;
 };
 
 // The band groups: framework family (megatron: megatron-core, megatron-deepspeed; pytorch: the others) and regime:
@@ -30,6 +35,8 @@ std::string band_scale(int gpus, int gpus_per_node);
 // The keys a case or scenario belongs to, most specific first (ending with "all").
 std::vector<std::string> band_keys(const std::string& family, const std::string& scale, bool moe);
 constexpr int kMinBandCases = 5;
+// The band for a regime: its own group's when it has kMinBandCases runs, else the first fallback's widened by the
+// source spread (stored with the groups). Resolved once per regime; the reference lives as long as the program.
 const AccuracyBand& accuracy_band(const std::string& family, const std::string& scale, bool moe);
 // The stored table's provenance line (for results' notes and the README).
 const std::string& accuracy_bands_source();

@@ -16,8 +16,11 @@ namespace {
 Json band_json(const StepEstimate& s) {
   if (!s.band) return nullptr;
   const AccuracyBand& b = *s.band;
-  return {{"group", b.group}, {"cases", b.cases}, {"p10", b.low}, {"median", b.median}, {"p90", b.high},
-          {"meaning", "measured / predicted step time over the reference runs of this framework family and regime (scale, dense or MoE)"}};
+  return {{"group", b.group}, {"cases", b.cases}, {"p10", b.low}, {"median", b.median}, {"p90", b.high}, {"regime", b.regime},
+          {"extrapolated", b.extrapolated},
+          {"meaning", b.extrapolated ? "the scenario's regime has fewer than 5 measured runs: measured / predicted step time over the runs of the "
+                                       "group named, widened by the spread between sources"
+                                     : "measured / predicted step time over the reference runs of this framework family and regime (scale, dense or MoE)"}};
 }
 Json or_null(bool known, double v) { return known ? Json(v) : Json(nullptr); }
 }  // namespace
@@ -228,7 +231,9 @@ void print_step_table(std::ostream& os, const StepEstimate& st, const TrainingCo
     os << "  likely " << fixed(st.time_s_low, 2) << "-" << fixed(st.time_s_high, 2) << " s a step (MFU " << fixed(100 * st.mfu * st.time_s / st.time_s_high, 1)
        << "-" << fixed(100 * st.mfu * st.time_s / st.time_s_low, 1) << "%): measured / predicted time was "
        << fixed(st.band->low, 2) << "-" << fixed(st.band->high, 2) << " (10th-90th percentile, median " << fixed(st.band->median, 2) << ") over "
-       << st.band->cases << " published " << st.band->group << " runs\n";
+       << st.band->cases << " published " << st.band->group << " runs"
+       << (st.band->extrapolated ? "; an extrapolation: " + st.band->regime + " has fewer than 5 measured runs, so the range is widened by the spread between sources" : "")
+       << "\n";
   os << "  " << format_count(st.tokens_per_s) << " tokens/s, MFU " << fixed(100 * st.mfu, 1) << "%, HFU " << fixed(100 * st.hfu, 1)
      << "% of " << format_rate(s.hardware.gpu.peak_flops(s.training.precision)) << " " << to_string(s.training.precision) << " peak\n";
   if (c.time_to_train_s > 0)

@@ -98,9 +98,47 @@ Json bands_json(const std::vector<Row>& rows, const std::map<std::string, double
   return groups;
 }
 
+// How far a source's runs sit from the others': the lowest and highest per-source median of the cross-validated
+// measured / predicted time over the median of all (rows of `excluded_source` left out). A scenario in a regime with
+// too few measured runs gets its fallback band widened by it: a new source moves the median that much.
+std::pair<double, double> source_spread(const std::vector<Row>& rows, const std::map<std::string, double>& cross_validated,
+                                        const std::string& excluded_source = "") {
+  std::map<std::string, std::vector<double>> by_source;
+  std::vector<double> all;
+  for (const auto& r : rows) {
+    if (!r.c->speed() || !r.c->counted || r.c->source == excluded_source) continue;
+    by_source[r.c->source].push_back(cross_validated.at(r.c->id));
+    all.push_back(cross_validated.at(r.c->id));
+  }
+  if (all.empty()) return {1.0, 1.0};
+  std::sort(all.begin(), all.end());
+  const double median = quantile(all, 0.5);
+  double lo = 1, hi = 1;
+  for (auto& [source, v] : by_source) {
+    std::sort(v.begin(), v.end());
+    lo = std::min(lo, quantile(v, 0.5) / median);
+    hi = std::max(hi, quantile(v, 0.5) / median);
+  }
+  return {lo, hi};
+}
+
+// The band a case's regime prints from `ratios` (and `spread`): its own group's p10-p90 where that group has
+// kMinBandCases runs, else the first fallback group's widened by the source spread. Returns false when none.
+bool regime_band(const std::vector<std::string>& keys, const std::map<std::string, std::vector<double>>& ratios, std::pair<double, double> spread,
+                 double* low, double* high) {
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    const auto g = ratios.find(keys[i]);
+    if (g == ratios.end() || static_cast<int>(g->second.size()) < kMinBandCases) continue;
+    *low = quantile(g->second, 0.1) * (i == 0 ? 1.0 : spread.first);
+    *high = quantile(g->second, 0.9) * (i == 0 ? 1.0 : spread.second);
+    return true;
+  }
+  return false;
+}
+
 // The claim a band makes, checked out of sample: each speed case's cross-validated ratio against the band its
-// regime would print with its whole source left out (the most specific group with kMinBandCases runs). Returns
-// the share inside [p10, p90]; `misses` lists the cases outside.
+// regime would print with its whole source left out. Returns the share inside [low, high]; `misses` lists the cases
+// outside.
 double band_coverage(const std::vector<Row>& rows, const std::map<std::string, double>& cross_validated, std::vector<std::string>& misses) {
   int inside = 0, total = 0;
   std::map<std::string, std::map<std::string, std::vector<double>>> without;  // per source
@@ -108,17 +146,11 @@ double band_coverage(const std::vector<Row>& rows, const std::map<std::string, d
     if (!r.c->speed() || !r.c->counted) continue;
     auto it = without.find(r.c->source);
     if (it == without.end()) it = without.emplace(r.c->source, band_ratios(rows, cross_validated, r.c->source)).first;
-    const std::vector<double>* group = nullptr;
-    for (const std::string& key : r.band_keys) {
-      const auto g = it->second.find(key);
-      if (g != it->second.end() && static_cast<int>(g->second.size()) >= kMinBandCases) {
-        group = &g->second;
-        break;
-      }
-    }
+    double low = 0, high = 0;
+    const bool banded = regime_band(r.band_keys, it->second, source_spread(rows, cross_validated, r.c->source), &low, &high);
     ++total;
     const double ratio = cross_validated.at(r.c->id);
-    if (group && ratio >= quantile(*group, 0.1) && ratio <= quantile(*group, 0.9)) ++inside;
+    if (banded && ratio >= low && ratio <= high) ++inside;
     else misses.push_back(r.c->id);
   }
   return total ? static_cast<double>(inside) / total : 0.0;
@@ -248,6 +280,8 @@ int main(int argc, char** argv) {
   for (const auto& [key, g] : groups.items())
     std::printf("  %-26s %2d cases  %.3f  %.3f  %.3f\n", key.c_str(), g["cases"].get<int>(), g["p10"].get<double>(), g["median"].get<double>(),
                 g["p90"].get<double>());
+  const std::pair<double, double> spread = source_spread(all, cross_validated);
+  std::printf("  source spread (lowest and highest per-source median over all): %.3f  %.3f\n", spread.first, spread.second);
   std::vector<std::string> misses;
   const double coverage = band_coverage(all, cross_validated, misses);
   if (!write_markdown.empty()) {
@@ -260,7 +294,7 @@ int main(int argc, char** argv) {
     char tail[1024];
     std::snprintf(tail, sizeof tail,
                   "\nFit / out-of-memory verdicts: %d of %d right. Band coverage, leave one source out (each speed case against the band "
-                  "its regime prints with its whole source left out): %.0f%% of %zu inside p10-p90.\n\n"
+                  "its regime prints with its whole source left out, widened where the regime has fewer than 5 runs): %.0f%% of %zu inside.\n\n"
                   "| held-out source | cases | median abs error | max | bias |\n| --- | --- | --- | --- | --- |\n",
                   right, verdicts, 100 * coverage, fit.case_ids.size());
     md += tail;
@@ -275,6 +309,12 @@ int main(int argc, char** argv) {
                     g["median"].get<double>(), g["p90"].get<double>());
       md += tail;
     }
+    std::snprintf(tail, sizeof tail,
+                  "\nA regime with fewer than %d runs prints the first fallback group's band widened by the spread between sources "
+                  "(the lowest and highest per-source median over the median of all): x %.2f below, x %.2f above, and says it is an "
+                  "extrapolation.\n",
+                  kMinBandCases, spread.first, spread.second);
+    md += tail;
     std::ofstream out(write_markdown);
     out << md;
     if (!out) {
@@ -282,7 +322,8 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  std::printf("\nband coverage, leave one source out (the band built without the case's source): %.0f%% of %zu speed cases inside p10-p90\n",
+  std::printf("\nband coverage, leave one source out (the band its regime prints, built without the case's source; a regime with fewer "
+              "than %d runs widened by the source spread): %.0f%% of %zu speed cases inside\n", kMinBandCases,
               100 * coverage, fit.case_ids.size());
   for (const auto& id : misses) std::printf("  outside: %s\n", id.c_str());
   if (!write_bands.empty()) {
@@ -290,8 +331,11 @@ int main(int argc, char** argv) {
     const Json doc = {{"source", std::string("leave-one-source-out measured / predicted step time of the ") + std::to_string(fit.cases) +
                                      " speed cases of ../shared/reference/ (tests/accuracy/reference_accuracy.cpp --write-bands, " + date +
                                      "): each case predicted with the fitted parameters refit without its source; 10th, 50th and "
-                                     "90th percentile per framework family and regime (scale: 1gpu, node, multinode; moe)"},
-                      {"groups", groups}};
+                                     "90th percentile per framework family and regime (scale: 1gpu, node, multinode; moe); "
+                                     "source_spread: the lowest and highest per-source median over the median of all, which widens "
+                                     "the band of a regime with fewer than 5 runs"},
+                      {"groups", groups},
+                      {"source_spread", {{"low", std::round(spread.first * 1e4) / 1e4}, {"high", std::round(spread.second * 1e4) / 1e4}}}};
     std::ofstream out(write_bands);
     out << doc.dump(2) << "\n";
     if (!out) {
@@ -302,8 +346,11 @@ int main(int argc, char** argv) {
   }
   if (!check_bands.empty()) {
     std::ifstream in(check_bands);
-    const Json stored = Json::parse(in)["groups"];
-    bool same = stored.size() == groups.size();
+    const Json stored_doc = Json::parse(in);
+    const Json& stored = stored_doc["groups"];
+    bool same = stored.size() == groups.size() && stored_doc.contains("source_spread") &&
+                std::fabs(stored_doc["source_spread"]["low"].get<double>() - spread.first) < 5e-4 &&
+                std::fabs(stored_doc["source_spread"]["high"].get<double>() - spread.second) < 5e-4;
     for (const auto& [key, g] : groups.items())
       for (const char* q : {"p10", "median", "p90"})
         same = same && stored.contains(key) && std::fabs(stored[key][q].get<double>() - g[q].get<double>()) < 5e-4 &&

@@ -142,8 +142,18 @@ TEST_CASE("every step carries the band of its framework family and regime, from 
   CHECK(e.time_s_low == trainsim::test::approx(e.time_s * e.band->low));
   CHECK(e.time_s_high == trainsim::test::approx(e.time_s * e.band->high));
   // A group with no runs falls back to its family, then to all runs.
-  CHECK(accuracy_band("megatron", "no-such-scale", false).group == "megatron");
+  // A regime with fewer than kMinBandCases runs is an extrapolation: the first fallback's band, widened by the spread
+  // between sources (presets/accuracy_bands.json source_spread), never narrower than the group's own.
+  const AccuracyBand& own = accuracy_band("megatron", "multinode", false);
+  CHECK_FALSE(own.extrapolated);
+  CHECK(own.regime == "megatron/multinode");
+  const AccuracyBand& node = accuracy_band("megatron", "node", false);  // two runs on one node: the family's band
+  CHECK(node.extrapolated);
+  CHECK(node.regime == "megatron/node");
+  CHECK(node.group == "megatron");
+  CHECK(node.low <= accuracy_band("megatron", "multinode", false).high);
   CHECK(accuracy_band("no-such-family", "multinode", false).group == "all");
+  CHECK(accuracy_band("no-such-family", "multinode", false).extrapolated);
   // The keys, most specific first: an MoE model on one node of a PyTorch framework.
   CHECK(band_keys("pytorch", "node", true) == std::vector<std::string>{"pytorch/node/moe", "pytorch/node", "pytorch", "all"});
   CHECK(band_scale(1, 8) == "1gpu");
