@@ -149,7 +149,7 @@ Json to_json(const HardwareSpec& h) {
   auto put = [&](const char* k, double v) { if (v > 0) flops[k] = v; };
   put("fp32", g.flops_fp32); put("tf32", g.flops_tf32); put("fp16", g.flops_fp16); put("bf16", g.flops_bf16); put("fp8", g.flops_fp8);
   Json gpu = {{"name", g.name}, {"memory", g.memory_bytes}, {"memory_bandwidth", g.memory_bandwidth}, {"peak_flops", flops},
-              {"intra_node", g.default_intra_node}, {"gpus_per_node", g.default_gpus_per_node}};
+              {"intra_node", g.default_intra_node}, {"inter_node", g.default_inter_node}, {"gpus_per_node", g.default_gpus_per_node}};
   if (g.tdp_watts > 0) gpu["tdp"] = g.tdp_watts;
   if (g.price_per_hour > 0) gpu["price_per_hour"] = g.price_per_hour;
   if (!g.source.empty()) gpu["source"] = g.source;

@@ -126,9 +126,10 @@ GpuSpec parse_gpu(const Json& value, const std::string& path) {
   g.tdp_watts = r.get_quantity("tdp", Quantity::Power, 0, "", limits::kGpuPower);
   g.price_per_hour = r.get_quantity("price_per_hour", Quantity::Money, 0, "", limits::kPricePerGpuHour);  // absent: unknown
   g.default_intra_node = r.get_string("intra_node", "pcie5", "");
+  g.default_inter_node = r.get_string("inter_node", "ib-ndr-400", "");
   g.default_gpus_per_node = r.get_int("gpus_per_node", 8, "", 1, limits::kMaxGpusPerNode);
   read_compute_traits(r, &g);
-  r.mark_read({"preset", "price_source", "traits_source", "hbm_copy_source"});
+  r.mark_read({"preset", "price_source", "traits_source", "hbm_copy_source", "inter_node_source"});
   r.reject_unknown();
   return g;
 }
@@ -193,8 +194,8 @@ HardwareSpec parse_hardware(const Json& section, std::vector<AppliedDefault>* de
   JsonReader ir(inter, path + "/inter_node", defaults);
   if (ir.has("fabric")) h.inter_node = parse_fabric(ir.raw("fabric"), path + "/inter_node/fabric");
   else {
-    ir.record_default("fabric", "ib-ndr-400", "400 Gb/s InfiniBand NDR, one NIC per GPU");
-    h.inter_node = parse_fabric(Json("ib-ndr-400"), path + "/inter_node/fabric");
+    ir.record_default("fabric", h.gpu.default_inter_node, "the GPU preset's usual fabric (DGX A100: HDR 200 Gb/s; Hopper and later: NDR 400)");
+    h.inter_node = parse_fabric(Json(h.gpu.default_inter_node), path + "/inter_node/fabric");
   }
   ir.mark_read({"fabric"});
   h.nics_per_node = ir.get_int("nics_per_node", h.gpus_per_node, "one NIC per GPU", 1, limits::kMaxNicsPerNode);

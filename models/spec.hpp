@@ -193,6 +193,7 @@ struct GpuSpec {
   double tdp_watts = 0;
   double price_per_hour = 0;  // USD per GPU-hour (on-demand cloud list price; override in the scenario)
   std::string default_intra_node;
+  std::string default_inter_node = "ib-ndr-400";  // the preset's usual inter-node fabric (gpus.json "inter_node")
   int default_gpus_per_node = 8;
   // What the compute model knows beyond the datasheet (models/compute.hpp, gpu_compute_traits), each from a
   // source in the preset: SM count and GEMM output tile (tile/wave quantization; 0 SMs = none), published
