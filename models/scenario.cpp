@@ -1,11 +1,13 @@
 #include "scenario.hpp"
 
 #include <cmath>
+#include <cstdio>
 
 #include "json_reader.hpp"
 #include "layout_check.hpp"
 #include "recompute_policy.hpp"
 #include "scenario_parts.hpp"
+#include "transformer.hpp"
 
 namespace trainsim {
 
@@ -35,6 +37,9 @@ Scenario parse_scenario(const Json& doc, bool check_layout) {
                       ": costs are unknown; set hardware.price_per_gpu_hour (or --price-per-gpu-hour) to get them");
   s.parallel = derive_layout(parallel, s.model, s.training, s.hardware, num_gpus_given, &s.defaults, check_layout);
   if (s.parallel.sequence_parallel && s.parallel.tp == 1) s.notes.push_back("parallel: sequence_parallel has no effect at tp = 1");
+  if (check_layout) {
+    if (std::string note = pipeline_balance_note(s.model.num_hidden_layers, s.parallel); !note.empty()) s.notes.push_back(note);
+  }
   if (s.training.framework.name.empty())
     s.defaults.push_back({"/training/framework", implied_framework_name(s.training, s.parallel),
                           std::string("implied by the layout (") + kImpliedFrameworkRule + "; plan picks it per candidate layout)"});
@@ -42,6 +47,22 @@ Scenario parse_scenario(const Json& doc, bool check_layout) {
   if (s.parallel.tp_comm_overlap && s.parallel.tp > 1 && !fw.tp_comm_overlap_available)
     s.notes.push_back("parallel: tp_comm_overlap has no effect in " + fw.name + " (no TP communication overlap): TP communication is exposed");
   return s;
+}
+
+std::string pipeline_balance_note(int num_layers, const ParallelLayout& p) {
+  if (p.pp <= 1 || num_layers <= 0) return "";
+  int most = 0, rank = 0;
+  for (int stage = 0; stage < p.pp; ++stage)
+    if (const int l = layers_in_stage(num_layers, p, stage); l > most) most = l, rank = stage;
+  const double mean = static_cast<double>(num_layers) / p.pp;
+  if (most < kUnbalancedPipeline * mean) return "";
+  char text[320];
+  std::snprintf(text, sizeof text,
+                "parallel: an unbalanced pipeline: rank %d holds %d of %d layers where an even split gives %.1f (%d virtual stages of "
+                "Megatron's uneven split: the first and last take the remainder); that rank sets the pace: choose pp x vpp dividing "
+                "the layers",
+                rank, most, num_layers, mean, virtual_stages(p));
+  return text;
 }
 
 void check_precision_supported(const TrainingSpec& t, const GpuSpec& gpu) {

@@ -21,6 +21,11 @@ FabricSpec parse_fabric(const nlohmann::json& value, const std::string& path);
 void canonicalize_model_keys(nlohmann::json& section, const std::string& path);
 
 // Training in a precision the GPU has no peak for (fp8 on an A100) is an input error at /training/precision.
+// A note when a rank of the pipeline holds kUnbalancedPipeline x the even share of layers or more (Megatron's uneven
+// split puts the remainder on the first and last virtual stages: 80 layers on pp 8 x vpp 4 leave rank 0 with 16 where
+// 10 would be even); empty otherwise.
+constexpr double kUnbalancedPipeline = 1.25;
+std::string pipeline_balance_note(int num_layers, const ParallelLayout& p);
 void check_precision_supported(const TrainingSpec& training, const GpuSpec& gpu);
 
 // Checks a layout against model, training and hardware; throws InputError naming /parallel/...

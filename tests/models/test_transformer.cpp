@@ -172,3 +172,19 @@ TEST_CASE("MPT-70B (llm-foundry yaml shape, no published total) by formula") {
   const double L = 80, h = 8192, V = 50368;
   CHECK(count_parameters(preset_model("mpt-70b")).total == trainsim::test::approx(12 * L * h * h + 4 * L * h + 2 * h + V * h).epsilon(1e-12));
 }
+
+TEST_CASE("an unbalanced pipeline split is named in a note, a balanced one is not") {
+  // 80 layers on pp 8 x vpp 4 (32 virtual stages): Megatron's uneven split keeps its middle stages equal (2 each) and
+  // gives the first and last virtual stages 10 each, so rank 0 holds 10 + 3 x 2 = 16 layers against 80 / 8 = 10.
+  ParallelLayout p;
+  p.pp = 8;
+  p.vpp = 4;
+  CHECK(layers_in_stage(80, p, 0) == 16);
+  CHECK(layers_in_stage(80, p, 1) == 8);
+  const std::string note = pipeline_balance_note(80, p);
+  CHECK(note.find("rank 0 holds 16 of 80 layers where an even split gives 10.0") != std::string::npos);
+  p.vpp = 2;  // 16 virtual stages of 5: even
+  CHECK(pipeline_balance_note(80, p).empty());
+  p.pp = 16, p.vpp = 1;  // Llama 3 405B's 126 layers on 16 stages: 7 + 14 x 8 + 7, at most 8 against 7.9
+  CHECK(pipeline_balance_note(126, p).empty());
+}
