@@ -236,6 +236,10 @@ int run_show(const CalibrateOptions& o) {
   if (!p.hbm_source.empty()) std::cout << " (" << p.hbm_source << ")";
   std::cout << "\n\nCollectives (" << p.collectives.size() << " curves; alpha-beta fits, time = alpha + bytes x factor / busbw)\n";
   print_curve_fits(std::cout, p);
+  if (!p.fitted_parameters.empty()) {
+    std::cout << "\nFitted parameters (replace the shipped values; " << p.fitted_parameters_source << ")\n";
+    for (const auto& [key, value] : p.fitted_parameters) std::cout << "  " << key << " = " << number_text(value, 4) << "\n";
+  }
   if (hw) print_calibration_summary(std::cout, o.profile + " on " + preset + " with its default fabrics", p, CalibrationFit(p, *hw).coverage());
   return kExitOk;
 }

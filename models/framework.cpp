@@ -106,9 +106,14 @@ FrameworkTraits read_traits(const Json& values, const std::string& path, Framewo
                                    : SelectiveRecompute::AttentionCore;
   if (need("moe_dispatcher"))
     base.moe_dispatcher = r.get_enum("moe_dispatcher", {"alltoall", "deepep"}, "alltoall", "") == "deepep" ? MoeDispatcher::DeepEp : MoeDispatcher::AllToAll;
+  if (need("pipeline_split"))
+    base.pipeline_split = r.get_enum("pipeline_split", {"uneven-ends", "extra-to-middle"}, "uneven-ends", "") == "extra-to-middle"
+                              ? PipelineSplitRule::ExtraToMiddle
+                              : PipelineSplitRule::UnevenEnds;
   // Every trait is a known key (for "did you mean" on a misspelt override), whether given or not.
   r.mark_read({"preset", "version", "grad_bucket_elements", "grad_bucket_elements_per_dp_rank", "param_gather_unit", "param_gather_bucket_elements",
-               "grad_bucket_hidden_squared", "param_gather_bucket_hidden_squared", "attention_kernel", "selective_recompute", "moe_dispatcher"});
+               "grad_bucket_hidden_squared", "param_gather_bucket_hidden_squared", "attention_kernel", "selective_recompute", "moe_dispatcher",
+               "pipeline_split"});
   for (const FlagTrait& f : kFlagTraits) r.mark_read({f.key});
   for (const MicrosecondTrait& u : kMicrosecondTraits) r.mark_read({u.key});
   r.reject_unknown();
@@ -238,6 +243,7 @@ Json framework_to_json(const FrameworkTraits& f) {
       j[key] = f.selective_recompute == SelectiveRecompute::EveryOtherMatmul ? "every-other-matmul" : "attention-core";
     else if (key == "moe_dispatcher") j[key] = f.moe_dispatcher == MoeDispatcher::DeepEp ? "deepep" : "alltoall";
     else if (key == "version") j[key] = f.version;
+    else if (key == "pipeline_split") j[key] = f.pipeline_split == PipelineSplitRule::ExtraToMiddle ? "extra-to-middle" : "uneven-ends";
   }
   return j;
 }

@@ -13,6 +13,10 @@ namespace trainsim {
 struct TrainingSpec;    // spec.hpp
 struct ParallelLayout;  // spec.hpp
 enum class Precision;  // spec.hpp
+// How a framework spreads layers over (virtual) pipeline stages when they do not divide evenly (transformer.hpp):
+// Megatron keeps the middle stages equal and gives the first and last the remainder; torchtitan gives every stage
+// n / stages and one extra layer to each of the first middle stages.
+enum class PipelineSplitRule { UnevenEnds, ExtraToMiddle };
 
 // How ZeRO-3 all-gathers parameters: one call per transformer layer (FSDP units) or in buckets of
 // param_gather_bucket_elements (DeepSpeed's prefetch bucket).
@@ -117,6 +121,9 @@ struct FrameworkTraits {
   // run at the pace of their launches (compute.cpp). Only where moe_grouped_gemm is false.
   bool moe_loop_host_sync = false;
   MoeDispatcher moe_dispatcher = MoeDispatcher::AllToAll;
+  // How layers fall on pipeline stages when they do not divide evenly (spec.hpp PipelineSplitRule; scenario parsing
+  // copies it into the layout).
+  PipelineSplitRule pipeline_split = PipelineSplitRule::UnevenEnds;
   // Once per step, outside the layers (step.cpp, step_bookkeeping_s): the gradient norm is computed over the local
   // gradients (clip_grad_norm: one read pass) and the gradients are multiplied by the clip coefficient every step
   // (clip_scales_always: a read and a write pass; Megatron scales only when the norm exceeds the threshold), and a

@@ -36,6 +36,8 @@ Scenario parse_scenario(const Json& doc, bool check_layout) {
     s.notes.push_back("no price is known for " + s.hardware.gpu.name +
                       ": costs are unknown; set hardware.price_per_gpu_hour (or --price-per-gpu-hour) to get them");
   s.parallel = derive_layout(parallel, s.model, s.training, s.hardware, num_gpus_given, &s.defaults, check_layout);
+  // The named framework's split rule (an implied one is Megatron-Core wherever there is a pipeline).
+  if (!s.training.framework.name.empty()) s.parallel.split_rule = s.training.framework.pipeline_split;
   if (s.parallel.sequence_parallel && s.parallel.tp == 1) s.notes.push_back("parallel: sequence_parallel has no effect at tp = 1");
   if (check_layout) {
     if (std::string note = pipeline_balance_note(s.model.num_hidden_layers, s.parallel); !note.empty()) s.notes.push_back(note);
@@ -58,10 +60,11 @@ std::string pipeline_balance_note(int num_layers, const ParallelLayout& p) {
   if (most < kUnbalancedPipeline * mean) return "";
   char text[320];
   std::snprintf(text, sizeof text,
-                "parallel: an unbalanced pipeline: rank %d holds %d of %d layers where an even split gives %.1f (%d virtual stages of "
-                "Megatron's uneven split: the first and last take the remainder); that rank sets the pace: choose pp x vpp dividing "
-                "the layers",
-                rank, most, num_layers, mean, virtual_stages(p));
+                "parallel: an unbalanced pipeline: rank %d holds %d of %d layers where an even split gives %.1f (%d virtual stages, %s); "
+                "that rank sets the pace: choose pp x vpp dividing the layers",
+                rank, most, num_layers, mean, virtual_stages(p),
+                p.split_rule == PipelineSplitRule::ExtraToMiddle ? "torchtitan's split: one extra layer on each of the first middle stages"
+                                                                 : "Megatron's uneven split: the first and last take the remainder");
   return text;
 }
 

@@ -152,6 +152,7 @@ struct ParallelLayout {
   // The embedding / the loss take a pipeline slot of their own, as a layer does (Megatron
   // --account-for-embedding-in-pipeline-split, --account-for-loss-in-pipeline-split).
   bool embedding_in_pipeline_split = false, loss_in_pipeline_split = false;
+  PipelineSplitRule split_rule = PipelineSplitRule::UnevenEnds;  // the framework's (pipeline_split trait)
   int micro_batch_size = 1;
   int gradient_accumulation_steps = 1;
   Schedule schedule = Schedule::OneFOneB;

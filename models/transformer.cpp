@@ -123,10 +123,24 @@ int pipeline_slots(int num_layers, const ParallelLayout& p) {
 int virtual_stages(const ParallelLayout& p) { return p.pp * std::max(1, p.vpp); }
 
 namespace {
-// Slots of virtual stage v and the slots before it.
-int slots_of(const PipelineSplit& s, int stages, int v) { return v == 0 ? s.first : v == stages - 1 ? s.last : s.middle; }
-int slots_before(const PipelineSplit& s, int stages, int v) {
+// Slots of virtual stage v and the slots before it, under the layout's split rule. Megatron (UnevenEnds): the
+// PipelineSplit above. torchtitan (ExtraToMiddle, torchtitan/distributed/pipeline.py generate_split_points): every
+// stage n / stages, one more on each of the first n % stages middle stages, the last stage the rest.
+int slots_of(const PipelineSplit& s, const ParallelLayout& p, int slots, int stages, int v) {
+  if (p.split_rule == PipelineSplitRule::ExtraToMiddle && stages > 1) {
+    const int base = slots / stages, extra = slots % stages;
+    if (v == 0) return base;
+    if (v < stages - 1) return base + (v <= extra ? 1 : 0);
+    return slots - base * (stages - 1) - std::min(extra, stages - 2);
+  }
+  return v == 0 ? s.first : v == stages - 1 ? s.last : s.middle;
+}
+int slots_before(const PipelineSplit& s, const ParallelLayout& p, int slots, int stages, int v) {
   if (v <= 0) return 0;
+  if (p.split_rule == PipelineSplitRule::ExtraToMiddle && stages > 1) {
+    if (v >= stages) return slots;
+    return (slots / stages) * v + std::min(v - 1, slots % stages);
+  }
   return s.first + (std::min(v, stages - 1) - 1) * s.middle + (v >= stages ? s.last : 0);
 }
 // Transformer layers among slots [a, b): the embedding slot is slot 0, the loss slot the last one.
@@ -140,13 +154,13 @@ int layers_among(int a, int b, int slots, const ParallelLayout& p) {
 int layers_in_virtual_stage(int num_layers, const ParallelLayout& p, int v) {
   const int slots = pipeline_slots(num_layers, p), stages = virtual_stages(p);
   const PipelineSplit s = pipeline_split(slots, stages);
-  const int a = slots_before(s, stages, v);
-  return layers_among(a, a + slots_of(s, stages, v), slots, p);
+  const int a = slots_before(s, p, slots, stages, v);
+  return layers_among(a, a + slots_of(s, p, slots, stages, v), slots, p);
 }
 
 int first_layer_of_virtual_stage(int num_layers, const ParallelLayout& p, int v) {
   const int slots = pipeline_slots(num_layers, p), stages = virtual_stages(p);
-  return layers_among(0, slots_before(pipeline_split(slots, stages), stages, v), slots, p);
+  return layers_among(0, slots_before(pipeline_split(slots, stages), p, slots, stages, v), slots, p);
 }
 
 int layers_in_stage(int num_layers, const ParallelLayout& p, int stage) {

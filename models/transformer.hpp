@@ -55,6 +55,8 @@ struct PipelineSplit {
 };
 PipelineSplit pipeline_split(int slots, int stages);
 
+// Under torchtitan's rule (ParallelLayout::split_rule ExtraToMiddle) every virtual stage takes n / stages slots and
+// each of the first n % stages middle stages one more (80 layers on 32 virtual stages: 2, then 16 x 3, then 2s).
 // With interleaving (vpp model chunks per rank) the split applies to the pp·vpp virtual stages; virtual stage
 // v runs on pipeline rank v mod pp as its chunk v / pp (Megatron-core's interleaved order), so rank 0 holds
 // the first virtual stage and rank pp-1 the last. Megatron's --account-for-embedding/loss-in-pipeline-split

@@ -188,3 +188,37 @@ TEST_CASE("an unbalanced pipeline split is named in a note, a balanced one is no
   p.pp = 16, p.vpp = 1;  // Llama 3 405B's 126 layers on 16 stages: 7 + 14 x 8 + 7, at most 8 against 7.9
   CHECK(pipeline_balance_note(126, p).empty());
 }
+
+TEST_CASE("torchtitan's split: n / stages each, one extra layer on each of the first middle stages") {
+  // torchtitan generate_split_points, 80 layers on pp 8 x vpp 4 (32 virtual stages): base 2, 16 extra; stage 0 has 2,
+  // stages 1-16 have 3, stages 17-31 have 2 (80 = 2 + 48 + 30). Rank r holds stages r, r+8, r+16, r+24: rank 0
+  // 2 + 3 + 3 + 2 = 10, rank 7 3 + 3 + 2 + 2 = 10: balanced, no note.
+  ParallelLayout p;
+  p.pp = 8;
+  p.vpp = 4;
+  p.split_rule = PipelineSplitRule::ExtraToMiddle;
+  CHECK(layers_in_virtual_stage(80, p, 0) == 2);
+  CHECK(layers_in_virtual_stage(80, p, 1) == 3);
+  CHECK(layers_in_virtual_stage(80, p, 16) == 3);
+  CHECK(layers_in_virtual_stage(80, p, 17) == 2);
+  CHECK(layers_in_virtual_stage(80, p, 31) == 2);
+  CHECK(first_layer_of_virtual_stage(80, p, 17) == 2 + 16 * 3);
+  int total = 0;
+  for (int r = 0; r < 8; ++r) {
+    CHECK(layers_in_stage(80, p, r) == 10);
+    total += layers_in_stage(80, p, r);
+  }
+  CHECK(total == 80);
+  CHECK(pipeline_balance_note(80, p).empty());
+  // 126 layers on 16 stages: base 7, 14 extra on stages 1-14, the last 126 - 7 x 15 - 14 = 7.
+  p.pp = 16, p.vpp = 1;
+  CHECK(layers_in_stage(126, p, 0) == 7);
+  CHECK(layers_in_stage(126, p, 14) == 8);
+  CHECK(layers_in_stage(126, p, 15) == 7);
+  // The fsdp2 preset carries the rule into a scenario's layout.
+  const Scenario s = parse_scenario({{"model", "llama3-70b"},
+                                     {"training", {{"seq_len", 4096}, {"global_batch_size", 64}, {"zero_stage", 3}, {"framework", "fsdp2"}}},
+                                     {"parallel", {{"tp", 8}, {"pp", 4}, {"vpp", 2}, {"dp", 2}, {"micro_batch_size", 1}}},
+                                     {"hardware", {{"gpu", "h100-sxm-80gb"}, {"num_gpus", 64}}}});
+  CHECK(s.parallel.split_rule == PipelineSplitRule::ExtraToMiddle);
+}
