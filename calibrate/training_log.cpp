@@ -249,6 +249,7 @@ class Parser {
       constexpr std::string_view key = "'memory(GiB)':";
       if (const std::size_t k = line.find(key); k != npos) problem = positive_field("memory(GiB)", dict_number(line, k + key.size()), 1073741824.0, &memory);
     }
+    if (problem.empty() && !std::isfinite(1 / speed)) problem = field_problem("train_speed(iter/s)", dict_number(line, speed_at), "is out of range");
     if (!problem.empty()) return skip(l, problem);
     it.time_s = 1 / speed;
     // ms-swift reports torch.cuda.max_memory_reserved (swift/utils/torch_utils.py get_max_cuda_memory).
@@ -262,7 +263,8 @@ class Parser {
   void trainer_summary(const LineReader::Line& l, std::size_t at) {
     trainer_ = true;
     double steps_per_s = 0;
-    const std::string problem = positive_field("train_steps_per_second", dict_number(l.text, at), 1, &steps_per_s);
+    std::string problem = positive_field("train_steps_per_second", dict_number(l.text, at), 1, &steps_per_s);
+    if (problem.empty() && !std::isfinite(1 / steps_per_s)) problem = field_problem("train_steps_per_second", dict_number(l.text, at), "is out of range");
     if (!problem.empty()) return skip(l, problem);
     log_.run_mean_step_time_s = 1 / steps_per_s;
   }

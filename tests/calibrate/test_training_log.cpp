@@ -246,3 +246,15 @@ TEST_CASE("Hugging Face Trainer: the closing summary's train_steps_per_second, n
   CHECK(log.iterations.empty());
   CHECK(log.run_mean_step_time_s == trainsim::test::approx(1 / 0.8));  // 312.5 s / 250 steps = 1.25 s
 }
+
+TEST_CASE("a speed whose step time overflows is a skipped line, never an infinite step") {
+  // 1e-320 it/s is positive and finite, but 1 / 1e-320 is not a double: the line is skipped with its reason.
+  const TrainingLog swift =
+      parse_training_log(std::string_view("{'loss': 1.0, 'train_speed(iter/s)': 1e-320, 'global_step/max_steps': '5/10'}\n"));
+  CHECK(swift.iterations.empty());
+  REQUIRE(swift.malformed.size() == 1);
+  CHECK(swift.malformed[0].reason.find("is out of range") != std::string::npos);
+  const TrainingLog trainer = parse_training_log(std::string_view("{'train_runtime': 1.0, 'train_steps_per_second': 1e-320}\n"));
+  CHECK(trainer.run_mean_step_time_s == 0);
+  CHECK(trainer.malformed.size() == 1);
+}
