@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 
 #include "calibrate/reference_fit.hpp"
 #include "models/errors.hpp"
@@ -38,6 +37,7 @@ double measured_step_time(const TrainingLog& log, const LogSummary& summary, con
 LogCalibration calibrate_from_logs(std::vector<LogRun> runs, const FittedParameters& start) {
   LogCalibration out;
   const auto& info = fitted_parameter_info();
+  for (const LogRun& r : runs) out.predicted_before.push_back(step_time(r.plan, start));
   // Sensitivity of each run's step time to each parameter: a 1% step inside the parameter's range.
   std::vector<std::size_t> order(info.size());
   for (std::size_t i = 0; i < info.size(); ++i) {
@@ -49,7 +49,7 @@ LogCalibration calibrate_from_logs(std::vector<LogRun> runs, const FittedParamet
     moved.*info[i].member = std::clamp(pf.before + step, info[i].lower, info[i].upper);
     const double dln_p = std::log(std::max(moved.*info[i].member, 1e-12) / std::max(pf.before, 1e-12));
     if (dln_p != 0)
-      for (const LogRun& r : runs) pf.sensitivity += std::log(step_time(r.plan, moved) / step_time(r.plan, start)) / dln_p;
+      for (std::size_t k = 0; k < runs.size(); ++k) pf.sensitivity += std::log(step_time(runs[k].plan, moved) / out.predicted_before[k]) / dln_p;
     out.parameters.push_back(pf);
     order[i] = i;
   }
@@ -77,10 +77,7 @@ LogCalibration calibrate_from_logs(std::vector<LogRun> runs, const FittedParamet
     out.parameters[i].fitted = true;
     out.parameters[i].after = out.values.*info[i].member;
   }
-  for (const LogRun& r : runs) {
-    out.predicted_before.push_back(step_time(r.plan, start));
-    out.predicted_after.push_back(step_time(r.plan, out.values));
-  }
+  for (const LogRun& r : runs) out.predicted_after.push_back(step_time(r.plan, out.values));
   out.runs = std::move(runs);
   return out;
 }

@@ -653,7 +653,7 @@ LayerCompute layer_walk(const ModelSpec& m, const TrainingSpec& t, const Paralle
   ob.eager_rmsnorm = !fw.fused_norm && m.norm == NormKind::RmsNorm;
   ob.track_modules = t.recompute == Recompute::Selective;
   ob.eager_rope = !fw.fused_rope;
-  ob.autocast_casts = fw.autocast_fp32_weights && t.zero_stage < 3 && t.precision != Precision::Fp32;
+  ob.autocast_casts = autocast_casts_weights(fw, t);
   ob.eager_activation = !fw.fused_activation;
   // ZeRO-3 fetched module by module from Python hooks: each module's hooks in every forward and backward.
   const double module_fetch_s = t.zero_stage >= 3 ? fw.zero3_module_fetch_us * 1e-6 : 0.0;

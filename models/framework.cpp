@@ -259,6 +259,10 @@ bool implies_fsdp2(const TrainingSpec& t, const ParallelLayout& p) {
 }
 }  // namespace
 
+bool autocast_casts_weights(const FrameworkTraits& fw, const TrainingSpec& t) {
+  return fw.autocast_fp32_weights && t.zero_stage < 3 && t.precision != Precision::Fp32;
+}
+
 Precision gradient_precision(const TrainingSpec& t, const ParallelLayout& p) {
   if (t.precision == Precision::Fp32) return Precision::Fp32;
   if (t.grad_precision_given) return t.grad_precision;

@@ -160,6 +160,10 @@ FrameworkTraits parse_framework(const nlohmann::json& value, const std::string& 
 // The scenario form of named traits: the name, or {"preset": NAME, overrides...}.
 nlohmann::json framework_to_json(const FrameworkTraits& f);
 
+// Whether autocast casts the trained weights per use (autocast_fp32_weights): not under ZeRO-3, whose gathers cast
+// the shards, nor in fp32 training. The compute model prices the casts, the memory model the 16-bit copies.
+bool autocast_casts_weights(const FrameworkTraits& fw, const TrainingSpec& t);
+
 // The gradient buffer the optimizer reads and the data-parallel reduce moves: fp32 in fp32 training, else the
 // scenario's training.grad_precision when given, else the framework's (zero_grads_in_training_dtype).
 Precision gradient_precision(const TrainingSpec& t, const ParallelLayout& p);

@@ -49,10 +49,6 @@ ModelStates full_model_states(double dense_params, double expert_params, double 
 }
 
 namespace {
-// Whether autocast casts fp32 parameters per use (framework trait; not under ZeRO-3, whose gathers cast, nor fp32).
-bool autocast_copies(const FrameworkTraits& fw, const TrainingSpec& t) {
-  return fw.autocast_fp32_weights && t.zero_stage < 3 && t.precision != Precision::Fp32;
-}
 // LM head parameters on this rank (the last stage's; tied or not, its gradient is produced first in backward).
 double head_params(const ModelSpec& m, const ParallelLayout& p, int stage) {
   return stage == p.pp - 1 ? dd(m.vocab_size) * m.hidden_size / p.tp : 0.0;
@@ -222,9 +218,9 @@ StageMemory MemoryModel::stage(const ParallelLayout& p, int stage, const LayoutA
     out.weights = master_is_shard ? 0.0 : states.weights;
     // Under autocast over fp32 parameters the fp32 copy is the parameter (counted with the optimizer's master) and
     // the 16-bit copies live while autograd holds them for each linear's backward: every layer's without full
-    // recompute, else the LM head's and the layer being recomputed.
-    if (autocast_copies(fw, t)) out.weights = t.recompute == Recompute::Full ? (head_params(m, p, stage) + sp.largest_layer) * weight_bytes(t.precision)
-                                                                       : states.weights;
+    // recompute (the 16-bit weights counted above), else only the LM head's and the layer being recomputed.
+    if (autocast_casts_weights(fw, t) && t.recompute == Recompute::Full)
+      out.weights = (head_params(m, p, stage) + sp.largest_layer) * weight_bytes(t.precision);
     out.gradients = states.gradients;
     optimizer = states.optimizer;
     if (t.mode == TrainingMode::Dpo)  // the frozen reference model: 16-bit weights, sharded like the policy's

@@ -141,13 +141,16 @@ bool regime_band(const std::vector<std::string>& keys, const std::map<std::strin
 // outside.
 double band_coverage(const std::vector<Row>& rows, const std::map<std::string, double>& cross_validated, std::vector<std::string>& misses) {
   int inside = 0, total = 0;
-  std::map<std::string, std::map<std::string, std::vector<double>>> without;  // per source
+  // Per held-out source: the other sources' ratios by group, and their spread.
+  std::map<std::string, std::pair<std::map<std::string, std::vector<double>>, std::pair<double, double>>> without;
   for (const auto& r : rows) {
     if (!r.c->speed() || !r.c->counted) continue;
     auto it = without.find(r.c->source);
-    if (it == without.end()) it = without.emplace(r.c->source, band_ratios(rows, cross_validated, r.c->source)).first;
+    if (it == without.end())
+      it = without.emplace(r.c->source, std::make_pair(band_ratios(rows, cross_validated, r.c->source), source_spread(rows, cross_validated, r.c->source)))
+               .first;
     double low = 0, high = 0;
-    const bool banded = regime_band(r.band_keys, it->second, source_spread(rows, cross_validated, r.c->source), &low, &high);
+    const bool banded = regime_band(r.band_keys, it->second.first, it->second.second, &low, &high);
     ++total;
     const double ratio = cross_validated.at(r.c->id);
     if (banded && ratio >= low && ratio <= high) ++inside;
