@@ -55,7 +55,7 @@ $(ASAN_BUILD)/CMakeCache.txt:
 asan-test: bootstrap $(ASAN_BUILD)/CMakeCache.txt
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-	  ctest --output-on-failure -j $(JOBS) -LE bench
+	  ctest --output-on-failure -j $(JOBS) -LE 'bench|slurm'
 
 # libFuzzer targets for every parser (clang, ASan + UBSan). `fuzz-replay` (part of `make test`) runs each over its
 # seeds and the committed corpus tests/fuzz/corpus: the same inputs on every machine. `fuzz` searches for new

@@ -25,12 +25,17 @@ double measured_step_time(const TrainingLog& log, const LogSummary& summary, con
              " of warm-up, over the plan's tokens per step and GPUs";
     return plan.training.tokens_per_step() / (summary.median_tokens_per_s_per_gpu * plan.hardware.num_gpus);
   }
+  if (summary.median_samples_per_s > 0) {
+    *basis = "median samples/s of " + std::to_string(summary.used) + " steps after " + std::to_string(summary.warmup) +
+             " of warm-up (DeepSpeed's CurrSamplesPerSec), over the plan's global batch";
+    return plan.training.global_batch_size / summary.median_samples_per_s;
+  }
   if (log.run_mean_step_time_s > 0) {
     *basis = "the whole run's mean step time (train_steps_per_second, warm-up included)";
     return log.run_mean_step_time_s;
   }
   throw InputError(path, log.iterations.empty() ? "no step lines (format " + log.format + ")" : std::to_string(log.iterations.size()) + " steps, all warm-up",
-                   "a log with step times after the warm-up (Megatron, torchtitan, ms-swift, HF Trainer or step/time lines)",
+                   "a log with step times after the warm-up (Megatron, torchtitan, DeepSpeed, ms-swift, HF Trainer or step/time lines)",
                    "run more steps, or lower --skip");
 }
 

@@ -32,6 +32,8 @@ LogComparison compare_log(const Scenario& s, const TrainingLog& log, int skip) {
   }
   if (c.summary.median_tokens_per_s_per_gpu > 0)
     c.rows.push_back({"tokens/s per GPU (as logged)", c.summary.median_tokens_per_s_per_gpu, tokens_per_s_per_gpu});
+  if (c.summary.median_samples_per_s > 0)
+    c.rows.push_back({"samples/s, all GPUs (as logged)", c.summary.median_samples_per_s, s.training.global_batch_size / e.time_s});
   if (c.summary.median_tflops_per_gpu > 0) {
     if (log.format == "megatron")
       c.rows.push_back({"TFLOP/s per GPU (Megatron's count, with recompute)", c.summary.median_tflops_per_gpu, predicted_megatron_tflops(e, gpus)});
@@ -50,7 +52,8 @@ LogComparison compare_log(const Scenario& s, const TrainingLog& log, int skip) {
   if (c.summary.used < kFewIterations)
     c.notes.push_back("only " + std::to_string(c.summary.used) + " iteration" + (c.summary.used > 1 ? "s" : "") + " after the warm-up (" +
                       std::to_string(c.summary.warmup) + " left out): the measured values are not a steady-state median");
-  if (c.summary.median_time_s <= 0 && c.summary.median_tokens_per_s_per_gpu <= 0) c.notes.push_back("the log has no iteration timings");
+  if (c.summary.median_time_s <= 0 && c.summary.median_tokens_per_s_per_gpu <= 0 && c.summary.median_samples_per_s <= 0)
+    c.notes.push_back("the log has no iteration timings");
   return c;
 }
 

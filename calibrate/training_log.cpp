@@ -205,6 +205,7 @@ class Parser {
     }
     // Hugging Face Trainer / ms-swift: Python dict lines. ms-swift logs "'train_speed(iter/s)': 0.104" per logging
     // step; the Trainer's closing summary "'train_steps_per_second': 0.51" (the whole run's mean, warm-up included).
+    if (const std::size_t k = line.find("CurrSamplesPerSec="); k != npos) return deepspeed(l, k + 18);
     if (const std::size_t k = line.find("'train_speed(iter/s)':"); k != npos) return swift(l, k + 22);
     if (const std::size_t k = line.find("'train_steps_per_second':"); k != npos) return trainer_summary(l, k + 25);
     Timing time;
@@ -213,13 +214,13 @@ class Parser {
 
   TrainingLog finish(long long lines) {
     log_.lines = lines;
-    log_.format = megatron_ ? "megatron" : titan_ ? "torchtitan" : swift_ ? "ms-swift" : trainer_ ? "hf-trainer" : generic_ ? "pytorch" : "unknown";
+    log_.format = megatron_ ? "megatron" : titan_ ? "torchtitan" : deepspeed_ ? "deepspeed" : swift_ ? "ms-swift" : trainer_ ? "hf-trainer" : generic_ ? "pytorch" : "unknown";
     return std::move(log_);
   }
 
  private:
   TrainingLog log_;
-  bool megatron_ = false, titan_ = false, generic_ = false, swift_ = false, trainer_ = false;
+  bool megatron_ = false, titan_ = false, generic_ = false, swift_ = false, trainer_ = false, deepspeed_ = false;
 
   // A dict value after its key: blanks, then the number up to ',', '}' or a blank.
   static std::string_view dict_number(std::string_view line, std::size_t pos) {
@@ -254,6 +255,31 @@ class Parser {
     it.time_s = 1 / speed;
     // ms-swift reports torch.cuda.max_memory_reserved (swift/utils/torch_utils.py get_max_cuda_memory).
     if (memory > 0) log_.memory_counter = MemoryCounter::AllocatorReserved;
+    log_.peak_memory_bytes = std::max(log_.peak_memory_bytes, memory);
+    keep(l, it);
+  }
+
+  // DeepSpeed's throughput timer every steps_per_print global steps: "epoch=0/micro_step=40/global_step=10,
+  // RunningAvgSamplesPerSec=11.9, CurrSamplesPerSec=12.3, MemAllocated=10.5GB, MaxMemAllocated=20.1GB" (GB: GiB,
+  // memory_allocated() / 1024**3).
+  void deepspeed(const LineReader::Line& l, std::size_t speed_at) {
+    deepspeed_ = true;
+    const std::string_view line = l.text;
+    LogIteration it;
+    double memory = 0;
+    std::string problem = positive_field("CurrSamplesPerSec", field_after(line, speed_at, ','), 1, &it.samples_per_s);
+    if (problem.empty()) {
+      const std::size_t k = line.find("global_step=");
+      problem = k == npos ? "no \"global_step=\"" : count_field("global_step", line.substr(k + 12, skip_digits(line, k + 12) - k - 12), &it.iteration);
+    }
+    if (problem.empty()) {
+      if (const std::size_t k = line.find("MaxMemAllocated="); k != npos) {
+        std::string_view value = field_after(line, k + 16, ',');
+        if (value.ends_with("GB")) value.remove_suffix(2);
+        problem = positive_field("MaxMemAllocated (GB)", value, 1073741824.0, &memory);
+      }
+    }
+    if (!problem.empty()) return skip(l, problem);
     log_.peak_memory_bytes = std::max(log_.peak_memory_bytes, memory);
     keep(l, it);
   }
@@ -371,12 +397,13 @@ double percentile(std::vector<double> v, double q) {
 LogSummary summarize(const TrainingLog& log, int skip) {
   const std::size_t n = log.iterations.size();
   const std::size_t first = std::min(n, skip >= 0 ? std::size_t(skip) : std::max<std::size_t>(1, n / 10));
-  std::vector<double> times, tflops, tps;
+  std::vector<double> times, tflops, tps, samples;
   for (std::size_t i = first; i < n; ++i) {
     const LogIteration& it = log.iterations[i];
     if (it.time_s > 0) times.push_back(it.time_s);
     if (it.tflops_per_gpu > 0) tflops.push_back(it.tflops_per_gpu);
     if (it.tokens_per_s > 0) tps.push_back(it.tokens_per_s);
+    if (it.samples_per_s > 0) samples.push_back(it.samples_per_s);
   }
   LogSummary s;
   s.iterations = static_cast<int>(std::min<std::size_t>(n, 2147483647));
@@ -387,6 +414,7 @@ LogSummary summarize(const TrainingLog& log, int skip) {
   s.p90_time_s = percentile(times, 0.9);
   s.median_tflops_per_gpu = percentile(tflops, 0.5);
   s.median_tokens_per_s_per_gpu = percentile(tps, 0.5);
+  s.median_samples_per_s = percentile(samples, 0.5);
   return s;
 }
 

@@ -2,7 +2,8 @@
 // Reads the per-iteration timing and memory lines of real training logs, so a plan's prediction can be
 // compared with what the job actually did: Megatron-LM ("elapsed time per iteration (ms)", "throughput
 // per GPU (TFLOP/s/GPU)", "memory (MB) | ... max allocated"), torchtitan ("step: N ... tps: ... tflops:
-// ... mfu: ... memory: X GiB"), ms-swift ("'train_speed(iter/s)': 0.104, ... 'global_step/max_steps': '5/100'",
+// ... mfu: ... memory: X GiB"), DeepSpeed's throughput timer ("epoch=0/micro_step=40/global_step=10,
+// RunningAvgSamplesPerSec=..., CurrSamplesPerSec=12.3, MemAllocated=10.5GB, MaxMemAllocated=20.1GB"), ms-swift ("'train_speed(iter/s)': 0.104, ... 'global_step/max_steps': '5/100'",
 // "'memory(GiB)'"), Hugging Face Trainer's closing summary ("'train_steps_per_second': 0.51") and generic
 // PyTorch/torchrun lines that name a step and its time ("step 120 ... step_time: 1.23s", "iter 5 | time 812.3 ms").
 //
@@ -29,11 +30,14 @@ struct LogIteration {
   double time_s = 0;            // > 0, or 0 when the line has no time (torchtitan)
   double tflops_per_gpu = 0;    // > 0 as the framework reports it (Megatron counts recomputation); 0: not reported
   double tokens_per_s = 0;      // > 0 per GPU when the framework says so (torchtitan "tps"); 0: not reported
+  // > 0: samples (sequences) per second over all GPUs, the step's global batch over its time (DeepSpeed's
+  // CurrSamplesPerSec: train_batch_size / the global step's elapsed time, deepspeed/utils/timer.py); 0: not reported
+  double samples_per_s = 0;
   long long line = 0;           // 1-based line of the log it came from
 };
 
 struct TrainingLog {
-  std::string format;           // "megatron", "torchtitan", "ms-swift", "hf-trainer", "pytorch" or "unknown"
+  std::string format;           // "megatron", "torchtitan", "deepspeed", "ms-swift", "hf-trainer", "pytorch" or "unknown"
   std::vector<LogIteration> iterations;
   double peak_memory_bytes = 0;  // largest per-GPU memory figure the log reports
   // What that figure counts: Megatron's "max allocated" the allocator's live tensors, torchtitan's "memory:" its
@@ -60,6 +64,7 @@ struct LogSummary {
   double p10_time_s = 0, p90_time_s = 0;
   double median_tflops_per_gpu = 0;
   double median_tokens_per_s_per_gpu = 0;
+  double median_samples_per_s = 0;  // over all GPUs (DeepSpeed)
 };
 LogSummary summarize(const TrainingLog& log, int skip = -1);
 

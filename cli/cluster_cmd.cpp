@@ -17,6 +17,7 @@
 #include "reports/cluster_report.hpp"
 #include "scenario_input.hpp"
 #include "sim/cluster/cluster_sim.hpp"
+#include "sim/cluster/cluster_state.hpp"
 #include "sim/cluster/model_jobs.hpp"
 #include "sim/cluster/synthetic_workload.hpp"
 #include "sim/cluster/trace_import.hpp"
@@ -27,6 +28,26 @@ namespace {
 
 using Json = nlohmann::json;
 namespace cl = trainsim::sim::cluster;
+
+// What a policy assumed that the reader should know: an oracle for runtimes, a policy missing its settings.
+std::vector<std::string> policy_notes(const std::vector<cl::PolicyChoice>& choices, const cl::ClusterSpec& cluster, const std::vector<cl::ClusterJob>& jobs) {
+  auto uses = [&](const std::string& ordering) {
+    return std::any_of(choices.begin(), choices.end(), [&](const cl::PolicyChoice& c) { return c.ordering == ordering; });
+  };
+  std::vector<std::string> notes;
+  const auto no_walltime = std::count_if(jobs.begin(), jobs.end(), [](const cl::ClusterJob& j) { return j.walltime_s <= 0; });
+  if (uses("backfill") && no_walltime > 0)
+    notes.push_back(std::to_string(no_walltime) + " of " + std::to_string(jobs.size()) +
+                    " jobs give no walltime: backfill takes their true runtimes as the estimate (an oracle; a real scheduler sees only "
+                    "the requested limits, usually well above the runtime)");
+  if (uses("quota") && cluster.queues.empty())
+    notes.push_back("quota: the cluster defines no queues, so no job has a quota and every job only borrows idle GPUs (quota runs as "
+                    "arrival order that skips jobs which do not fit); define cluster.queues to compare quotas");
+  if (uses("las") && cluster.las_promote_knob <= 0)
+    notes.push_back("las: no starvation guard (cluster.scheduler.las_promote_knob 0); jobs of a low queue can wait without bound "
+                    "while short jobs keep arriving; waits include the time re-queued after preemptions");
+  return notes;
+}
 
 constexpr double kFillDurationS = 1e12;  // "never ends" under --fill: far past any trace's last arrival
 
@@ -47,6 +68,8 @@ struct ClusterFlags {
   bool rigid = false;
   double fill_to = 0;
   int synthetic_jobs = 0;
+  std::string synthetic_model = "blocks";
+  int synthetic_block = 0;
   std::string span = "365d";
   double load = 0.8;
   std::uint64_t seed = 1;
@@ -96,7 +119,7 @@ int run_cluster(const ClusterFlags& f) {
     if (f.trace.empty())
       throw InputError("--trace", "nothing", "a workload trace: " + join(cl::trace_kinds()) + " (or jobs in the scenario's cluster section)",
                        "e.g. --trace philly-chronus:../shared/traces/philly-derived-chronus/trace_job_Philly_MIX1.csv");
-    trace = cl::import_trace(f.trace);
+    trace = cl::import_trace(f.trace, f.fill || f.fill_to > 0);
   }
   const bool fractional = std::any_of(trace.jobs.begin(), trace.jobs.end(), [](const cl::ClusterJob& j) { return j.gpu_milli < 1000; });
   if (!f.gpu_sharing.empty()) {
@@ -124,7 +147,10 @@ int run_cluster(const ClusterFlags& f) {
   }
   if (f.synthetic_jobs > 0) {
     if (model_jobs) throw InputError("--synthetic", std::to_string(f.synthetic_jobs), "a --trace to fit (not the scenario's jobs)");
-    // Jobs fitted to the trace (its size mix, lognormal durations per size, its users), at the asked scale.
+    // Jobs drawn from the trace (blocks of its own job sequence, or Poisson arrivals and lognormal durations), at
+    // the asked scale.
+    if (f.synthetic_model != "blocks" && f.synthetic_model != "poisson")
+      throw InputError("--synthetic-model", f.synthetic_model, "blocks (the trace's own job sequence in blocks) or poisson (arrivals and lognormal durations)");
     if (f.synthetic_jobs > 10'000'000) throw InputError("--synthetic", std::to_string(f.synthetic_jobs), "at most 10,000,000 jobs");
     if (!(f.load > 0 && f.load <= 10)) throw InputError("--load", std::to_string(f.load), "an offered load above 0, at most 10");
     std::string why;
@@ -135,14 +161,23 @@ int run_cluster(const ClusterFlags& f) {
     spec.span_s = *span;
     spec.load = f.load;
     spec.seed = f.seed;
+    spec.model = f.synthetic_model == "blocks" ? cl::SyntheticModel::Blocks : cl::SyntheticModel::Poisson;
+    if (f.synthetic_block < 0 || f.synthetic_block > 10'000'000) throw InputError("--synthetic-block", std::to_string(f.synthetic_block), "jobs per block, 1 to 10,000,000 (0: the square root of the trace's jobs)");
+    spec.block_jobs = f.synthetic_block;
     spec.cluster_gpus = run.cluster.total_gpus();
     for (const cl::NodePool& p : run.cluster.pools) spec.max_gpus = std::max(spec.max_gpus, p.total_gpus());
     double scale = 1;
-    trace.jobs = cl::synthesize_workload(cl::fit_workload(trace.jobs, f.trace), spec, &scale);
-    trace.report.source = "synthetic, fitted to " + f.trace;
+    const cl::WorkloadFit fit = cl::fit_workload(trace.jobs, f.trace);
+    trace.jobs = cl::synthesize_workload(fit, spec, &scale);
+    trace.report.source = "synthetic (" + f.synthetic_model + "), fitted to " + f.trace;
     trace.report.jobs = trace.jobs.size();
+    const cl::WorkloadComparison cmp = cl::compare_workloads(fit, trace.jobs, scale);
     run.synthetic_note = std::to_string(f.synthetic_jobs) + " jobs over " + format_seconds(*span) + " at load " + fixed(f.load, 2) +
-                         " (durations x" + fixed(scale, 3) + " of the fit)";
+                         " (durations x" + fixed(scale, 3) + " of the trace's); arrival gaps' CV " + fixed(cmp.synthetic_gap_cv, 2) +
+                         " (trace " + fixed(cmp.trace_gap_cv, 2) + "), arriving in the second of the previous job " +
+                         fixed(100 * cmp.synthetic_same_second, 1) + "% (trace " + fixed(100 * cmp.trace_same_second, 1) +
+                         "%), median duration before scaling " + format_seconds(cmp.synthetic_median_duration_s) + " (trace " +
+                         format_seconds(cmp.trace_median_duration_s) + ")";
   }
   if (f.time_scale != 1)
     for (cl::ClusterJob& j : trace.jobs) j.submit_s *= f.time_scale, j.duration_s *= f.time_scale, j.walltime_s *= f.time_scale;
@@ -186,6 +221,7 @@ int run_cluster(const ClusterFlags& f) {
     run.recorded_p99_wait_s = cl::percentile(recorded, 0.99);
   }
 
+  run.notes = policy_notes(choices, run.cluster, trace.jobs);
   for (const cl::PolicyChoice& choice : choices) {
     ProgressBar bar("cluster " + choice.text);
     cl::ClusterSimOptions o;
@@ -219,8 +255,12 @@ const RegisterCommand registered{
      [](CLI::App& app) -> std::function<int()> {
        auto f = std::make_shared<ClusterFlags>();
        app.add_option("scenario", f->scenario, "scenario file with a \"cluster\" section (pools, network, failures, recovery, scheduler)");
-       app.add_option("--trace", f->trace, "KIND:PATH, KIND one of alibaba-2023 (a directory), philly-chronus, swf, csv");
-       app.add_option("--policy", f->policies, "policies to compare, comma-separated, each ORDER[+PLACEMENT]: fifo, sjf, sjf-estimate, priority, backfill; placement binpack (default), spread, topology");
+       app.add_option("--trace", f->trace, "KIND:PATH, KIND one of " + join(cl::trace_kinds()) + " (alibaba-2023: a directory or a pod list)");
+       // The names from the registries, so a new policy or placement is listed without touching this text.
+       std::vector<std::string> orderings;
+       for (const cl::PolicyInfo& p : cl::policies()) orderings.push_back(p.name);
+       app.add_option("--policy", f->policies, "policies to compare, comma-separated, each ORDER[+PLACEMENT]: " + join(orderings) +
+                                                   "; placement " + join(cl::placement_names()) + " (binpack by default); `trainsim presets` describes each");
        app.add_option("--nodes", f->nodes, "a one-pool cluster of N nodes (instead of the scenario's or the trace's)");
        app.add_option("--gpus-per-node", f->gpus_per_node, "GPUs per node with --nodes (default 8)");
        app.add_option("--gpu", f->gpu, "GPU model with --nodes (default h100-sxm-80gb)");
@@ -232,7 +272,9 @@ const RegisterCommand registered{
        app.add_option("--horizon", f->horizon_s, "stop after this many simulated seconds (default: when every job has ended)");
        app.add_option("--sample-interval", f->sample_interval_s, "seconds between time-series samples (default: 1/500 of the submit span)");
        app.add_option("--seed", f->seed, "random seed of the failures and repairs");
-       app.add_option("--synthetic", f->synthetic_jobs, "N jobs fitted to the --trace (its size mix, lognormal durations per size, users) instead of its own jobs");
+       app.add_option("--synthetic", f->synthetic_jobs, "N jobs drawn from the --trace instead of its own jobs (see --synthetic-model)");
+       app.add_option("--synthetic-model", f->synthetic_model, "blocks (default: blocks of the trace's own job sequence, its bursts kept) or poisson (Poisson arrivals, lognormal durations per size)");
+       app.add_option("--synthetic-block", f->synthetic_block, "with --synthetic-model blocks: consecutive trace jobs per block (default: the square root of the trace's jobs)");
        app.add_option("--span", f->span, "with --synthetic: arrivals over this long (default 365d)");
        app.add_option("--load", f->load, "with --synthetic: offered GPU-time over the cluster's (default 0.8)");
        app.add_option("--fill-to", f->fill_to, "with --fill: repeat the trace's jobs after it until they ask for this fraction of the cluster's GPUs (e.g. 1.3)");

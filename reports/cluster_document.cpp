@@ -78,6 +78,7 @@ void print_cluster_markdown(std::ostream& os, const ClusterRun& r) {
   if (r.recorded_n > 0)
     os << "Recorded in the trace (" << r.recorded_n << " jobs): wait mean " << fixed(r.recorded_mean_wait_s, 1) << " s, p50 "
        << fixed(r.recorded_p50_wait_s, 1) << " s, p99 " << fixed(r.recorded_p99_wait_s, 1) << " s.\n";
+  for (const std::string& n : r.notes) os << "\n> " << n << "\n";
 }
 
 void write_cluster_html(std::ostream& os, const ClusterRun& r) {
@@ -85,6 +86,7 @@ void write_cluster_html(std::ostream& os, const ClusterRun& r) {
   d.facts({{"Cluster", cluster_text(r)}, {"Workload", workload_text(r)}});
   d.heading("Policies side by side");
   d.table(policy_table_header(), policy_table_rows(r), policy_numeric());
+  for (const std::string& n : r.notes) d.paragraph(n);
   d.heading("Over time");
   d.figure(over_time(r, "Allocated GPUs", {"allocated GPUs", "GPUs", false, 0.0}, true, [](const TimeSample& t) { return t.allocated_gpus; }),
            "GPUs held by running jobs at each sample, per policy; the dashed line is the GPUs in service at the start.");

@@ -26,8 +26,11 @@ std::string count_text(double n) {
 }
 
 Json policy_json(const PolicyResult& p, double wall_s) {
-  return {{"name", p.name}, {"jobs", p.jobs}, {"rejected", p.rejected}, {"unfinished", p.unfinished},
+  Json reasons = Json::array();
+  for (const auto& [why, n] : p.rejected_reasons) reasons.push_back({{"reason", why}, {"jobs", n}});
+  return {{"name", p.name}, {"jobs", p.jobs}, {"rejected", p.rejected}, {"rejected_reasons", reasons}, {"unfinished", p.unfinished}, {"timed_out", p.timed_out},
           {"utilization", p.utilization}, {"mean_wait_s", p.mean_wait_s}, {"p50_wait_s", p.p50_wait_s}, {"p99_wait_s", p.p99_wait_s},
+          {"mean_first_wait_s", p.mean_first_wait_s},
           {"mean_jct_s", p.mean_jct_s}, {"mean_slowdown", p.mean_slowdown}, {"makespan_s", p.makespan_s},
           {"preemptions", p.preemptions}, {"failures", p.failures}, {"spot_reclaims", p.spot_reclaims}, {"resizes", p.resizes}, {"gpu_hours_lost", p.gpu_hours_lost}, {"goodput", p.goodput},
           {"gpu_hours", p.gpu_hours}, {"energy_kwh", p.energy_kwh}, {"carbon_kg", p.carbon_kg}, {"cost_usd", p.cost_usd},
@@ -49,6 +52,7 @@ Json cluster_json(const ClusterRun& r) {
   Json defaults = Json::array();
   for (const AppliedDefault& d : r.defaults) defaults.push_back({{"path", d.path}, {"value", d.value}, {"reason", d.reason}});
   out["defaults"] = defaults;
+  out["notes"] = r.notes;
   Json jobs = Json::array();
   for (const auto& m : r.model_jobs) jobs.push_back({{"id", m.id}, {"step_s", m.step_s}, {"step_cross_leaf_s", m.step_cross_leaf_s}, {"steps", m.steps}});
   if (!r.model_jobs.empty()) out["model_jobs"] = jobs;
@@ -72,12 +76,21 @@ std::vector<std::vector<std::string>> policy_table_rows(const ClusterRun& r) {
   return rows;
 }
 
+namespace {
+// The failure model by name and by the rate it runs at (a preset scaled by the scenario keeps its name).
+std::string failures_text(const sim::cluster::ClusterSpec& c) {
+  if (!c.failures_on) return "off";
+  const int gpn = c.max_gpus_per_node() > 0 ? c.max_gpus_per_node() : 8;
+  return c.failures.name + " at " + fixed(c.failures.failures_per_1000_node_days(gpn), 2) + " per 1,000 node-days";
+}
+}  // namespace
+
 std::string cluster_text(const ClusterRun& r) {
   const auto& c = r.cluster;
   std::string s = count_text(c.total_nodes()) + " nodes, " + count_text(c.total_gpus()) + " GPUs (" + r.cluster_source + "):";
   for (const auto& p : c.pools) s += " " + p.name + " " + std::to_string(p.nodes) + (p.spare_nodes ? " +" + std::to_string(p.spare_nodes) + " spare" : "") + ";";
   return s + " " + std::to_string(c.nodes_per_leaf) + " nodes per leaf switch, GPU sharing " + (c.gpu_sharing ? "on" : "off") + ", failures " +
-         (c.failures_on ? c.failures.name : "off") + ", checkpoint every " + format_seconds(c.checkpoint_interval_s) + " (jobs that name none)";
+         failures_text(c) + ", checkpoint every " + format_seconds(c.checkpoint_interval_s) + " (jobs that name none)";
 }
 
 std::string workload_text(const ClusterRun& r) {
@@ -93,7 +106,7 @@ void print_cluster_table(std::ostream& os, const ClusterRun& r) {
   os << "Cluster    " << count_text(c.total_nodes()) << " nodes, " << count_text(c.total_gpus()) << " GPUs (" << r.cluster_source << "):";
   for (const auto& p : c.pools) os << " " << p.name << " " << p.nodes << (p.spare_nodes ? " +" + std::to_string(p.spare_nodes) + " spare" : "") << ";";
   os << "\n           " << c.nodes_per_leaf << " nodes per leaf switch, GPU sharing " << (c.gpu_sharing ? "on" : "off") << ", failures "
-     << (c.failures_on ? c.failures.name : "off") << ", checkpoint every " << format_seconds(c.checkpoint_interval_s) << " (jobs that name none)\n";
+ << failures_text(c) << ", checkpoint every " << format_seconds(c.checkpoint_interval_s) << " (jobs that name none)\n";
   os << "Workload   " << r.workload.source << ": " << count_text(static_cast<double>(r.workload.rows)) << " rows, "
      << count_text(static_cast<double>(r.workload.jobs)) << " jobs";
   if (r.time_scale != 1) os << ", times x" << r.time_scale;
@@ -142,9 +155,20 @@ void print_cluster_table(std::ostream& os, const ClusterRun& r) {
     if (p.spot_reclaims > 0) os << p.name << ": " << p.spot_reclaims << " spot nodes reclaimed (jobs on them counted under failures' GPU-hours lost)\n";
   for (const PolicyResult& p : r.policies)
     if (p.resizes > 0) os << p.name << ": " << p.resizes << " elastic resizes (shrunk after a failure or for waiting jobs, grown into idle GPUs)\n";
-  for (const PolicyResult& p : r.policies)
-    if (p.rejected > 0 || p.unfinished > 0)
-      os << p.name << ": " << p.rejected << " jobs larger than any pool were rejected, " << p.unfinished << " had not ended at the horizon\n";
+  for (const PolicyResult& p : r.policies) {
+    if (p.rejected > 0) {
+      os << p.name << ": " << p.rejected << " jobs rejected, never started:";
+      for (std::size_t i = 0; i < p.rejected_reasons.size(); ++i)
+        os << (i > 0 ? ";" : "") << " " << p.rejected_reasons[i].second << " " << p.rejected_reasons[i].first;
+      os << "\n";
+    }
+    if (p.unfinished > 0) os << p.name << ": " << p.unfinished << " jobs had not ended at the horizon\n";
+    if (p.timed_out > 0) os << p.name << ": " << p.timed_out << " jobs stopped at their walltime before their work was done (Slurm: TIMEOUT)\n";
+    if (p.mean_wait_s > p.mean_first_wait_s * 1.01 + 1)
+      os << p.name << ": waits count the time re-queued after preemptions and failures (mean " << format_seconds(p.mean_wait_s)
+         << "; until the first start only: " << format_seconds(p.mean_first_wait_s) << ")\n";
+  }
+  for (const std::string& n : r.notes) os << "Note: " << n << "\n";
   os << "\nutil: allocated GPU-time over GPU-time in service from the first arrival to the last end; goodput: the jobs' own\n"
         "GPU-time over allocated GPU-time (the rest: work rolled back by failures and preemptions, restarts).\n";
 }
@@ -159,7 +183,7 @@ void print_cluster_csv(std::ostream& os, const ClusterRun& r) {
 }
 
 void write_cluster_jobs_csv(std::ostream& os, const ClusterRun& r, const std::vector<sim::cluster::ClusterJob>& jobs) {
-  os << "policy,id,user,queue,gpus,gpu_milli,submit_s,start_s,end_s,wait_s,jct_s,slowdown,preemptions,failures,reclaims,resizes,gpu_hours_lost,leaves\n";
+  os << "policy,id,user,queue,gpus,gpu_milli,submit_s,start_s,end_s,wait_s,jct_s,slowdown,preemptions,failures,reclaims,resizes,gpu_hours_lost,leaves,first_wait_s\n";
   auto cell = [](double v) { return v < 0 ? std::string() : std::to_string(v); };
   for (const PolicyResult& p : r.policies)
     for (const auto& rec : p.records) {
@@ -167,7 +191,7 @@ void write_cluster_jobs_csv(std::ostream& os, const ClusterRun& r, const std::ve
       os << csv_field(p.name) << ',' << csv_field(j.id) << ',' << csv_field(j.user) << ',' << csv_field(j.queue) << ',' << j.gpus << ','
          << j.gpu_milli << ',' << rec.submit_s << ',' << cell(rec.start_s) << ',' << cell(rec.end_s) << ',' << cell(rec.wait_s) << ','
          << cell(rec.jct_s) << ',' << cell(rec.slowdown) << ',' << rec.preemptions << ',' << rec.failures << ',' << rec.reclaims << ',' << rec.resizes << ',' << rec.gpu_hours_lost << ','
-         << rec.leaves << '\n';
+         << rec.leaves << ',' << cell(rec.first_wait_s) << '\n';
     }
 }
 

@@ -30,6 +30,8 @@ struct ClusterRun {
   std::vector<sim::cluster::PolicyResult> policies;
   std::vector<double> wall_s;   // per policy, seconds the simulation took
   std::vector<AppliedDefault> defaults;
+  // What a reader must know to trust the comparison: an oracle used, a policy running without what it needs.
+  std::vector<std::string> notes;
 };
 
 nlohmann::json cluster_json(const ClusterRun& r);

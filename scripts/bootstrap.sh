@@ -9,6 +9,7 @@ packages=(
   libbenchmark-dev libfmt-dev python3 python3-jsonschema python3-yaml
   clang libclang-rt-14-dev
   chromium python3-html5lib  # HTML report tests: headless render + screenshots (tests/reports)
+  slurm-wlm  # a real Slurm (slurmctld, slurmd) for the scheduler comparison (tests/sim/slurm)
 )
 
 missing=()

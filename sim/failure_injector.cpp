@@ -134,6 +134,7 @@ void FailureInjector::reset(std::uint64_t seed, double now) {
 }
 
 void FailureInjector::draw_cohort(Cohort& h, double now) {
+  h.pick = -1;
   if (h.n == 0) {
     h.next = kInf;
     return;
@@ -199,7 +200,8 @@ const FailureEvent& FailureInjector::peek() {
       break;
     }
     Cohort& h = cohorts_[static_cast<std::size_t>(source)];
-    pending_unit_ = h.members[rng_.below(static_cast<std::uint32_t>(h.n))];
+    if (h.pick < 0) h.pick = h.members[rng_.below(static_cast<std::uint32_t>(h.n))];
+    pending_unit_ = h.pick;
     node = node_of(pending_unit_);
     if (node_up_[static_cast<std::size_t>(node)]) break;
     // A memoryless cohort keeps the parts of nodes out of the pool (thinning): a candidate failure of one of
@@ -275,12 +277,16 @@ void FailureInjector::take_down() {
 void FailureInjector::remove_node(int node, double now) {
   const auto n = static_cast<std::size_t>(node);
   if (node < 0 || node >= nodes_ || !node_up_[n]) return;
+  // Every part leaves its cohort (O(parts per node)); the cohorts it left are drawn again from now, at the rate of
+  // the parts in the pool. (Keeping memoryless parts in their cohort and rejecting their candidates while out,
+  // decided when the candidate was looked at rather than when it fell due, lost the failures of nodes that came
+  // back in between: a cluster whose pool changed often saw 6% fewer failures than its rate.)
   for (const Component& k : comps_) {
-    if (!k.dist || k.memoryless) continue;  // memoryless parts stay in their cohort, their failures rejected while out
+    if (!k.dist) continue;
     for (int j = 0; j < k.units_per_node; ++j) {
       const int u = k.offset + node * k.units_per_node + j;
       if (unit_cohort_[static_cast<std::size_t>(u)] >= 0) cohort_remove(u, true);
-      ++unit_gen_[static_cast<std::size_t>(u)];
+      if (!k.memoryless) ++unit_gen_[static_cast<std::size_t>(u)];
     }
   }
   node_up_[n] = 0;
@@ -294,16 +300,11 @@ void FailureInjector::restore_node(int node, double now) {
   if (node < 0 || node >= nodes_ || node_up_[n]) return;
   node_up_[n] = 1;
   ++nodes_up_;
+  // New parts: a memoryless one joins its cohort (as good as new), any other gets its own clock from now.
   for (const Component& k : comps_) {
     if (!k.dist) continue;
-    // A memoryless part is as good as new where it is, unless its node was a lemon (found since: it moves).
-    if (k.memoryless && node >= lemons_) continue;
     for (int j = 0; j < k.units_per_node; ++j) add_unit(k.offset + node * k.units_per_node + j, now);
   }
-  // A memoryless cohort's candidate from before `now` (while every node was out) is drawn again from now.
-  for (auto& h : cohorts_)
-    if (h.next < now && !h.dirty && comps_[static_cast<std::size_t>(h.component)].memoryless && comps_[static_cast<std::size_t>(h.component)].dist)
-      mark_dirty(static_cast<int>(&h - cohorts_.data()));
   redraw_dirty(now);
   pending_valid_ = false;
 }

@@ -5,9 +5,12 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <queue>
+#include <stdexcept>
 #include <simgrid/s4u.hpp>
 
+#include "backfill_plan.hpp"
 #include "cluster_state.hpp"
 #include "models/errors.hpp"
 #include "sim/failure_injector.hpp"
@@ -38,7 +41,7 @@ sg4::Host* cluster_host() {
 }
 
 struct Message {
-  enum Kind { Arrival, End, NodeBack, Repaired, SpotBack, Alarm } kind;
+  enum Kind { Arrival, End, Timeout, NodeBack, Repaired, SpotBack, Alarm } kind;
   int a = 0;    // job (Arrival: first job of the batch; End) or node
   int b = 0;    // End: the run's generation; Arrival: one past the batch's last job
   double t = 0; // Alarm: the time it was set for (the clock, offset by earlier runs, may read a hair earlier)
@@ -57,6 +60,11 @@ struct JobState {
   bool running = false, waiting = false, done = false;
   double kept_work_s = 0;        // checkpointed work (survives a failure)
   double run_start_s = 0;        // this run's start
+  double limit_start_s = 0;      // when its walltime started counting (its start from the queue; a resize keeps it)
+  // A job without gang scheduling (gang = false) is placed pod by pod (one GPU each) and holds the GPUs it got
+  // while it waits for the rest: it runs only once all are placed (a distributed job needs every worker).
+  Placement partial;
+  int partial_gpus = 0;
   double run_overhead_s = 0;     // startup time of this run before work (restart, recovery, the cycle's cost)
   double next_overhead_s = 0;    // startup time the next run pays
   double planned_end_s = 0;
@@ -80,6 +88,7 @@ class Simulation final : public SchedulingPass {
       r.index = static_cast<int>(i);
       r.submit_s = jobs[i].submit_s;
       jobs_state_[i].status.remaining_work_s = jobs[i].duration_s;
+      jobs_state_[i].status.queued_since_s = jobs[i].submit_s;
     }
     if (spec.failures_on) {
       // Idle spares do not fail (as in the single-job Monte-Carlo): they join the injector when swapped in.
@@ -112,12 +121,15 @@ class Simulation final : public SchedulingPass {
       pool_first_node_.push_back(first_node);
       first_node += p.nodes + p.spare_nodes;
       active_.push_back(p.nodes);
+      full_capacity_milli_ += static_cast<std::int64_t>(p.nodes) * p.gpus_per_node * 1000;
     }
     if (!jobs.empty()) {
       // About 500 samples over the submit span plus a mean job's duration (the run's likely length).
       double mean_duration = 0;
       for (const ClusterJob& j : jobs) mean_duration += j.duration_s / static_cast<double>(jobs.size());
-      const double span = jobs.back().submit_s - jobs.front().submit_s + mean_duration;
+      // A horizon bounds the run (the --fill experiment's jobs never end): sample up to it.
+      const double span = opt.horizon_s > 0 ? std::max(1.0, opt.horizon_s - jobs.front().submit_s)
+                                            : jobs.back().submit_s - jobs.front().submit_s + mean_duration;
       sample_dt_ = opt.sample_interval_s > 0 ? opt.sample_interval_s : std::max(1.0, span / 500);
       next_sample_ = jobs.front().submit_s;
       last_t_ = jobs.front().submit_s;
@@ -128,13 +140,12 @@ class Simulation final : public SchedulingPass {
     sg4::Host* host = cluster_host();
     offset_ = sg4::Engine::get_clock();
     mailbox_ = sg4::Mailbox::by_name("cluster-run-" + std::to_string(++runs_));
-    // Jobs that no pool can ever hold are set aside (reported as rejected), not left to wait forever.
-    for (std::size_t i = 0; i < jobs_.size(); ++i)
-      if (!could_ever_fit(jobs_[i])) {
-        jobs_state_[i].done = true;
-        ++result_.rejected;
-        ++ended_;
-      }
+    // Jobs that no pool can ever hold, or that the policy would never start, are set aside (reported as
+    // rejected, with the reason), not left to wait forever.
+    for (std::size_t i = 0; i < jobs_.size(); ++i) {
+      const std::string why = could_ever_fit(jobs_[i]) ? policy_->never_starts(jobs_[i], spec_) : "larger than any pool it may use";
+      if (!why.empty()) reject(static_cast<int>(i), why);
+    }
     sg4::Actor::create("arrivals", host, [this] { arrivals(); });
     sg4::Actor::create("scheduler", host, [this] { scheduler(); });
     sg4::Engine::get_instance()->run();
@@ -154,16 +165,27 @@ class Simulation final : public SchedulingPass {
     for (int v : victims) trial.release(jobs_state_[static_cast<std::size_t>(v)].placement);
     return trial.fits(job(j)) && !trial.place(job(j), placement_).empty();
   }
-  bool start(int j) override;
+  bool start(int j) override {
+    if (!startable(j)) return false;
+    const ClusterJob& c = job(j);
+    if (!c.gang && !c.elastic() && c.gpus > 1 && (jobs_state_[static_cast<std::size_t>(j)].partial_gpus > 0 || !state_.fits(c))) return add_pods(j);
+    return begin(j, choose_placement(state_, c));
+  }
   void preempt(int j) override { interrupt(j, Stop::Preempted, false); }
+  double reserve(int j, double window_s) override;
+  bool start_beside_reservations(int j) override;
+  std::vector<double> release_instants() const;
+  ClusterState state_at(double t, double runtime) const;
+  BackfillPlan& plan();  // this pass's, built at its first use
+  bool shares_a_gpu(const ClusterJob& c) const { return spec_.gpu_sharing && c.gpus == 1 && c.gpu_milli < 1000; }
+  void wake_at(double t) override { wake_s_ = std::min(wake_s_, t); }
   double free_gpus() const override { return static_cast<double>(state_.capacity_milli() - state_.allocated_milli()) / 1000; }
   double total_gpus() const override { return static_cast<double>(state_.capacity_milli()) / 1000; }
   double expected_runtime(int j) const override {
     const JobState& s = jobs_state_[static_cast<std::size_t>(j)];
     const ClusterJob& c = job(j);
     if (s.running) {
-      const double elapsed = now_ - s.run_start_s;
-      return c.walltime_s > 0 ? std::max(0.0, c.walltime_s - elapsed) : std::max(0.0, s.planned_end_s - now_);
+      return c.walltime_s > 0 ? std::max(0.0, c.walltime_s - (now_ - s.limit_start_s)) : std::max(0.0, s.planned_end_s - now_);
     }
     return c.walltime_s > 0 ? c.walltime_s : s.next_overhead_s + s.status.remaining_work_s;
   }
@@ -189,6 +211,35 @@ class Simulation final : public SchedulingPass {
   }
 
   void send(Message m) { mailbox_->put_init(new Message(m), 0)->detach(); }
+
+  void reject(int j, const std::string& why) {
+    JobState& s = jobs_state_[static_cast<std::size_t>(j)];
+    s.done = true;
+    s.waiting = false;
+    ++result_.rejected;
+    ++ended_;
+    auto& reasons = result_.rejected_reasons;
+    auto it = std::find_if(reasons.begin(), reasons.end(), [&](const auto& r) { return r.first == why; });
+    if (it == reasons.end()) reasons.push_back({why, 1});
+    else ++it->second;
+  }
+
+  // Nothing runs, every job has arrived, every node is in service, and the policy started none of those
+  // waiting: they would wait for ever (the run would go on only for failures to happen on idle nodes).
+  // Jobs placed pod by pod can also deadlock: each holds part of its GPUs and waits for GPUs the others hold.
+  void reject_stuck() {
+    if (!running_.empty() || waiting_.empty() || arrived_ < jobs_.size() || state_.capacity_milli() < full_capacity_milli_) return;
+    const bool deadlock = holds_partial();
+    for (int j : waiting_) {
+      JobState& s = jobs_state_[static_cast<std::size_t>(j)];
+      if (s.partial_gpus > 0) state_.release(s.partial);
+      s.partial = {};
+      s.partial_gpus = 0;
+      reject(j, deadlock ? "deadlocked without gang scheduling (partly placed jobs hold the GPUs each other needs)"
+                         : "never started on the idle cluster (the policy admits it nowhere)");
+    }
+    waiting_.clear();
+  }
 
   static ClusterJob sized(const ClusterJob& c, int g) {
     ClusterJob out = c;
@@ -276,6 +327,7 @@ class Simulation final : public SchedulingPass {
   bool handle(const Message& m) {
     switch (m.kind) {
       case Message::Arrival:
+        arrived_ += static_cast<std::size_t>(m.b - m.a);
         for (int j = m.a; j < m.b; ++j) {
           JobState& s = jobs_state_[static_cast<std::size_t>(j)];
           if (s.done) continue;
@@ -287,6 +339,12 @@ class Simulation final : public SchedulingPass {
         JobState& s = jobs_state_[static_cast<std::size_t>(m.a)];
         if (!s.running || s.generation != m.b) return false;
         complete(m.a);
+        return true;
+      }
+      case Message::Timeout: {
+        JobState& s = jobs_state_[static_cast<std::size_t>(m.a)];
+        if (!s.running || s.generation != m.b) return false;
+        time_out(m.a);
         return true;
       }
       case Message::NodeBack: {  // a spare swapped in: in service, and a spot node can now be reclaimed
@@ -341,6 +399,10 @@ class Simulation final : public SchedulingPass {
       node_failed(f.node, f.needs_replacement);
       changed = true;
     }
+    if (wake_s_ <= due + kSameInstantS) {
+      wake_s_ = kInf;
+      changed = true;
+    }
     if (spec_.cycle.period_s > 0 && due + kSameInstantS >= next_cycle_) {
       next_cycle_ = due + spec_.cycle.period_s;
       pass();
@@ -355,6 +417,7 @@ class Simulation final : public SchedulingPass {
       if (inj) t = std::min(t, inj->peek().time_s);
     if (next_scripted_ < scripted_.size()) t = std::min(t, scripted_[next_scripted_].at_s);
     if (spec_.cycle.period_s > 0 && !waiting_.empty()) t = std::min(t, std::max(now_, next_cycle_));
+    if (!waiting_.empty()) t = std::min(t, std::max(now_, wake_s_));
     if (opt_.horizon_s > 0) t = std::min(t, opt_.horizon_s);
     return t;
   }
@@ -390,6 +453,7 @@ class Simulation final : public SchedulingPass {
     if (state_.is_standby(node)) {
       state_.set_standby(node, false);  // a failed spare goes to repair and comes back a spare
     } else if (state_.schedulable(node)) {
+      drop_pods_on(node);
       state_.set_schedulable(node, false);
       if (reclaimers_[static_cast<std::size_t>(pool)]) reclaimers_[static_cast<std::size_t>(pool)]->remove_node(local(node), now_);
       --active_[static_cast<std::size_t>(pool)];
@@ -428,6 +492,7 @@ class Simulation final : public SchedulingPass {
         if (part.node == node) hit.push_back(j);
     for (int j : hit)
       if (!shrink_around(j, node, Stop::Reclaimed)) interrupt(j, Stop::Reclaimed, false);
+    drop_pods_on(node);
     state_.set_schedulable(node, false);
     const int pool = state_.pool_of(node);
     if (!injectors_.empty()) injectors_[static_cast<std::size_t>(pool)]->remove_node(local(node), now_);
@@ -447,6 +512,7 @@ class Simulation final : public SchedulingPass {
     JobState& s = jobs_state_[static_cast<std::size_t>(j)];
     const ClusterJob& c = jobs_[static_cast<std::size_t>(j)];
     s.status.attained_gpu_s += (now_ - s.run_start_s) * s.held;
+    s.status.run_s += now_ - s.run_start_s;
     state_.release(s.placement);
     if (c.elastic()) --elastic_running_;
     s.actor = nullptr;  // a held reference would keep the ended actor's stack mapped
@@ -469,6 +535,19 @@ class Simulation final : public SchedulingPass {
     }
   }
 
+  // The job reached its walltime before its work was done: the scheduler ends it there (Slurm's TIMEOUT), with
+  // the work it did (up to the end, not only to its last checkpoint: the user keeps what it wrote).
+  void time_out(int j) {
+    JobState& s = jobs_state_[static_cast<std::size_t>(j)];
+    const double elapsed = now_ - s.run_start_s;
+    const double worked = std::max(0.0, elapsed - s.run_overhead_s) / s.slowdown * s.speed;
+    JobRecord& r = result_.records[static_cast<std::size_t>(j)];
+    r.timed_out = true;
+    r.work_done_s = std::min(jobs_[static_cast<std::size_t>(j)].duration_s, s.kept_work_s + worked);
+    ++result_.timed_out;
+    complete(j);
+  }
+
   // Closes the accounting of a job's current run and stops its actor: the work is kept up to the last
   // checkpoint, or all of it when `checkpoint_now` (a planned resize saves first); the rolled-back work
   // counts as lost GPU-hours (the wall time that produced it, on the GPUs held).
@@ -486,6 +565,7 @@ class Simulation final : public SchedulingPass {
     s.kept_work_s = kept;
     s.status.remaining_work_s = std::max(0.0, c.duration_s - kept);
     s.status.attained_gpu_s += elapsed * s.held;
+    s.status.run_s += elapsed;
     s.actor->kill();
     s.actor = nullptr;
     ++s.generation;
@@ -524,6 +604,7 @@ class Simulation final : public SchedulingPass {
     }
     // Back in the queue in its arrival place.
     s.waiting = true;
+    s.status.queued_since_s = now_;
     const auto pos = std::lower_bound(waiting_.begin(), waiting_.end(), j);
     waiting_.insert(pos, j);
   }
@@ -601,12 +682,16 @@ class Simulation final : public SchedulingPass {
     s.run_overhead_s = overhead_s;
     result_.records[static_cast<std::size_t>(j)].gpu_hours_lost += overhead_s * s.held / 3600;  // GPUs held, no progress
     s.slowdown = s.placement.leaves > 1 ? c.cross_leaf_slowdown : 1.0;
-    const double run_s = overhead_s + s.status.remaining_work_s * s.slowdown / s.speed;
+    double run_s = overhead_s + s.status.remaining_work_s * s.slowdown / s.speed;
+    // A walltime is enforced: the run stops at the limit, counted from the job's start out of the queue.
+    const double limit_left = c.walltime_s > 0 ? std::max(0.0, c.walltime_s - (now_ - s.limit_start_s)) : kInf;
+    const Message::Kind ending = run_s > limit_left + kSameInstantS ? Message::Timeout : Message::End;
+    if (ending == Message::Timeout) run_s = limit_left;
     s.planned_end_s = now_ + run_s;
     const int gen = ++s.generation;
-    s.actor = sg4::Actor::create("job", cluster_host(), [this, j, gen, run_s] {
+    s.actor = sg4::Actor::create("job", cluster_host(), [this, j, gen, run_s, ending] {
       sg4::this_actor::sleep_for(run_s);
-      send({Message::End, j, gen});
+      send({ending, j, gen});
     });
   }
 
@@ -661,11 +746,82 @@ class Simulation final : public SchedulingPass {
     }
   }
 
+  // Whether a job may start in this pass at all: waiting, and its queue's admissions not used up.
+  bool startable(int j) {
+    const ClusterJob& c = job(j);
+    if (!jobs_state_[static_cast<std::size_t>(j)].waiting) return false;
+    return spec_.cycle.admissions_per_queue <= 0 || admitted_[c.queue] < spec_.cycle.admissions_per_queue;
+  }
+  // Where the job would run in `state` (whose free GPUs are free now): its request, or for an elastic job that
+  // does not fit whole the most GPUs it can run on, down to elastic_min; empty when nothing fits.
+  Placement choose_placement(const ClusterState& state, const ClusterJob& c) const {
+    Placement p = state.fits(c) ? state.place(c, placement_) : Placement{};
+    for (int g = c.elastic() ? c.elastic_size_at_most(c.gpus - 1) : 0; p.empty() && g > 0; g = c.elastic_size_at_most(g - 1)) {
+      const ClusterJob smaller = sized(c, g);
+      if (state.fits(smaller)) p = state.place(smaller, placement_);
+    }
+    return p;
+  }
+  bool begin(int j, Placement p, bool allocated = false);  // allocated: p's GPUs are already taken (pods placed one by one)
+
+  // Places as many of a non-gang job's missing pods (one GPU each) as there are free GPUs, fullest nodes first
+  // (the default scheduler's bin-packing score), and starts the job once it holds all of them.
+  bool add_pods(int j) {
+    JobState& s = jobs_state_[static_cast<std::size_t>(j)];
+    const ClusterJob& c = job(j);
+    ClusterJob pod = sized(c, 1);
+    Placement got;
+    while (s.partial_gpus < c.gpus) {
+      Placement one = state_.place(pod, placement_);
+      if (one.empty()) break;
+      state_.allocate(one);
+      got.parts.push_back(one.parts.front());
+      ++s.partial_gpus;
+    }
+    // Parts on the same node merge into one (a node's GPUs are one part of a placement).
+    for (const Placement::Part& part : got.parts) {
+      auto it = std::find_if(s.partial.parts.begin(), s.partial.parts.end(), [&](const Placement::Part& q) { return q.node == part.node; });
+      if (it == s.partial.parts.end()) s.partial.parts.push_back(part);
+      else it->whole += part.whole, it->gpus |= part.gpus;
+    }
+    if (s.partial_gpus < c.gpus) return false;
+    Placement all = std::move(s.partial);
+    all.leaves = leaves_of(all);
+    s.partial = {};
+    s.partial_gpus = 0;
+    return begin(j, std::move(all), /*allocated=*/true);
+  }
+
+  // Pods of jobs still partly placed lose the ones on a node leaving service (their GPUs are gone with it).
+  void drop_pods_on(int node) {
+    for (int j : waiting_) {
+      JobState& s = jobs_state_[static_cast<std::size_t>(j)];
+      for (auto it = s.partial.parts.begin(); it != s.partial.parts.end();) {
+        if (it->node != node) {
+          ++it;
+          continue;
+        }
+        Placement gone;
+        gone.parts.push_back(*it);
+        state_.release(gone);
+        s.partial_gpus -= it->whole;
+        it = s.partial.parts.erase(it);
+      }
+    }
+  }
+
+  bool holds_partial() const {
+    return std::any_of(waiting_.begin(), waiting_.end(), [&](int j) { return jobs_state_[static_cast<std::size_t>(j)].partial_gpus > 0; });
+  }
+
   void pass() {
     admitted_.clear();
+    reservations_.clear();
+    plan_.reset();
     give_back_grown();
     policy_->schedule(*this);
     grow_elastic();
+    reject_stuck();
   }
 
   void finish();
@@ -677,6 +833,14 @@ class Simulation final : public SchedulingPass {
   PlacementKind placement_ = PlacementKind::Binpack;
   std::unique_ptr<SchedulerPolicy> policy_;
   ClusterState state_;
+  // This pass's backfill reservations: GPUs held for a waiting job from `start_s` to `end_s`.
+  struct Reservation {
+    Placement gpus;
+    double start_s, end_s;
+  };
+  std::vector<Reservation> reservations_;
+  std::optional<BackfillPlan> plan_;
+  double wake_s_ = kInf;  // a pass the policy asked for
   std::vector<JobState> jobs_state_;
   std::vector<int> waiting_, running_;
   std::vector<std::unique_ptr<FailureInjector>> injectors_, reclaimers_;  // per pool (reclaimers: null unless spot)
@@ -694,24 +858,96 @@ class Simulation final : public SchedulingPass {
   double sample_dt_ = 1, next_sample_ = 0;
   double allocated_area_ = 0, capacity_area_ = 0, carbon_area_ = 0;
   int ended_ = 0, last_progress_ = 0;
+  std::size_t arrived_ = 0;
+  std::int64_t full_capacity_milli_ = 0;  // every node of every pool in service (spares not counted)
   int elastic_running_ = 0;
   PolicyResult result_;
   static inline int runs_ = 0;
 };
 
-bool Simulation::start(int j) {
+// Running jobs release their GPUs at their expected ends and earlier reservations end; the job takes the first of
+// those instants (now included) at which it has a placement beside the reservations its run would overlap. The
+// plan finds the instant for jobs of whole GPUs; a job sharing a GPU or an elastic one replays the releases.
+double Simulation::reserve(int j, double window_s) {
+  const ClusterJob& c = job(j);
+  const double runtime = expected_runtime(j), latest = now_ + window_s;
+  double t = kInf;
+  Placement p;
+  if (!shares_a_gpu(c) && !c.elastic()) {
+    t = plan().earliest(c, runtime, latest);
+    if (t < kInf) p = choose_placement(state_at(t, runtime), c);
+  }
+  if (p.empty()) {
+    for (double at : release_instants()) {
+      if (at > latest) break;
+      const ClusterState then = state_at(at, runtime);
+      if (!(then.fits(c) || (c.elastic() && then.fits(sized(c, c.elastic_min))))) continue;
+      p = choose_placement(then, c);
+      if (!p.empty()) {
+        t = at;
+        break;
+      }
+    }
+  }
+  if (p.empty()) return kInf;
+  plan().reserve(p, t, t + runtime);
+  reservations_.push_back({std::move(p), t, t + runtime});
+  return t;
+}
+
+bool Simulation::start_beside_reservations(int j) {
+  const ClusterJob& c = job(j);
+  if (!startable(j) || !fits(j)) return false;
+  if (reservations_.empty()) return start(j);
+  const double runtime = expected_runtime(j);
+  // The plan's quick answer first (most jobs a backfill pass tests cannot start); the placement from the state.
+  if (!shares_a_gpu(c) && !c.elastic() && plan().earliest(c, runtime, now_) > now_) return false;
+  return begin(j, choose_placement(state_at(now_, runtime), c));
+}
+
+// Now, now + the running jobs' expected ends, and the reservations' ends: when something may free; sorted.
+std::vector<double> Simulation::release_instants() const {
+  std::vector<double> out{now_};
+  for (int r : running_) out.push_back(now_ + expected_runtime(r));
+  for (const Reservation& r : reservations_) out.push_back(r.end_s);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The cluster as a job starting at t for `runtime` would find it: the running jobs expected to end by then gone,
+// the GPUs of reservations overlapping its run taken (a GPU busy then is already unavailable, so marking it again
+// changes nothing that place() reads).
+ClusterState Simulation::state_at(double t, double runtime) const {
+  ClusterState at = state_;
+  // A job expected to end now still holds its GPUs until its end is handled: only later instants release.
+  for (int r : running_)
+    if (t > now_ && now_ + expected_runtime(r) <= t) at.release(jobs_state_[static_cast<std::size_t>(r)].placement);
+  for (const Reservation& r : reservations_)
+    if (r.start_s < t + runtime && r.end_s > t) at.allocate(r.gpus);
+  return at;
+}
+
+BackfillPlan& Simulation::plan() {
+  if (!plan_) {
+    plan_.emplace(state_, now_);
+    for (int r : running_) plan_->hold_until(jobs_state_[static_cast<std::size_t>(r)].placement, now_ + expected_runtime(r));
+  }
+  return *plan_;
+}
+
+bool Simulation::begin(int j, Placement p, bool allocated) {
   JobState& s = jobs_state_[static_cast<std::size_t>(j)];
   const ClusterJob& c = jobs_[static_cast<std::size_t>(j)];
-  if (!s.waiting) return false;
-  if (spec_.cycle.admissions_per_queue > 0 && admitted_[c.queue] >= spec_.cycle.admissions_per_queue) return false;
-  Placement p = state_.fits(c) ? state_.place(c, placement_) : Placement{};
-  // An elastic job that does not fit whole starts on the most GPUs it can run on, down to elastic_min.
-  for (int g = c.elastic() ? c.elastic_size_at_most(c.gpus - 1) : 0; p.empty() && g > 0; g = c.elastic_size_at_most(g - 1)) {
-    const ClusterJob smaller = sized(c, g);
-    if (state_.fits(smaller)) p = state_.place(smaller, placement_);
-  }
   if (p.empty()) return false;
-  state_.allocate(p);
+  if (!allocated) {
+    // A placement found on a state built for planning must still be free now (two jobs on one GPU would go
+    // unnoticed until the accounting drifted).
+    for (const Placement::Part& part : p.parts)
+      for (int g = 0; g < state_.gpus_on(part.node); ++g)
+        if ((part.gpus >> g & 1) != 0 && state_.free_milli(part.node, g) != 1000)
+          throw std::logic_error("cluster simulator: job " + c.id + " placed on a GPU in use");
+    state_.allocate(p);
+  }
   ++admitted_[c.queue];
   s.placement = std::move(p);
   s.waiting = false;
@@ -722,19 +958,23 @@ bool Simulation::start(int j) {
   JobRecord& r = result_.records[static_cast<std::size_t>(j)];
   if (r.start_s < 0) {
     r.start_s = now_;
-    r.wait_s = std::max(0.0, now_ - c.submit_s);  // the offset clock may read a hair before the arrival
+    r.first_wait_s = r.wait_s = std::max(0.0, now_ - c.submit_s);  // the offset clock may read a hair before the arrival
     r.leaves = s.placement.leaves;
+  } else {
+    r.wait_s += std::max(0.0, now_ - s.status.queued_since_s);
   }
   const double overhead = s.next_overhead_s + spec_.cycle.cost_s;
   s.next_overhead_s = 0;
+  s.limit_start_s = now_;
   launch(j, overhead);
+  if (plan_) plan_->hold_until(s.placement, now_ + expected_runtime(j));
   return true;
 }
 
 void Simulation::finish() {
   PolicyResult& out = result_;
   std::vector<double> waits;
-  double jct = 0, slowdown = 0, useful = 0, first = kInf, last = 0;
+  double jct = 0, slowdown = 0, useful = 0, first = kInf, last = 0, first_waits = 0;
   for (std::size_t i = 0; i < jobs_.size(); ++i) {
     JobRecord& r = out.records[i];
     r.resizes = jobs_state_[i].resizes;
@@ -747,15 +987,17 @@ void Simulation::finish() {
     }
     ++out.jobs;
     waits.push_back(r.wait_s);
+    first_waits += r.first_wait_s;
     jct += r.jct_s;
     slowdown += r.slowdown;
     last = std::max(last, r.end_s);
-    useful += jobs_[i].duration_s * gpus_of(jobs_[i], spec_.gpu_sharing);
+    useful += (r.timed_out ? r.work_done_s : jobs_[i].duration_s) * gpus_of(jobs_[i], spec_.gpu_sharing);
   }
   if (out.jobs > 0) {
     double sum = 0;
     for (double w : waits) sum += w;
     out.mean_wait_s = sum / out.jobs;
+    out.mean_first_wait_s = first_waits / out.jobs;
     out.p50_wait_s = percentile(waits, 0.5);
     out.p99_wait_s = percentile(waits, 0.99);
     out.mean_jct_s = jct / out.jobs;

@@ -20,12 +20,16 @@ namespace trainsim::sim::cluster {
 struct JobRecord {
   int index = 0;             // into the workload
   double submit_s = 0, start_s = -1, end_s = -1;  // first start; end of the last run (-1: never)
-  double wait_s = -1, jct_s = -1, slowdown = -1;  // bounded slowdown: JCT / max(duration, 10 s)
+  // wait: all time queued, the first wait and every wait after a preemption or failure until the job ran again;
+  // first_wait: until the first start (what traces record). Bounded slowdown: JCT / max(duration, 10 s).
+  double wait_s = -1, first_wait_s = -1, jct_s = -1, slowdown = -1;
   int preemptions = 0, failures = 0, reclaims = 0;  // reclaims: runs stopped by a spot node taken back
   int resizes = 0;            // an elastic job's shrinks and growths
   double gpu_hours_lost = 0;  // rolled-back work and recoveries, GPU-hours
   int leaves = 0;             // leaf switches of its first placement
-  bool finished = false;
+  bool finished = false;      // ended: its work done, or stopped at its walltime
+  bool timed_out = false;     // stopped at its walltime before its work was done (Slurm: TIMEOUT)
+  double work_done_s = -1;    // a timed-out job's work done (at full speed)
 };
 
 struct TimeSample {
@@ -38,10 +42,13 @@ struct TimeSample {
 struct PolicyResult {
   std::string name;            // as asked: "backfill+topology"
   int jobs = 0;                // finished
-  int rejected = 0;            // larger than any pool of the cluster (never started)
+  int rejected = 0;            // never started: larger than any pool, refused by the policy, or stuck on an idle cluster
+  std::vector<std::pair<std::string, int>> rejected_reasons;  // why, in first-seen order
   int unfinished = 0;          // still waiting or running at the horizon
+  int timed_out = 0;           // stopped at their walltime (counted among the ended jobs)
   double utilization = 0;      // allocated GPU-time / GPU-time in service, from the first arrival to the last end
-  double mean_wait_s = 0, p50_wait_s = 0, p99_wait_s = 0, mean_jct_s = 0, makespan_s = 0;
+  double mean_wait_s = 0, p50_wait_s = 0, p99_wait_s = 0, mean_jct_s = 0, makespan_s = 0;  // waits: all time queued
+  double mean_first_wait_s = 0;  // until the first start only (comparable with a trace's recorded waits)
   double mean_slowdown = 0;
   int preemptions = 0, failures = 0;
   int spot_reclaims = 0;       // spot nodes taken back

@@ -137,6 +137,11 @@ ClusterSpec parse_cluster(const Json& value, const std::string& path, std::vecto
     c.cycle.period_s = s.get_quantity("cycle", Quantity::Time, 0, "", {0, 86400});
     c.cycle.cost_s = s.get_quantity("cycle_cost", Quantity::Time, 0, "", {0, 86400});
     c.cycle.admissions_per_queue = s.get_int("admissions_per_queue_per_cycle", 0, "", 0, 1 << 20);
+    c.las_promote_knob = s.get_number("las_promote_knob", 0, "", 0, 1e6);
+    // Slurm's own bounds: bf_interval 1 s to 3 h, bf_max_job_test 1 to 1,000,000, bf_window 1 min to 30 days.
+    c.backfill.interval_s = s.get_quantity("backfill_interval", Quantity::Time, c.backfill.interval_s, "", {1, 10800});
+    c.backfill.depth = s.get_int("backfill_depth", c.backfill.depth, "", 1, 1'000'000);
+    c.backfill.window_s = s.get_quantity("backfill_window", Quantity::Time, c.backfill.window_s, "", {60, 30 * 86400.0});
     if (s.has("las_thresholds")) {
       const Json& t = s.raw("las_thresholds");
       if (!t.is_array() || t.empty()) throw InputError(path + "/scheduler/las_thresholds", json_value_text(t), "a list of increasing GPU-second thresholds");
@@ -199,7 +204,9 @@ Json to_json(const ClusterSpec& c) {
           {"network", {{"nodes_per_leaf", c.nodes_per_leaf}, {"oversubscription", c.oversubscription}}},
           {"gpu_sharing", c.gpu_sharing}, {"failures", c.failures_on ? c.failures.name : "none"},
           {"checkpoint_interval_s", c.checkpoint_interval_s},
-          {"scheduler", {{"cycle_s", c.cycle.period_s}, {"cycle_cost_s", c.cycle.cost_s}, {"admissions_per_queue_per_cycle", c.cycle.admissions_per_queue}}}};
+          {"scheduler", {{"cycle_s", c.cycle.period_s}, {"cycle_cost_s", c.cycle.cost_s}, {"admissions_per_queue_per_cycle", c.cycle.admissions_per_queue},
+                         {"las_thresholds_gpu_s", c.las_thresholds_gpu_s}, {"las_promote_knob", c.las_promote_knob},
+                         {"backfill_interval_s", c.backfill.interval_s}, {"backfill_depth", c.backfill.depth}, {"backfill_window_s", c.backfill.window_s}}}};
 }
 
 }  // namespace trainsim::sim::cluster

@@ -43,6 +43,15 @@ struct SchedulerCycle {
   int admissions_per_queue = 0;  // most jobs a queue admits per pass (Kueue: 1); 0: no limit
 };
 
+// Slurm's backfill loop (sched/backfill; slurm.conf SchedulerParameters, defaults as Slurm 22.05's): every
+// `interval_s` it walks up to `depth` waiting jobs in priority order, starting each that delays no earlier job's
+// reservation and reserving GPUs for each that cannot start, up to `window_s` ahead.
+struct BackfillSettings {
+  double interval_s = 30;   // bf_interval
+  int depth = 500;          // bf_max_job_test
+  double window_s = 86400;  // bf_window (1,440 minutes)
+};
+
 // A queue with a guaranteed share (Kueue ClusterQueue nominal quota, Volcano queue capability / guarantee):
 // its jobs may borrow GPUs other queues leave idle, up to a limit, and get their quota back by preemption.
 struct QueueSpec {
@@ -63,9 +72,13 @@ struct ClusterSpec {
   std::vector<ScriptedFailure> scripted_failures;
   double checkpoint_interval_s = 3600;  // jobs that name none
   SchedulerCycle cycle;
+  BackfillSettings backfill;
   std::vector<QueueSpec> queues;     // for `quota` and `drf`; jobs of a queue not listed have no quota
   // `las`: attained-service thresholds (GPU-seconds) between its priority queues (Tiresias' discretized LAS).
   std::vector<double> las_thresholds_gpu_s{3600};
+  // las's starvation guard (Tiresias' PromoteKnob): a job waiting at least this many times its executed time
+  // goes back to the first queue; 0: no guard.
+  double las_promote_knob = 0;
   // Grid carbon intensity, g CO2 per kWh, by hour of day (24 values; one value: flat), hour 0 at time 0
   // (shifted by carbon_start_hour); empty: no emissions reported.
   std::vector<double> carbon_g_per_kwh;

@@ -132,17 +132,23 @@ bool ClusterState::fits(const ClusterJob& job) const {
   return false;
 }
 
-int ClusterState::pick_single_node(const ClusterJob& job, int pool, PlacementKind kind) const {
-  const NodePool& p = spec_->pools[static_cast<std::size_t>(pool)];
-  const int first = pool_first_node_[static_cast<std::size_t>(pool)];
+int ClusterState::pick_single_node(const ClusterJob& job, PlacementKind kind) const {
+  // Over every pool the job may use, not the first that fits: binpack and topology take the fullest node that
+  // fits (fewest GPUs left idle beside the job), spread the emptiest.
   int best = -1, best_key = 0;
-  for (int n = first; n < first + p.nodes + p.spare_nodes; ++n) {
-    if (!schedulable(n) || free_whole(n) < job.gpus) continue;
-    // binpack and topology: the fullest node that fits (fewest GPUs left idle beside the job); spread: the emptiest.
+  for (int n = 0; n < nodes(); ++n) {
+    if (!schedulable(n) || free_whole(n) < job.gpus || !pool_allowed(job, pool_of(n))) continue;
     const int key = kind == PlacementKind::Spread ? -free_whole(n) : free_whole(n);
     if (best < 0 || key < best_key) best = n, best_key = key;
   }
   return best;
+}
+
+int ClusterState::free_whole_in_pool(int pool) const {
+  const std::vector<int>& hist = free_hist_[static_cast<std::size_t>(pool)];
+  int free = 0;
+  for (std::size_t k = 1; k < hist.size(); ++k) free += static_cast<int>(k) * hist[k];
+  return free;
 }
 
 bool ClusterState::place_gang(const ClusterJob& job, int pool, PlacementKind kind, Placement* out) const {
@@ -216,31 +222,36 @@ bool ClusterState::place_gang(const ClusterJob& job, int pool, PlacementKind kin
 
 Placement ClusterState::place(const ClusterJob& job, PlacementKind kind) const {
   Placement out;
-  const bool shared = shares_gpu(job, *spec_);
-  for (std::size_t p = 0; p < spec_->pools.size() && out.empty(); ++p) {
-    const int pool = static_cast<int>(p);
-    if (!pool_allowed(job, pool)) continue;
-    const NodePool& np = spec_->pools[p];
-    if (shared) {
-      // A shared GPU: binpack takes the GPU with the fewest thousandths left that still fit (a partly used one
-      // before an idle one), spread the one with the most.
-      const int first = pool_first_node_[p];
-      int best_node = -1, best_gpu = -1, best_key = 0;
-      for (int n = first; n < first + np.nodes + np.spare_nodes; ++n) {
-        if (!schedulable(n)) continue;
-        for (int g = 0; g < np.gpus_per_node; ++g) {
-          const int f = free_milli(n, g);
-          if (f < job.gpu_milli) continue;
-          const int key = kind == PlacementKind::Spread ? -f : f;
-          if (best_node < 0 || key < best_key) best_node = n, best_gpu = g, best_key = key;
-        }
+  if (shares_gpu(job, *spec_)) {
+    // A shared GPU, over every allowed pool: binpack takes the GPU with the fewest thousandths left that still
+    // fit (a partly used one before an idle one), spread the one with the most.
+    int best_node = -1, best_gpu = -1, best_key = 0;
+    for (int n = 0; n < nodes(); ++n) {
+      if (!schedulable(n) || !pool_allowed(job, pool_of(n))) continue;
+      for (int g = 0; g < gpus_on(n); ++g) {
+        const int f = free_milli(n, g);
+        if (f < job.gpu_milli) continue;
+        const int key = kind == PlacementKind::Spread ? -f : f;
+        if (best_node < 0 || key < best_key) best_node = n, best_gpu = g, best_key = key;
       }
-      if (best_node >= 0) out.parts.push_back({best_node, 0, best_gpu, job.gpu_milli});
-    } else if (job.gpus <= np.gpus_per_node) {
-      const int n = pick_single_node(job, pool, kind);
-      if (n >= 0) out.parts.push_back({n, job.gpus, -1, 0});
-    } else {
-      place_gang(job, pool, kind, &out);
+    }
+    if (best_node >= 0) out.parts.push_back({best_node, 0, best_gpu, job.gpu_milli});
+  } else if (int n = pick_single_node(job, kind); n >= 0) {
+    out.parts.push_back({n, job.gpus, -1, 0});
+  } else {
+    // A gang over several nodes stays within one pool (one GPU type, one fabric): binpack and topology take
+    // the pool with the fewest whole GPUs free that holds it, spread the one with the most.
+    int best_free = 0;
+    for (std::size_t p = 0; p < spec_->pools.size(); ++p) {
+      const int pool = static_cast<int>(p);
+      if (!pool_allowed(job, pool) || job.gpus <= spec_->pools[p].gpus_per_node) continue;
+      const int free = free_whole_in_pool(pool);
+      const bool better = kind == PlacementKind::Spread ? free > best_free : free < best_free;
+      if (!out.empty() && !better) continue;
+      Placement trial;
+      if (!place_gang(job, pool, kind, &trial)) continue;
+      out = std::move(trial);
+      best_free = free;
     }
   }
   // The whole GPUs of each part: the node's first idle ones.

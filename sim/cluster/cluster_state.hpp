@@ -71,7 +71,8 @@ class ClusterState {
  private:
   void count_node(int node, int sign);  // add or remove the node from its pool's free histogram
   void apply(const Placement& p, int sign);  // +1: take the placement's GPUs, -1: give them back
-  int pick_single_node(const ClusterJob& job, int pool, PlacementKind kind) const;
+  int pick_single_node(const ClusterJob& job, PlacementKind kind) const;
+  int free_whole_in_pool(int pool) const;  // whole GPUs free on its schedulable nodes
   bool place_gang(const ClusterJob& job, int pool, PlacementKind kind, Placement* out) const;
 
   const ClusterSpec* spec_;  // outlives the state (copies share it: a trial placement copies the state)

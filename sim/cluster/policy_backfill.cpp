@@ -1,51 +1,57 @@
-// EASY backfilling (Lifka 1995; Slurm sched/backfill): jobs start in arrival order; when the head job does
-// not fit, it gets a reservation at the earliest time enough GPUs will be free (the shadow time, from the
-// running jobs' expected ends), and later jobs may start now if they fit and either end before the shadow
-// time or use only GPUs the head job will not need then. The head job is never delayed when runtimes are
-// as expected. Expected runtimes are the requested walltimes, or the true remaining times when a trace
-// has no walltime (an oracle: say so when comparing).
-#include <algorithm>
+// Backfilling: jobs start in arrival order; a job that cannot start gets a reservation, the GPUs it will get at
+// the earliest time it fits by node shape (from the running jobs' expected ends), and later jobs may start now
+// only on GPUs no reservation needs before they would end. Expected runtimes are the requested walltimes, or
+// the true remaining times when a trace has none (an oracle: the cluster command says so).
+//  - `backfill` follows Slurm's sched/backfill: at every event the main loop starts jobs in priority order until
+//    the first that cannot start; every bf_interval the backfill loop walks up to bf_max_job_test waiting jobs,
+//    starting each that delays no reservation and reserving for each that cannot start (many reservations, not
+//    one), up to bf_window ahead (cluster.scheduler.backfill_interval, backfill_depth, backfill_window).
+//  - `easy` is EASY backfilling (Lifka 1995): at every event, one reservation, for the first waiting job.
+#include <limits>
 
 #include "scheduler_policy.hpp"
 
 namespace trainsim::sim::cluster {
 namespace {
 
-double gpus_of(const ClusterJob& j) { return j.gpus == 1 && j.gpu_milli < 1000 ? j.gpu_milli / 1000.0 : j.gpus; }
-
-class EasyBackfill : public SchedulerPolicy {
+class Backfill : public SchedulerPolicy {
  public:
+  explicit Backfill(bool slurm) : slurm_(slurm) {}
+
   void schedule(SchedulingPass& pass) override {
     const std::vector<int> order = pass.waiting();
     std::size_t i = 0;
     while (i < order.size() && pass.start(order[i])) ++i;
     if (i >= order.size()) return;
-    const int head = order[i];
-    // Shadow time: release the running jobs' GPUs in order of expected end until the head job fits by count.
-    std::vector<std::pair<double, double>> ends;  // (end, GPUs)
-    for (int r : pass.running()) ends.push_back({pass.now() + pass.expected_runtime(r), gpus_of(pass.job(r))});
-    std::sort(ends.begin(), ends.end());
-    double free = pass.free_gpus(), shadow = pass.now();
-    const double need = gpus_of(pass.job(head));
-    for (const auto& [end, g] : ends) {
-      if (free >= need) break;
-      free += g;
-      shadow = end;
+    const BackfillSettings& bf = pass.cluster().backfill;
+    if (slurm_) {
+      if (pass.now() < next_loop_s_) {
+        pass.wake_at(next_loop_s_);
+        return;
+      }
+      next_loop_s_ = pass.now() + bf.interval_s;
     }
-    double extra = free - need;
-    for (std::size_t k = i + 1; k < order.size(); ++k) {
+    const double window = slurm_ ? bf.window_s : std::numeric_limits<double>::infinity();
+    int reservations = 0, tested = 0;
+    for (std::size_t k = i; k < order.size(); ++k) {
+      if (slurm_ && tested++ >= bf.depth) break;
       const int j = order[k];
-      const double g = gpus_of(pass.job(j));
-      const bool ends_in_time = pass.now() + pass.expected_runtime(j) <= shadow;
-      if (!ends_in_time && g > extra) continue;
-      if (pass.start(j) && !ends_in_time) extra -= g;
+      if (k > i && pass.start_beside_reservations(j)) continue;
+      if (slurm_ || reservations == 0) pass.reserve(j, window), ++reservations;
     }
   }
+
+ private:
+  bool slurm_;
+  double next_loop_s_ = 0;  // when the backfill loop runs next (Slurm: every bf_interval)
 };
 
-const RegisterPolicy kBackfill{{"backfill", "EASY backfilling: arrival order, the head job reserved, later jobs fill holes that do not delay it",
-                                "Lifka, 'The ANL/IBM SP scheduling system' (JSSPP 1995); Slurm sched/backfill",
-                                [] { return std::make_unique<EasyBackfill>(); }}};
+const RegisterPolicy kBackfill{{"backfill", "Slurm's backfill: priority order; every bf_interval, up to bf_max_job_test waiting jobs start if they delay no reservation, else are reserved",
+                                "Slurm sched/backfill (slurm.conf bf_interval, bf_max_job_test, bf_window)",
+                                [] { return std::make_unique<Backfill>(true); }}};
+const RegisterPolicy kEasy{{"easy", "EASY backfilling: arrival order, the first waiting job reserved, later jobs fill holes that do not delay it",
+                            "Lifka, 'The ANL/IBM SP scheduling system' (JSSPP 1995)",
+                            [] { return std::make_unique<Backfill>(false); }}};
 
 }  // namespace
 }  // namespace trainsim::sim::cluster

@@ -2,7 +2,8 @@
 // attained service (GPUs x seconds run) crosses the thresholds of cluster.scheduler.las_thresholds; jobs of a
 // higher-priority queue start first (arrival order within a queue) and may preempt jobs of lower-priority
 // queues, whole gangs, the fewest that free a placement. Needs no runtime estimate. Tiresias' guard against
-// starvation (promoting jobs that waited too long) is not modelled.
+// starvation (PromoteKnob): with cluster.scheduler.las_promote_knob K > 0, a job that has waited K times its
+// executed time since it last ran is back in the first queue.
 #include <algorithm>
 
 #include "scheduler_policy.hpp"
@@ -15,8 +16,10 @@ class LeastAttainedService : public SchedulerPolicy {
  public:
   void schedule(SchedulingPass& pass) override {
     const std::vector<double>& thresholds = pass.cluster().las_thresholds_gpu_s;
+    const double knob = pass.cluster().las_promote_knob;
     auto level_now = [&](int j) {
       const JobStatus& s = pass.status(j);
+      if (knob > 0 && s.started_s < 0 && s.run_s > 0 && pass.now() - s.queued_since_s >= knob * s.run_s) return 0;
       const double attained = s.attained_gpu_s + (s.started_s >= 0 ? (pass.now() - s.started_s) * pass.gpus(j) : 0.0);
       return static_cast<int>(std::upper_bound(thresholds.begin(), thresholds.end(), attained) - thresholds.begin());
     };

@@ -48,6 +48,14 @@ class QuotaCohort : public SchedulerPolicy {
       if (started) usage[q] += g;
     }
   }
+
+  std::string never_starts(const ClusterJob& job, const ClusterSpec& c) const override {
+    const QueueSpec* q = c.queue(job.queue);
+    if (!q || q->borrowing_limit_gpus < 0) return {};
+    const double g = job.gpus == 1 && job.gpu_milli < 1000 && c.gpu_sharing ? job.gpu_milli / 1000.0 : job.gpus;
+    if (g <= q->quota_gpus + q->borrowing_limit_gpus + 1e-9) return {};
+    return "more GPUs than its queue's quota plus borrowing limit";
+  }
 };
 
 const RegisterPolicy kQuota{{"quota", "queues with guaranteed GPU quotas that lend idle GPUs and take them back by preemption (cluster.queues)",

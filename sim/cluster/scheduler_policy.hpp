@@ -17,6 +17,8 @@ namespace trainsim::sim::cluster {
 struct JobStatus {
   double attained_gpu_s = 0;   // GPU-seconds of service so far (Tiresias' attained service)
   double started_s = -1;       // start of the current run (-1: not running)
+  double queued_since_s = 0;   // waiting since (its arrival, or its last preemption or failure)
+  double run_s = 0;            // wall time it has run so far, all runs (Tiresias' executed time)
   double remaining_work_s = 0; // work left at full speed (the oracle's knowledge)
   int preemptions = 0;
 };
@@ -38,6 +40,16 @@ class SchedulingPass {
   virtual bool start(int j) = 0;
   // Stops a running job: it loses the work since its last checkpoint and waits again.
   virtual void preempt(int j) = 0;
+  // A backfill reservation (EASY; Slurm's sched/backfill): the earliest time the job fits by node shape, as the
+  // running jobs release their very GPUs at their expected ends and beside the reservations made before it in
+  // this pass; those GPUs are held for it from then for its expected runtime. +inf, and nothing reserved, when
+  // that time lies beyond `window_s` from now.
+  virtual double reserve(int j, double window_s) = 0;
+  // Starts the job now on GPUs that no reservation of this pass needs before the job would end (so it delays
+  // none of them); false when none fit.
+  virtual bool start_beside_reservations(int j) = 0;
+  // Asks for a pass at time t even if nothing happens by then (a periodic loop such as Slurm's backfill).
+  virtual void wake_at(double t) = 0;
   // GPUs (whole) free now and in total in service.
   virtual double free_gpus() const = 0;
   virtual double total_gpus() const = 0;
@@ -56,6 +68,9 @@ class SchedulerPolicy {
  public:
   virtual ~SchedulerPolicy() = default;
   virtual void schedule(SchedulingPass& pass) = 0;
+  // Why the policy would never start this job, whatever else runs ("" when it may): such a job is rejected
+  // with this reason when the run begins rather than left waiting for ever.
+  virtual std::string never_starts(const ClusterJob& /*job*/, const ClusterSpec& /*cluster*/) const { return {}; }
 };
 
 struct PolicyInfo {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <tuple>
 
 #include "models/errors.hpp"
 #include "sim/random.hpp"
@@ -62,6 +63,12 @@ WorkloadFit fit_workload(const std::vector<ClusterJob>& jobs, const std::string&
   if (n == 0) throw InputError("--synthetic", source, "a trace with jobs of positive duration to fit");
   WorkloadFit fit;
   fit.source = source;
+  std::vector<const ClusterJob*> ordered;
+  for (const ClusterJob& j : jobs)
+    if (j.duration_s > 0 && j.gpus >= 1) ordered.push_back(&j);
+  std::stable_sort(ordered.begin(), ordered.end(), [](const ClusterJob* a, const ClusterJob* b) { return a->submit_s < b->submit_s; });
+  for (std::size_t i = 0; i < ordered.size(); ++i)
+    fit.sequence.push_back({i > 0 ? ordered[i]->submit_s - ordered[i - 1]->submit_s : 0.0, ordered[i]->gpus, ordered[i]->duration_s, ordered[i]->user});
   for (const auto& [gpus, st] : by_size) {
     const LogStats& use = st.n >= kMinJobsPerClass ? st : all;
     fit.sizes.push_back({gpus, static_cast<double>(st.n) / n, use.mean(), use.sd(), use.max, st.n});
@@ -70,7 +77,90 @@ WorkloadFit fit_workload(const std::vector<ClusterJob>& jobs, const std::string&
   return fit;
 }
 
+namespace {
+
+// Moving-block bootstrap: blocks of `block_jobs` consecutive trace jobs from uniform random starts, jobs larger
+// than the cluster left out, until `jobs`; then the gaps stretched to the span and the durations to the load.
+std::vector<ClusterJob> block_bootstrap(const WorkloadFit& fit, const SyntheticSpec& spec, double* duration_scale) {
+  std::vector<const WorkloadFit::Job*> fitting;
+  for (const auto& j : fit.sequence)
+    if (j.gpus <= spec.max_gpus) fitting.push_back(&j);
+  if (fitting.empty()) throw InputError("--synthetic", fit.source, "a trace with jobs that fit the cluster (" + std::to_string(spec.max_gpus) + " GPUs at most)");
+  const std::size_t n = fit.sequence.size();
+  const std::size_t block = spec.block_jobs > 0 ? static_cast<std::size_t>(spec.block_jobs)
+                                                : std::max<std::size_t>(1, static_cast<std::size_t>(std::lround(std::sqrt(static_cast<double>(n)))));
+  Rng rng(spec.seed);
+  std::vector<ClusterJob> out;
+  out.reserve(static_cast<std::size_t>(spec.jobs));
+  double t = 0, gpu_s = 0;
+  while (out.size() < static_cast<std::size_t>(spec.jobs)) {
+    const std::size_t start = n > block ? static_cast<std::size_t>(rng.uniform() * static_cast<double>(n - block + 1)) : 0;
+    double gap = 0;  // a job left out passes its gap on, so the block keeps its own time span
+    for (std::size_t i = start; i < std::min(n, start + block) && out.size() < static_cast<std::size_t>(spec.jobs); ++i) {
+      const WorkloadFit::Job& j = fit.sequence[i];
+      gap += i == start && out.empty() ? 0.0 : j.gap_s;
+      if (j.gpus > spec.max_gpus) continue;
+      t += gap;
+      gap = 0;
+      ClusterJob c;
+      c.id = "synthetic-" + std::to_string(out.size());
+      c.submit_s = t;
+      c.gpus = j.gpus;
+      c.duration_s = j.duration_s;
+      c.user = j.user;
+      gpu_s += c.gpus * c.duration_s;
+      out.push_back(std::move(c));
+    }
+  }
+  // The time between blocks is the gap before each block's first job in the trace: a block of a quiet hour
+  // arrives as quietly. Stretch the whole to the span, scale the durations to the load.
+  const double stretch = t > 0 ? spec.span_s / t : 1.0;
+  const double scale = spec.load * spec.cluster_gpus * spec.span_s / gpu_s;
+  if (duration_scale) *duration_scale = scale;
+  for (ClusterJob& c : out) {
+    c.submit_s *= stretch;
+    c.duration_s = std::max(1.0, c.duration_s * scale);
+  }
+  return out;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+// Coefficient of variation of the gaps, and the share of gaps under one second.
+std::pair<double, double> gap_shape(const std::vector<double>& gaps) {
+  if (gaps.size() < 2) return {0, 0};
+  double m = 0, same = 0;
+  for (double g : gaps) m += g, same += g < 1;
+  m /= static_cast<double>(gaps.size());
+  double v = 0;
+  for (double g : gaps) v += (g - m) * (g - m);
+  v /= static_cast<double>(gaps.size() - 1);
+  return {m > 0 ? std::sqrt(v) / m : 0, same / static_cast<double>(gaps.size())};
+}
+
+}  // namespace
+
+WorkloadComparison compare_workloads(const WorkloadFit& fit, const std::vector<ClusterJob>& synthetic, double duration_scale) {
+  WorkloadComparison c;
+  std::vector<double> gaps, durations;
+  for (std::size_t i = 1; i < fit.sequence.size(); ++i) gaps.push_back(fit.sequence[i].gap_s);
+  for (const auto& j : fit.sequence) durations.push_back(j.duration_s);
+  std::tie(c.trace_gap_cv, c.trace_same_second) = gap_shape(gaps);
+  c.trace_median_duration_s = median(durations);
+  gaps.clear(), durations.clear();
+  for (std::size_t i = 1; i < synthetic.size(); ++i) gaps.push_back(synthetic[i].submit_s - synthetic[i - 1].submit_s);
+  for (const auto& j : synthetic) durations.push_back(duration_scale > 0 ? j.duration_s / duration_scale : j.duration_s);
+  std::tie(c.synthetic_gap_cv, c.synthetic_same_second) = gap_shape(gaps);
+  c.synthetic_median_duration_s = median(durations);
+  return c;
+}
+
 std::vector<ClusterJob> synthesize_workload(const WorkloadFit& fit, const SyntheticSpec& spec, double* duration_scale) {
+  if (spec.model == SyntheticModel::Blocks) return block_bootstrap(fit, spec, duration_scale);
   // Sizes the cluster cannot hold are left out of the mix (their share goes to the rest).
   std::vector<WorkloadFit::SizeClass> sizes;
   double kept = 0;
@@ -98,8 +188,13 @@ std::vector<ClusterJob> synthesize_workload(const WorkloadFit& fit, const Synthe
     j.id = "synthetic-" + std::to_string(i);
     j.submit_s = t;
     j.gpus = c.gpus;
-    double x = c.log_mean + c.log_sd * standard_normal(rng);
-    while (x > c.log_max) x = c.log_mean + c.log_sd * standard_normal(rng);  // truncated (at least half the mass is kept)
+    // Truncated at the class's longest job (at least half the mass is kept); a class of one duration has a zero
+    // log-sd and a log-mean that rounding may put a hair above its maximum: never a draw loop without an end.
+    double x = std::min(c.log_mean, c.log_max);
+    if (c.log_sd > 1e-9) {
+      x = c.log_mean + c.log_sd * standard_normal(rng);
+      while (x > c.log_max) x = c.log_mean + c.log_sd * standard_normal(rng);
+    }
     j.duration_s = std::max(1.0, scale * std::exp(x));
     double v = rng.uniform();
     std::size_t w = 0;

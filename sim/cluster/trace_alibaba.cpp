@@ -22,23 +22,59 @@ constexpr const char* kPodColumns = "name,num_gpu,gpu_milli,creation_time,deleti
 constexpr long long kMaxGpusPerNode = 64;  // what a cluster's node pool accepts (cluster_spec.cpp)
 constexpr int kMaxNodesPerPool = 1'000'000;
 
-void read_pods(const std::string& file, Trace& t) {
+// Pods without times, in file order a second apart, for --fill (their durations are replaced there).
+// A pod's GPU request into `job` (a pod gets all its GPUs on one node at once: a gang); the skip reason, or null.
+const char* read_request(const std::string& num_gpu, const std::string& gpu_milli, ClusterJob* job) {
+  const auto gpus = parse_integer(num_gpu, 0, kMaxGpus);
+  if (!gpus) return "num_gpu not a whole number from 0 to 1,000,000";
+  if (*gpus == 0) return "no GPU requested (CPU-only pod)";
+  // gpu_milli is per GPU: below 1000 on a 1-GPU pod, a share of one GPU; a multi-GPU pod takes whole GPUs.
+  const auto m = parse_integer(gpu_milli, 1, 1000);
+  if (!m) return "gpu_milli not a whole number from 1 to 1000";
+  if (*gpus > 1 && *m != 1000) return "multi-GPU pod with gpu_milli other than 1000 (a share of several GPUs)";
+  job->gpus = static_cast<int>(*gpus);
+  job->gpu_milli = static_cast<int>(*m);
+  job->gang = true;
+  return nullptr;
+}
+
+void read_timeless_pods(LineReader& in, const CsvColumns& h, Trace& t) {
+  const std::string known = "name,num_gpu,gpu_milli[,gpu_spec,qos]";
+  const int name = require_column(h, "name", in, known), num_gpu = require_column(h, "num_gpu", in, known),
+            milli = require_column(h, "gpu_milli", in, known);
+  const int spec = h.index("gpu_spec"), qos = h.index("qos");
+  ImportReport& r = t.report;
+  for_each_csv_row(in, h.names.size(), r, [&](const std::vector<std::string>& f) {
+    ClusterJob j;
+    if (const char* why = read_request(f[num_gpu], f[milli], &j)) return r.skip(why);
+    j.id = trim(f[name]);
+    j.submit_s = static_cast<double>(t.jobs.size());
+    j.duration_s = 1;
+    if (qos >= 0) j.queue = trim(f[qos]);
+    if (spec >= 0) j.gpu_types = split_gpu_types(f[spec]);
+    t.jobs.push_back(std::move(j));
+  });
+}
+
+void read_pods(const std::string& file, bool order_only, Trace& t) {
   LineReader in(file, "Alibaba 2023 pod list (openb_pod_list_*.csv)");
   const CsvColumns h = read_csv_header(in, kPodColumns);
-  // The resampled lists (openb_pod_list_multigpu50.csv and the like) keep only the resources: nothing to replay.
-  if (h.index("creation_time") < 0 && h.index("name") >= 0 && h.index("num_gpu") >= 0)
+  // The resampled lists (openb_pod_list_multigpu50.csv and the like) keep only the resources: nothing to replay,
+  // but enough for the fill experiment, which needs only the pods' order and requests.
+  const bool timeless = h.index("creation_time") < 0 && h.index("name") >= 0 && h.index("num_gpu") >= 0;
+  if (timeless && order_only) return read_timeless_pods(in, h, t);
+  if (timeless)
     throw InputError(file + ":" + std::to_string(in.line_number()), "a pod list without creation_time, deletion_time, scheduled_time",
                      "a pod list with times: " + std::string(kPodColumns),
-                     "the resampled openb_pod_list_*.csv files carry no times; use openb_pod_list_default.csv or a gpuspec one");
+                     "the resampled openb_pod_list_*.csv files carry no times; use openb_pod_list_default.csv or a gpuspec one, or --fill");
   const int name = require_column(h, "name", in, kPodColumns), num_gpu = require_column(h, "num_gpu", in, kPodColumns),
             milli = require_column(h, "gpu_milli", in, kPodColumns), created = require_column(h, "creation_time", in, kPodColumns),
             deleted = require_column(h, "deletion_time", in, kPodColumns), scheduled = require_column(h, "scheduled_time", in, kPodColumns);
   const int spec = h.index("gpu_spec"), qos = h.index("qos");  // optional: empty (any GPU type, the default queue)
   ImportReport& r = t.report;
   for_each_csv_row(in, h.names.size(), r, [&](const std::vector<std::string>& f) {
-    const auto gpus = parse_integer(f[num_gpu], 0, kMaxGpus);
-    if (!gpus) return r.skip("num_gpu not a whole number from 0 to 1,000,000");
-    if (*gpus == 0) return r.skip("no GPU requested (CPU-only pod)");
+    ClusterJob j;
+    if (const char* why = read_request(f[num_gpu], f[milli], &j)) return r.skip(why);
     // Pending pods were deleted before any node took them (a median 94 s after creation): requests given up.
     if (trim(f[scheduled]).empty()) return r.skip("never scheduled in the trace (no scheduled_time)");
     const auto create = parse_seconds(f[created]), start = parse_seconds(f[scheduled]), end = parse_seconds(f[deleted]);
@@ -47,18 +83,10 @@ void read_pods(const std::string& file, Trace& t) {
     if (!end) return r.skip("deletion_time not a time from 0 to 1e12 s");
     if (*start < *create) return r.skip("scheduled_time before creation_time");
     if (*end < *start) return r.skip("deletion_time before scheduled_time");
-    // gpu_milli is per GPU: below 1000 on a 1-GPU pod, a share of one GPU; a multi-GPU pod takes whole GPUs.
-    const auto m = parse_integer(f[milli], 1, 1000);
-    if (!m) return r.skip("gpu_milli not a whole number from 1 to 1000");
-    if (*gpus > 1 && *m != 1000) return r.skip("multi-GPU pod with gpu_milli other than 1000 (a share of several GPUs)");
-    ClusterJob j;
-    j.gpus = static_cast<int>(*gpus);
-    j.gpu_milli = static_cast<int>(*m);
     j.id = trim(f[name]);
     j.submit_s = *create;
     if (qos >= 0) j.queue = trim(f[qos]);
     if (spec >= 0) j.gpu_types = split_gpu_types(f[spec]);
-    j.gang = true;  // a pod gets all its GPUs on one node at once
     j.duration_s = *end - *start;  // as recorded; the 32 pods deleted at the trace's last instant (12,902,960 s) are cut there
     j.recorded_wait_s = *start - *create;
     t.jobs.push_back(std::move(j));
@@ -90,7 +118,7 @@ void read_nodes(const std::string& file, Trace& t) {
 
 }  // namespace
 
-Trace import_alibaba_2023(const std::string& path) {
+Trace import_alibaba_2023(const std::string& path, bool order_only) {
   namespace fs = std::filesystem;
   std::error_code ec;
   const bool dir = fs::is_directory(path, ec);
@@ -98,7 +126,7 @@ Trace import_alibaba_2023(const std::string& path) {
   // The node list lies beside the pod list; a pod list given alone may come without it.
   const fs::path nodes = (dir ? fs::path(path) : fs::path(path).parent_path()) / kNodeList;
   Trace t;
-  read_pods(pods.string(), t);
+  read_pods(pods.string(), order_only, t);
   if (dir || fs::is_regular_file(nodes, ec)) read_nodes(nodes.string(), t);
   finish(t);
   return t;

@@ -31,7 +31,7 @@ void ImportReport::skip(const std::string& reason) {
 
 std::vector<std::string> trace_kinds() { return {"alibaba-2023", "philly-chronus", "swf", "csv"}; }
 
-Trace import_trace(const std::string& spec) {
+Trace import_trace(const std::string& spec, bool order_only) {
   const std::string known = "KIND:PATH with KIND one of " + join(trace_kinds());
   const std::size_t colon = spec.find(':');
   if (colon == std::string::npos || colon == 0)
@@ -39,7 +39,7 @@ Trace import_trace(const std::string& spec) {
   const std::string kind = spec.substr(0, colon), path = spec.substr(colon + 1);
   if (path.empty()) throw InputError("--trace", "\"" + spec + "\"", known + ", and PATH a file or directory");
   Trace t;
-  if (kind == "alibaba-2023") t = import_alibaba_2023(path);
+  if (kind == "alibaba-2023") t = import_alibaba_2023(path, order_only);
   else if (kind == "philly-chronus") t = import_philly_chronus(path);
   else if (kind == "swf") t = import_swf(path);
   else if (kind == "csv") t = import_trainsim_csv(path);

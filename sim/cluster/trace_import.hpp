@@ -31,13 +31,15 @@ struct Trace {
 };
 
 // "kind:path" as above.
-Trace import_trace(const std::string& spec);
+// `order_only`: the caller needs only the jobs' order and requests (the --fill experiment), so a trace without
+// times is read too (Alibaba's resampled openb_pod_list_multigpu50.csv: one job per pod, a second apart).
+Trace import_trace(const std::string& spec, bool order_only = false);
 
 // The kinds, for --help and error messages.
 std::vector<std::string> trace_kinds();
 
 // One importer per file (trace_alibaba.cpp, trace_chronus.cpp, trace_swf.cpp, trace_csv.cpp).
-Trace import_alibaba_2023(const std::string& path);
+Trace import_alibaba_2023(const std::string& path, bool order_only = false);
 Trace import_philly_chronus(const std::string& path);
 Trace import_swf(const std::string& path);
 Trace import_trainsim_csv(const std::string& path);

@@ -96,3 +96,17 @@ TEST_CASE("from a log: two runs fit two parameters; a log without step times is 
   std::string basis;
   CHECK_THROWS_AS(measured_step_time(empty, summarize(empty), llama, "x.log", &basis), InputError);
 }
+
+TEST_CASE("from a log: DeepSpeed's samples per second become a step time over the plan's global batch") {
+  // A plan of global batch B: a DeepSpeed log reporting CurrSamplesPerSec = S means B / S seconds per step.
+  const Scenario llama = reference_case("h100_single_gpu_runs.json", "h100-hf-full-llama3.2-1b-s2048-b4-none");
+  const double batch = llama.training.global_batch_size;
+  std::string text;
+  for (int i = 1; i <= 12; ++i)
+    text += "[INFO] [timer.py:264:stop] epoch=0/micro_step=" + std::to_string(i) + "/global_step=" + std::to_string(i) +
+            ", RunningAvgSamplesPerSec=19.1, CurrSamplesPerSec=19.2, MemAllocated=9.1GB, MaxMemAllocated=15.2GB\n";
+  const LogRun r = run_of(text, llama);
+  CHECK(r.log.format == "deepspeed");
+  CHECK(r.measured_step_s == trainsim::test::approx(batch / 19.2));
+  CHECK(r.basis.find("samples/s") != std::string::npos);
+}

@@ -240,6 +240,22 @@ TEST_CASE("ms-swift log: train_speed(iter/s) per logging step, memory(GiB) as re
   CHECK(summarize(log).median_time_s == trainsim::test::approx(1 / 0.1047));
 }
 
+TEST_CASE("DeepSpeed's throughput timer: CurrSamplesPerSec per global step, MaxMemAllocated as allocated, a nan counted") {
+  // The line as deepspeed/utils/timer.py ThroughputTimer.stop formats it every steps_per_print global steps.
+  TrainingLog log = parse_file("deepspeed_zero3.log");
+  CHECK(log.format == "deepspeed");
+  REQUIRE(log.iterations.size() == 4);
+  REQUIRE(log.malformed.size() == 1);
+  CHECK(log.malformed[0].line == 6);
+  CHECK(log.iterations[1].iteration == 20);
+  CHECK(log.iterations[1].samples_per_s == trainsim::test::approx(12.31));
+  CHECK(log.iterations[1].time_s == 0);  // a speed, not a time: the plan's global batch turns it into one
+  CHECK(log.peak_memory_bytes == trainsim::test::approx(20.33 * 1073741824.0));  // GB = memory_allocated() / 1024**3
+  CHECK(log.memory_counter == MemoryCounter::AllocatorAllocated);
+  // Warm-up: the first report. Median of 12.31, 12.12, 12.20 samples/s = 12.20.
+  CHECK(summarize(log).median_samples_per_s == trainsim::test::approx(12.20));
+}
+
 TEST_CASE("Hugging Face Trainer: the closing summary's train_steps_per_second, no per-step times") {
   TrainingLog log = parse_file("hf_trainer_summary.log");
   CHECK(log.format == "hf-trainer");

@@ -4,7 +4,9 @@
 
 #include "../approx.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <random>
 #include <vector>
 
 #include "models/failure_model.hpp"
@@ -180,4 +182,47 @@ TEST_CASE("reset() returns to the same start: a run depends only on its seed") {
   CHECK(trace(123) == a);
   inj = FailureInjector(m, 64, 8);  // a fresh injector gives the same run too
   CHECK(trace(123) == a);
+}
+
+TEST_CASE("pool changes between failures leave the failure rate of the nodes in the pool") {
+  // 17 nodes of the default model (exponential parts, thinned while out). Every hour on average a node leaves
+  // or comes back (at least 12 stay), as repairs, spares and drains do in the cluster simulator; failures must
+  // still come at the rate of the parts in the pool: the count over a year against the integral of nodes in the
+  // pool x the rate. Deciding the thinning again at every peek after a change rejected nearly every candidate.
+  const FailureModel model = failure_preset("default");
+  FailureInjector inj(model, 17, 8);
+  const double rate = model.failures_per_1000_node_days(8) / 1000 / 86400;  // per node-second
+  std::mt19937_64 rng(5);
+  std::exponential_distribution<double> gap(1.0 / 3600);
+  double events = 0, expected = 0;
+  for (int s = 0; s < 100; ++s) {
+    inj.reset(static_cast<std::uint64_t>(s) + 1);
+    double t = 0, next_change = gap(rng);
+    const double end = 365 * 86400.0;
+    while (t < end) {
+      const double tf = inj.peek().time_s;
+      const double stop = std::min({tf, next_change, end});
+      expected += (stop - t) * inj.nodes_up() * rate;
+      t = stop;
+      if (t >= end) break;
+      if (tf <= next_change) {
+        ++events;
+        if (inj.peek().needs_replacement) {
+          const int node = inj.peek().node;
+          inj.take_down();
+          inj.restore_node(node, t);  // a replacement at once: the pool keeps its size
+        } else {
+          inj.renew();
+        }
+      } else {
+        const int node = static_cast<int>(rng() % 17);
+        if (inj.is_up(node) && inj.nodes_up() > 12) inj.remove_node(node, t);
+        else if (!inj.is_up(node)) inj.restore_node(node, t);
+        next_change = t + gap(rng);
+      }
+    }
+  }
+  MESSAGE("failures ", events / 100, " a year against ", expected / 100, " expected");
+  // Poisson: about 1,700 events, a standard error of 2.4%; allow 4 of them.
+  CHECK(events == trainsim::test::approx(expected).epsilon(0.10));
 }
