@@ -44,9 +44,10 @@ std::string check_training_log(std::string_view data) {
   for (char c : data) newlines += c == '\n';
   if (log.lines < newlines || log.lines > newlines + 1) return "training log: line count";
   for (const auto& it : log.iterations) {
-    if (!finite_nonnegative(it.time_s) || !finite_nonnegative(it.tflops_per_gpu) || !finite_nonnegative(it.tokens_per_s))
+    if (!finite_nonnegative(it.time_s) || !finite_nonnegative(it.tflops_per_gpu) || !finite_nonnegative(it.tokens_per_s) ||
+        !finite_nonnegative(it.samples_per_s))
       return "training log: an iteration with a negative or non-finite value";
-    if (!(it.time_s > 0) && !(it.tokens_per_s > 0)) return "training log: an iteration without a time or a throughput";
+    if (!(it.time_s > 0) && !(it.tokens_per_s > 0) && !(it.samples_per_s > 0)) return "training log: an iteration without a time or a throughput";
     if (it.iteration < 0 || it.line < 1 || it.line > log.lines) return "training log: iteration or line number out of range";
   }
   if (!finite_nonnegative(log.peak_memory_bytes)) return "training log: memory not finite";
