@@ -19,6 +19,7 @@
 #include "sim/cluster/cluster_sim.hpp"
 #include "sim/cluster/cluster_state.hpp"
 #include "sim/cluster/model_jobs.hpp"
+#include "sim/cluster/seed_statistics.hpp"
 #include "sim/cluster/synthetic_workload.hpp"
 #include "sim/cluster/trace_import.hpp"
 #include "reports/table.hpp"
@@ -73,6 +74,7 @@ struct ClusterFlags {
   std::string span = "365d";
   double load = 0.8;
   std::uint64_t seed = 1;
+  int seeds = 1;
   std::string jobs_csv, timeseries_csv;
 };
 
@@ -222,16 +224,25 @@ int run_cluster(const ClusterFlags& f) {
   }
 
   run.notes = policy_notes(choices, run.cluster, trace.jobs);
+  if (f.seeds < 1 || f.seeds > 10000) throw InputError("--seeds", std::to_string(f.seeds), "a number of runs per policy from 1 to 10,000");
+  run.seeds = f.seeds;
   for (const cl::PolicyChoice& choice : choices) {
     ProgressBar bar("cluster " + choice.text);
     cl::ClusterSimOptions o;
     o.policy = choice.text;
-    o.seed = f.seed;
     o.horizon_s = run.fill && !trace.jobs.empty() ? trace.jobs.back().submit_s + 1 : f.horizon_s;
     o.sample_interval_s = f.sample_interval_s;
-    o.progress = [&bar](double done) { bar.update(done); };
     const auto start = std::chrono::steady_clock::now();
-    run.policies.push_back(cl::simulate_cluster(run.cluster, trace.jobs, o));
+    // Several seeds: the failures, repairs and reclaims drawn anew each run; the means and their intervals.
+    std::vector<cl::PolicyResult> runs;
+    for (int k = 0; k < f.seeds; ++k) {
+      o.seed = f.seed + static_cast<std::uint64_t>(k);
+      o.progress = [&bar, k, &f](double done) { bar.update((k + done) / f.seeds); };
+      runs.push_back(cl::simulate_cluster(run.cluster, trace.jobs, o));
+    }
+    cl::SeedStatistics spread;
+    run.policies.push_back(f.seeds > 1 ? cl::mean_over_seeds(runs, &spread) : std::move(runs.front()));
+    run.spread.push_back(std::move(spread));
     run.wall_s.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     bar.finish();
   }
@@ -272,6 +283,7 @@ const RegisterCommand registered{
        app.add_option("--horizon", f->horizon_s, "stop after this many simulated seconds (default: when every job has ended)");
        app.add_option("--sample-interval", f->sample_interval_s, "seconds between time-series samples (default: 1/500 of the submit span)");
        app.add_option("--seed", f->seed, "random seed of the failures and repairs");
+       app.add_option("--seeds", f->seeds, "runs per policy, seeds --seed, --seed + 1, ...: the figures are their means, with 95% confidence intervals (default 1)");
        app.add_option("--synthetic", f->synthetic_jobs, "N jobs drawn from the --trace instead of its own jobs (see --synthetic-model)");
        app.add_option("--synthetic-model", f->synthetic_model, "blocks (default: blocks of the trace's own job sequence, its bursts kept) or poisson (Poisson arrivals, lognormal durations per size)");
        app.add_option("--synthetic-block", f->synthetic_block, "with --synthetic-model blocks: consecutive trace jobs per block (default: the square root of the trace's jobs)");

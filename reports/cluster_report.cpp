@@ -30,7 +30,7 @@ Json policy_json(const PolicyResult& p, double wall_s) {
   for (const auto& [why, n] : p.rejected_reasons) reasons.push_back({{"reason", why}, {"jobs", n}});
   return {{"name", p.name}, {"jobs", p.jobs}, {"rejected", p.rejected}, {"rejected_reasons", reasons}, {"unfinished", p.unfinished}, {"timed_out", p.timed_out},
           {"utilization", p.utilization}, {"mean_wait_s", p.mean_wait_s}, {"p50_wait_s", p.p50_wait_s}, {"p99_wait_s", p.p99_wait_s},
-          {"mean_first_wait_s", p.mean_first_wait_s},
+          {"mean_first_wait_s", p.mean_first_wait_s}, {"mean_job_ettr", p.mean_job_ettr},
           {"mean_jct_s", p.mean_jct_s}, {"mean_slowdown", p.mean_slowdown}, {"makespan_s", p.makespan_s},
           {"preemptions", p.preemptions}, {"failures", p.failures}, {"spot_reclaims", p.spot_reclaims}, {"resizes", p.resizes}, {"gpu_hours_lost", p.gpu_hours_lost}, {"goodput", p.goodput},
           {"gpu_hours", p.gpu_hours}, {"energy_kwh", p.energy_kwh}, {"carbon_kg", p.carbon_kg}, {"cost_usd", p.cost_usd},
@@ -46,7 +46,16 @@ Json cluster_json(const ClusterRun& r) {
               {"cluster_source", r.cluster_source},
               {"workload", {{"source", r.workload.source}, {"rows", r.workload.rows}, {"jobs", r.workload.jobs}, {"skipped", skipped}, {"time_scale", r.time_scale}, {"fill", r.fill}, {"fill_to", r.fill_to}, {"synthetic", r.synthetic_note}}},
               {"policies", Json::array()}};
-  for (std::size_t i = 0; i < r.policies.size(); ++i) out["policies"].push_back(policy_json(r.policies[i], i < r.wall_s.size() ? r.wall_s[i] : 0));
+  for (std::size_t i = 0; i < r.policies.size(); ++i) {
+    Json p = policy_json(r.policies[i], i < r.wall_s.size() ? r.wall_s[i] : 0);
+    p["seeds"] = r.seeds;
+    if (i < r.spread.size() && !r.spread[i].metrics.empty()) {
+      Json ci = Json::object();
+      for (const auto& [name, st] : r.spread[i].metrics) ci[name] = {{"mean", st.mean}, {"low", st.ci95_low}, {"high", st.ci95_high}, {"sd", st.stddev}};
+      p["ci95"] = ci;
+    }
+    out["policies"].push_back(p);
+  }
   if (r.recorded_n > 0)
     out["recorded"] = {{"jobs", r.recorded_n}, {"mean_wait_s", r.recorded_mean_wait_s}, {"p50_wait_s", r.recorded_p50_wait_s}, {"p99_wait_s", r.recorded_p99_wait_s}};
   Json defaults = Json::array();
@@ -168,9 +177,28 @@ void print_cluster_table(std::ostream& os, const ClusterRun& r) {
       os << p.name << ": waits count the time re-queued after preemptions and failures (mean " << format_seconds(p.mean_wait_s)
          << "; until the first start only: " << format_seconds(p.mean_first_wait_s) << ")\n";
   }
+  if (r.seeds > 1) {
+    os << "\nMeans over " << r.seeds << " seeds with their 95% confidence intervals (the estimator of `trainsim reliability`):\n";
+    TextTable ci({"policy", "mean wait", "p99 wait", "util", "goodput", "job ETTR", "failures", "GPU-h lost"});
+    auto cell = [](const sim::cluster::SeedStatistics& s, const std::string& name, auto fmt) {
+      for (const auto& [key, st] : s.metrics)
+        if (key == name) return fmt(st.mean) + " [" + fmt(st.ci95_low) + ", " + fmt(st.ci95_high) + "]";
+      return std::string("-");
+    };
+    auto secs = [](double v) { return format_seconds(v); };
+    auto percent = [](double v) { return pct(v); };
+    auto num = [](double v) { return fixed(v, 1); };
+    for (std::size_t i = 0; i < r.policies.size() && i < r.spread.size(); ++i)
+      ci.add_row({r.policies[i].name, cell(r.spread[i], "mean_wait_s", secs), cell(r.spread[i], "p99_wait_s", secs), cell(r.spread[i], "utilization", percent),
+                  cell(r.spread[i], "goodput", percent), cell(r.spread[i], "mean_job_ettr", percent), cell(r.spread[i], "failures", num),
+                  cell(r.spread[i], "gpu_hours_lost", num)});
+    ci.print(os);
+  }
   for (const std::string& n : r.notes) os << "Note: " << n << "\n";
   os << "\nutil: allocated GPU-time over GPU-time in service from the first arrival to the last end; goodput: the jobs' own\n"
-        "GPU-time over allocated GPU-time (the rest: work rolled back by failures and preemptions, restarts).\n";
+        "GPU-time over allocated GPU-time (the rest: work rolled back by failures and preemptions, restarts): the cluster's\n"
+        "view. The jobs' view is `trainsim reliability`'s ETTR, work over wall time from the first start to the end, waits\n"
+        "for nodes and re-queueing included: mean_job_ettr in JSON, and in the interval table with --seeds.\n";
 }
 
 void print_cluster_csv(std::ostream& os, const ClusterRun& r) {

@@ -9,6 +9,7 @@
 
 #include "models/spec.hpp"
 #include "sim/cluster/cluster_sim.hpp"
+#include "sim/cluster/seed_statistics.hpp"
 #include "sim/cluster/cluster_spec.hpp"
 #include "sim/cluster/model_jobs.hpp"
 #include "sim/cluster/trace_import.hpp"
@@ -28,7 +29,9 @@ struct ClusterRun {
   int recorded_n = 0;
   double recorded_mean_wait_s = 0, recorded_p50_wait_s = 0, recorded_p99_wait_s = 0;
   std::vector<sim::cluster::PolicyResult> policies;
-  std::vector<double> wall_s;   // per policy, seconds the simulation took
+  std::vector<double> wall_s;   // per policy, seconds the simulation took (all its seeds)
+  int seeds = 1;                // runs per policy; > 1: `policies` hold the means and `spread` their intervals
+  std::vector<sim::cluster::SeedStatistics> spread;  // per policy (empty metrics with one seed)
   std::vector<AppliedDefault> defaults;
   // What a reader must know to trust the comparison: an oracle used, a policy running without what it needs.
   std::vector<std::string> notes;

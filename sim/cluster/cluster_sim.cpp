@@ -974,7 +974,7 @@ bool Simulation::begin(int j, Placement p, bool allocated) {
 void Simulation::finish() {
   PolicyResult& out = result_;
   std::vector<double> waits;
-  double jct = 0, slowdown = 0, useful = 0, first = kInf, last = 0, first_waits = 0;
+  double jct = 0, slowdown = 0, useful = 0, first = kInf, last = 0, first_waits = 0, ettr = 0;
   for (std::size_t i = 0; i < jobs_.size(); ++i) {
     JobRecord& r = out.records[i];
     r.resizes = jobs_state_[i].resizes;
@@ -991,13 +991,16 @@ void Simulation::finish() {
     jct += r.jct_s;
     slowdown += r.slowdown;
     last = std::max(last, r.end_s);
-    useful += (r.timed_out ? r.work_done_s : jobs_[i].duration_s) * gpus_of(jobs_[i], spec_.gpu_sharing);
+    const double work = r.timed_out ? r.work_done_s : jobs_[i].duration_s;
+    useful += work * gpus_of(jobs_[i], spec_.gpu_sharing);
+    ettr += r.end_s > r.start_s ? std::min(1.0, work / (r.end_s - r.start_s)) : 1.0;
   }
   if (out.jobs > 0) {
     double sum = 0;
     for (double w : waits) sum += w;
     out.mean_wait_s = sum / out.jobs;
     out.mean_first_wait_s = first_waits / out.jobs;
+    out.mean_job_ettr = ettr / out.jobs;
     out.p50_wait_s = percentile(waits, 0.5);
     out.p99_wait_s = percentile(waits, 0.99);
     out.mean_jct_s = jct / out.jobs;

@@ -55,6 +55,10 @@ struct PolicyResult {
   int resizes = 0;             // elastic jobs' shrinks and growths
   double gpu_hours_lost = 0;
   double goodput = 0;          // useful GPU-time (the jobs' durations) / allocated GPU-time
+  // The jobs' own effective training time ratio, as `trainsim reliability` defines it for one job (work done over
+  // wall time from its first start to its end: rework, recoveries and the waits for nodes or for the queue after
+  // a failure all count against it), averaged over the finished jobs.
+  double mean_job_ettr = 0;
   double allocated_at_end = 0; // allocated / in-service GPUs when the run stopped (the FGD allocation ratio under --fill)
   double waiting_gpus_at_end = 0;  // GPUs asked by jobs still waiting then
   int running_at_end = 0;
