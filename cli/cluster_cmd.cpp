@@ -2,6 +2,7 @@
 // workload under each scheduling policy (sim/cluster), compared side by side.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -76,7 +77,46 @@ struct ClusterFlags {
   std::uint64_t seed = 1;
   int seeds = 1;
   std::string jobs_csv, timeseries_csv;
+  // The numeric flags a user gave (0 is their "not given" default, so a given 0, negative or NaN must be told apart).
+  const CLI::Option *horizon_given = nullptr, *sample_interval_given = nullptr, *fill_to_given = nullptr, *synthetic_given = nullptr;
 };
+
+// Time-series samples a run may record per policy (about 40 bytes each): a documented bound checked before the run.
+constexpr double kMaxSamples = 1'000'000;
+
+bool given(const CLI::Option* o) { return o && o->count() > 0; }
+
+// Each numeric flag in its range where it is parsed: a finite value, exit 2 with the range otherwise.
+std::string number_text(double v) {
+  std::ostringstream os;
+  os << v;  // 1e-09, nan, -5: as given, not rounded to six decimals
+  return os.str();
+}
+
+void check_numeric_flags(const ClusterFlags& f) {
+  auto in = [](double v, double lo, double hi) { return std::isfinite(v) && v >= lo && v <= hi; };
+  if (given(f.horizon_given) && !(in(f.horizon_s, 0, 1e12) && f.horizon_s > 0))
+    throw InputError("--horizon", number_text(f.horizon_s), "simulated seconds above 0, at most 1e12");
+  if (given(f.sample_interval_given) && !in(f.sample_interval_s, 1e-3, 1e12))
+    throw InputError("--sample-interval", number_text(f.sample_interval_s), "seconds between samples, from 0.001 to 1e12");
+  if (given(f.fill_to_given) && !(in(f.fill_to, 0, 10) && f.fill_to > 0))
+    throw InputError("--fill-to", number_text(f.fill_to), "a fraction of the cluster's GPUs above 0, at most 10");
+  if (given(f.synthetic_given) && f.synthetic_jobs < 1)
+    throw InputError("--synthetic", std::to_string(f.synthetic_jobs), "a number of jobs from 1 to 10,000,000");
+}
+
+// The samples a run would record: its likely length (the horizon, else the arrivals' span plus the longest job)
+// over the interval.
+void check_samples(const ClusterFlags& f, const std::vector<cl::ClusterJob>& jobs) {
+  if (!given(f.sample_interval_given) || jobs.empty()) return;
+  double longest = 0;
+  for (const cl::ClusterJob& j : jobs) longest = std::max(longest, j.duration_s);
+  const double length = f.horizon_s > 0 ? f.horizon_s : jobs.back().submit_s - jobs.front().submit_s + longest;
+  if (length / f.sample_interval_s > kMaxSamples)
+    throw InputError("--sample-interval", number_text(f.sample_interval_s),
+                     "an interval giving at most 1,000,000 samples over the run (about " + format_seconds(length) + " here: at least " +
+                         format_seconds(length / kMaxSamples) + ")");
+}
 
 std::vector<std::string> split_list(const std::string& text) {
   std::vector<std::string> out;
@@ -87,6 +127,7 @@ std::vector<std::string> split_list(const std::string& text) {
 }
 
 int run_cluster(const ClusterFlags& f) {
+  check_numeric_flags(f);
   ClusterRun run;
   if (std::find(output_formats().begin(), output_formats().end(), f.format) == output_formats().end())
     throw InputError("--format", f.format, output_formats_text());
@@ -223,6 +264,7 @@ int run_cluster(const ClusterFlags& f) {
     run.recorded_p99_wait_s = cl::percentile(recorded, 0.99);
   }
 
+  check_samples(f, trace.jobs);
   run.notes = policy_notes(choices, run.cluster, trace.jobs);
   if (f.seeds < 1 || f.seeds > 10000) throw InputError("--seeds", std::to_string(f.seeds), "a number of runs per policy from 1 to 10,000");
   run.seeds = f.seeds;
@@ -280,16 +322,17 @@ const RegisterCommand registered{
        app.add_option("--checkpoint-interval", f->checkpoint_interval, "checkpoint interval of jobs that name none (default 1h)");
        app.add_option("--gpu-sharing", f->gpu_sharing, "true or false: fractional GPU requests share a GPU (default: true when the trace has them)");
        app.add_option("--time-scale", f->time_scale, "multiply the trace's submit times and durations by this factor");
-       app.add_option("--horizon", f->horizon_s, "stop after this many simulated seconds (default: when every job has ended)");
-       app.add_option("--sample-interval", f->sample_interval_s, "seconds between time-series samples (default: 1/500 of the submit span)");
+       f->horizon_given = app.add_option("--horizon", f->horizon_s, "stop after this many simulated seconds (default: when every job has ended)");
+       f->sample_interval_given = app.add_option("--sample-interval", f->sample_interval_s,
+                                                 "seconds between time-series samples, at most 1,000,000 over the run (default: 1/500 of the submit span)");
        app.add_option("--seed", f->seed, "random seed of the failures and repairs");
        app.add_option("--seeds", f->seeds, "runs per policy, seeds --seed, --seed + 1, ...: the figures are their means, with 95% confidence intervals (default 1)");
-       app.add_option("--synthetic", f->synthetic_jobs, "N jobs drawn from the --trace instead of its own jobs (see --synthetic-model)");
+       f->synthetic_given = app.add_option("--synthetic", f->synthetic_jobs, "N jobs drawn from the --trace instead of its own jobs (see --synthetic-model)");
        app.add_option("--synthetic-model", f->synthetic_model, "blocks (default: blocks of the trace's own job sequence, its bursts kept) or poisson (Poisson arrivals, lognormal durations per size)");
        app.add_option("--synthetic-block", f->synthetic_block, "with --synthetic-model blocks: consecutive trace jobs per block (default: the square root of the trace's jobs)");
        app.add_option("--span", f->span, "with --synthetic: arrivals over this long (default 365d)");
        app.add_option("--load", f->load, "with --synthetic: offered GPU-time over the cluster's (default 0.8)");
-       app.add_option("--fill-to", f->fill_to, "with --fill: repeat the trace's jobs after it until they ask for this fraction of the cluster's GPUs (e.g. 1.3)");
+       f->fill_to_given = app.add_option("--fill-to", f->fill_to, "with --fill: repeat the trace's jobs after it until they ask for this fraction of the cluster's GPUs (e.g. 1.3)");
        app.add_flag("--fill", f->fill, "jobs never end: stop at the last arrival and report how much of the cluster is allocated (the FGD bin-packing experiment)");
        app.add_flag("--rigid", f->rigid, "run elastic jobs as rigid ones (their requested GPUs only): what elasticity is worth");
        app.add_option("--jobs-csv", f->jobs_csv, "write one row per job and policy to FILE");

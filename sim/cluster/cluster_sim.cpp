@@ -143,7 +143,8 @@ class Simulation final : public SchedulingPass {
     // Jobs that no pool can ever hold, or that the policy would never start, are set aside (reported as
     // rejected, with the reason), not left to wait forever.
     for (std::size_t i = 0; i < jobs_.size(); ++i) {
-      const std::string why = could_ever_fit(jobs_[i]) ? policy_->never_starts(jobs_[i], spec_) : "larger than any pool it may use";
+      std::string why = never_fits(jobs_[i]);
+      if (why.empty()) why = policy_->never_starts(jobs_[i], spec_);
       if (!why.empty()) reject(static_cast<int>(i), why);
     }
     sg4::Actor::create("arrivals", host, [this] { arrivals(); });
@@ -201,13 +202,17 @@ class Simulation final : public SchedulingPass {
   }
 
  private:
-  bool could_ever_fit(const ClusterJob& j) const {
+  // Why no pool can ever hold the job ("" when one can): no pool of a GPU type it accepts, or none large enough
+  // (an elastic job needs only its minimum).
+  std::string never_fits(const ClusterJob& j) const {
+    bool typed = false;
+    const int need = j.elastic() ? j.elastic_min : j.gpus;
     for (std::size_t p = 0; p < spec_.pools.size(); ++p) {
       if (!state_.pool_allowed(j, static_cast<int>(p))) continue;
-      const NodePool& np = spec_.pools[p];
-      if (j.gpus <= np.total_gpus()) return true;
+      typed = true;
+      if (need <= spec_.pools[p].total_gpus()) return {};
     }
-    return false;
+    return typed ? "larger than any pool it may use" : "no pool has a GPU type it accepts";
   }
 
   void send(Message m) { mailbox_->put_init(new Message(m), 0)->detach(); }

@@ -202,11 +202,21 @@ TEST_CASE("runs in one process do not disturb each other") {
   CHECK(a.mean_wait_s == b.mean_wait_s);
 }
 
-TEST_CASE("a job larger than any pool is rejected, not left waiting") {
+TEST_CASE("a job larger than any pool is rejected, not left waiting; the reason names a GPU type no pool has") {
   const PolicyResult r = run(two_nodes(), {job("A", 0, 8, 10), job("huge", 1, 64, 10)}, "fifo");
   CHECK(r.jobs == 1);
   CHECK(r.rejected == 1);
   CHECK(r.unfinished == 0);
+  REQUIRE(r.rejected_reasons.size() == 1);
+  CHECK(r.rejected_reasons[0].first == "larger than any pool it may use");
+  // A job asking for a GPU type no pool has is not "larger than any pool"; an elastic job whose minimum fits runs.
+  ClusterJob typed = job("typed", 2, 1, 10), elastic = job("elastic", 3, 24, 10);
+  typed.gpu_types = {"b200"};
+  elastic.elastic_min = 8, elastic.elastic_max = 32, elastic.elastic_step = 8;
+  const PolicyResult t = run(two_nodes(), {typed, elastic}, "fifo");
+  REQUIRE(t.rejected_reasons.size() == 1);
+  CHECK(t.rejected_reasons[0].first == "no pool has a GPU type it accepts");
+  CHECK(t.records[1].finished);
 }
 
 TEST_CASE("bad policy names are input errors naming the known ones") {
