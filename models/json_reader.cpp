@@ -22,6 +22,11 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
 
 std::vector<std::string> closest_names(const std::string& word, const std::vector<std::string>& candidates,
                                        std::size_t n) {
+  // A word far longer than every candidate is no typo of one: no suggestion, and no edit distance over it (a 1 MB
+  // key cost 0.4 s here, 25 s under ASan).
+  std::size_t longest = 0;
+  for (const auto& c : candidates) longest = std::max(longest, c.size());
+  if (word.size() > 2 * longest + 16) return {};
   std::vector<std::pair<std::size_t, std::string>> scored;
   for (const auto& c : candidates) {
     std::size_t d = edit_distance(word, c);

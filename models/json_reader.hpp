@@ -18,7 +18,8 @@ using Json = nlohmann::json;
 
 // Edit distance (Levenshtein), used for "did you mean" suggestions.
 std::size_t edit_distance(const std::string& a, const std::string& b);
-// Up to `n` of `candidates` closest to `word`, best first.
+// Up to `n` of `candidates` closest to `word`, best first; none when `word` is more than twice as long as every
+// candidate (plus 16 characters): no typo, and no quadratic work on a huge input.
 std::vector<std::string> closest_names(const std::string& word, const std::vector<std::string>& candidates,
                                        std::size_t n = 3);
 std::string join(const std::vector<std::string>& items, const std::string& sep = ", ");

@@ -145,3 +145,12 @@ TEST_CASE("name registry: entries owned through pointers, named by a virtual nam
   REQUIRE(raw.find("slurm") != nullptr);
   CHECK(*raw.find("slurm") == &slurm_target);
 }
+
+TEST_CASE("closest names: a word far longer than every known name gets no suggestion (and no quadratic work)") {
+  const std::vector<std::string> known = {"fifo", "backfill", "las"};
+  CHECK(closest_names("backfil", known, 1) == std::vector<std::string>{"backfill"});
+  // 2 x 8 + 16 = 32 characters is the longest word still compared; a megabyte key is not.
+  CHECK(closest_names(std::string(32, 'x'), known, 1).size() == 1);
+  CHECK(closest_names(std::string(33, 'x'), known, 1).empty());
+  CHECK(closest_names(std::string(1 << 20, 'k'), known, 3).empty());
+}
