@@ -231,13 +231,13 @@ int run_cluster(const ClusterFlags& f) {
     if (!(f.fill_to <= 10)) throw InputError("--fill-to", std::to_string(f.fill_to), "a fraction of the cluster's GPUs up to 10");
     const std::size_t n = trace.jobs.size();
     double asked = 0;
-    for (const cl::ClusterJob& j : trace.jobs) asked += j.gpus == 1 && j.gpu_milli < 1000 ? j.gpu_milli / 1000.0 : j.gpus;
+    for (const cl::ClusterJob& j : trace.jobs) asked += cl::gpus_held(j, true);
     const double target = f.fill_to * run.cluster.total_gpus(), period = n > 0 ? trace.jobs.back().submit_s + 1 : 0;
     for (std::size_t k = 0; n > 0 && asked < target; ++k) {
       cl::ClusterJob j = trace.jobs[k % n];
       j.id += "#" + std::to_string(k / n + 1);
       j.submit_s += period * static_cast<double>(k / n + 1);
-      asked += j.gpus == 1 && j.gpu_milli < 1000 ? j.gpu_milli / 1000.0 : j.gpus;
+      asked += cl::gpus_held(j, true);
       trace.jobs.push_back(std::move(j));
     }
     run.fill_to = f.fill_to;

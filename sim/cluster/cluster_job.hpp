@@ -44,6 +44,11 @@ struct ClusterJob {
   double speed_on(int g) const;
 };
 
+// Whether the job takes a share of one GPU (a fractional request on a cluster with GPU sharing), and the GPUs it
+// holds: that share, else its whole GPUs. One definition for placement, policies and accounting.
+inline bool shares_gpu(const ClusterJob& j, bool sharing) { return sharing && j.gpus == 1 && j.gpu_milli < 1000; }
+inline double gpus_held(const ClusterJob& j, bool sharing) { return shares_gpu(j, sharing) ? j.gpu_milli / 1000.0 : j.gpus; }
+
 // Rows an importer read and skipped, and why ("no GPU requested": 1,088, ...), in first-seen order.
 struct ImportReport {
   std::string source;          // "alibaba-2023:DIR", ...

@@ -50,7 +50,6 @@ struct Message {
 // at a year's offset).
 constexpr double kSameInstantS = 1e-6;
 
-double gpus_of(const ClusterJob& j, bool sharing) { return sharing && j.gpus == 1 && j.gpu_milli < 1000 ? j.gpu_milli / 1000.0 : j.gpus; }
 
 struct JobState {
   JobStatus status;
@@ -178,7 +177,6 @@ class Simulation final : public SchedulingPass {
   std::vector<double> release_instants() const;
   ClusterState state_at(double t, double runtime) const;
   BackfillPlan& plan();  // this pass's, built at its first use
-  bool shares_a_gpu(const ClusterJob& c) const { return spec_.gpu_sharing && c.gpus == 1 && c.gpu_milli < 1000; }
   void wake_at(double t) override { wake_s_ = std::min(wake_s_, t); }
   double free_gpus() const override { return static_cast<double>(state_.capacity_milli() - state_.allocated_milli()) / 1000; }
   double total_gpus() const override { return static_cast<double>(state_.capacity_milli()) / 1000; }
@@ -192,7 +190,7 @@ class Simulation final : public SchedulingPass {
   }
   double gpus(int j) const override {
     const JobState& s = jobs_state_[static_cast<std::size_t>(j)];
-    return s.running ? s.held : gpus_of(job(j), spec_.gpu_sharing);
+    return s.running ? s.held : gpus_held(job(j), spec_.gpu_sharing);
   }
   const ClusterSpec& cluster() const override { return spec_; }
   double history_estimate(int j) const override {
@@ -680,7 +678,7 @@ class Simulation final : public SchedulingPass {
     const ClusterJob& c = jobs_[static_cast<std::size_t>(j)];
     int whole = 0;
     for (const Placement::Part& part : s.placement.parts) whole += part.whole;
-    s.held = c.elastic() ? whole : gpus_of(c, spec_.gpu_sharing);
+    s.held = c.elastic() ? whole : gpus_held(c, spec_.gpu_sharing);
     s.speed = c.elastic() ? c.speed_on(whole) : 1.0;
     s.run_start_s = now_;
     s.status.started_s = now_;
@@ -878,7 +876,7 @@ double Simulation::reserve(int j, double window_s) {
   const double runtime = expected_runtime(j), latest = now_ + window_s;
   double t = kInf;
   Placement p;
-  if (!shares_a_gpu(c) && !c.elastic()) {
+  if (!shares_gpu(c, spec_.gpu_sharing) && !c.elastic()) {
     t = plan().earliest(c, runtime, latest);
     if (t < kInf) p = choose_placement(state_at(t, runtime), c);
   }
@@ -906,7 +904,7 @@ bool Simulation::start_beside_reservations(int j) {
   if (reservations_.empty()) return start(j);
   const double runtime = expected_runtime(j);
   // The plan's quick answer first (most jobs a backfill pass tests cannot start); the placement from the state.
-  if (!shares_a_gpu(c) && !c.elastic() && plan().earliest(c, runtime, now_) > now_) return false;
+  if (!shares_gpu(c, spec_.gpu_sharing) && !c.elastic() && plan().earliest(c, runtime, now_) > now_) return false;
   return begin(j, choose_placement(state_at(now_, runtime), c));
 }
 
@@ -997,7 +995,7 @@ void Simulation::finish() {
     slowdown += r.slowdown;
     last = std::max(last, r.end_s);
     const double work = r.timed_out ? r.work_done_s : jobs_[i].duration_s;
-    useful += work * gpus_of(jobs_[i], spec_.gpu_sharing);
+    useful += work * gpus_held(jobs_[i], spec_.gpu_sharing);
     ettr += r.end_s > r.start_s ? std::min(1.0, work / (r.end_s - r.start_s)) : 1.0;
   }
   if (out.jobs > 0) {
@@ -1014,7 +1012,7 @@ void Simulation::finish() {
   }
   out.utilization = capacity_area_ > 0 ? allocated_area_ / capacity_area_ : 0;
   out.allocated_at_end = state_.capacity_milli() > 0 ? static_cast<double>(state_.allocated_milli()) / static_cast<double>(state_.capacity_milli()) : 0;
-  for (int j : waiting_) out.waiting_gpus_at_end += gpus_of(jobs_[static_cast<std::size_t>(j)], spec_.gpu_sharing);
+  for (int j : waiting_) out.waiting_gpus_at_end += gpus_held(jobs_[static_cast<std::size_t>(j)], spec_.gpu_sharing);
   out.running_at_end = static_cast<int>(running_.size());
   out.gpu_hours = allocated_area_ / 3600;
   out.goodput = allocated_area_ > 0 ? std::min(1.0, useful / allocated_area_) : 0;

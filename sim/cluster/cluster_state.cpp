@@ -94,12 +94,9 @@ bool ClusterState::pool_allowed(const ClusterJob& job, int pool) const {
   return true;
 }
 
-namespace {
-bool shares_gpu(const ClusterJob& job, const ClusterSpec& spec) { return spec.gpu_sharing && job.gpus == 1 && job.gpu_milli < kWhole; }
-}  // namespace
 
 bool ClusterState::fits(const ClusterJob& job) const {
-  const bool shared = shares_gpu(job, *spec_);
+  const bool shared = shares_gpu(job, spec_->gpu_sharing);
   for (std::size_t p = 0; p < spec_->pools.size(); ++p) {
     if (!pool_allowed(job, static_cast<int>(p))) continue;
     const std::vector<int>& hist = free_hist_[p];
@@ -222,7 +219,7 @@ bool ClusterState::place_gang(const ClusterJob& job, int pool, PlacementKind kin
 
 Placement ClusterState::place(const ClusterJob& job, PlacementKind kind) const {
   Placement out;
-  if (shares_gpu(job, *spec_)) {
+  if (shares_gpu(job, spec_->gpu_sharing)) {
     // A shared GPU, over every allowed pool: binpack takes the GPU with the fewest thousandths left that still
     // fit (a partly used one before an idle one), spread the one with the most.
     int best_node = -1, best_gpu = -1, best_key = 0;
@@ -298,7 +295,7 @@ std::int64_t ClusterState::unusable_free_milli(const std::vector<const ClusterJo
     int min_whole = INT_MAX, min_milli = INT_MAX;
     for (const ClusterJob* j : waiting) {
       if (!pool_allowed(*j, static_cast<int>(p))) continue;
-      if (shares_gpu(*j, *spec_)) min_milli = std::min(min_milli, j->gpu_milli);
+      if (shares_gpu(*j, spec_->gpu_sharing)) min_milli = std::min(min_milli, j->gpu_milli);
       else min_whole = std::min(min_whole, std::min(j->elastic() ? j->elastic_min : j->gpus, np.gpus_per_node));
     }
     const int first = pool_first_node_[p];

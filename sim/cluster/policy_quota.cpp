@@ -52,8 +52,7 @@ class QuotaCohort : public SchedulerPolicy {
   std::string never_starts(const ClusterJob& job, const ClusterSpec& c) const override {
     const QueueSpec* q = c.queue(job.queue);
     if (!q || q->borrowing_limit_gpus < 0) return {};
-    const double g = job.gpus == 1 && job.gpu_milli < 1000 && c.gpu_sharing ? job.gpu_milli / 1000.0 : job.gpus;
-    if (g <= q->quota_gpus + q->borrowing_limit_gpus + 1e-9) return {};
+    if (gpus_held(job, c.gpu_sharing) <= q->quota_gpus + q->borrowing_limit_gpus + 1e-9) return {};
     return "more GPUs than its queue's quota plus borrowing limit";
   }
 };

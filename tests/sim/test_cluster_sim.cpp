@@ -36,6 +36,13 @@ ClusterSpec two_nodes(Json extra = Json::object()) {
   return parse_cluster(c, "/cluster", nullptr);
 }
 
+// One 8-GPU node.
+ClusterSpec one_node(Json extra = Json::object()) {
+  Json c = {{"pools", {{{"gpu", "h100-sxm-80gb"}, {"gpus_per_node", 8}, {"nodes", 1}}}}};
+  for (auto& [k, v] : extra.items()) c[k] = v;
+  return parse_cluster(c, "/cluster", nullptr);
+}
+
 ClusterJob job(const std::string& id, double submit, int gpus, double duration, int priority = 0) {
   ClusterJob j;
   j.id = id;
@@ -288,16 +295,21 @@ TEST_CASE("drf gives a freed GPU to the tenant with the smallest share; FIFO to 
   CHECK(drf.records[2].start_s == doctest::Approx(200));
 }
 
-TEST_CASE("las runs new jobs before ones with much attained service, preempting them") {
+TEST_CASE("las runs new jobs before ones with much attained service, preempting them; waits count the time re-queued") {
   // One 8-GPU node, threshold 3,600 GPU-s. L (8 GPUs, 10,000 s) runs from 0 and crosses the threshold at 450 s.
   // N (8 GPUs, 100 s) arrives at 1,000: it is in the first queue, L in the second: L is evicted, N runs
   // 1,000-1,100, L restarts (restart + warm-up 240 s, work since its last hourly checkpoint lost: all 1,000 s).
-  Json c = {{"pools", {{{"gpu", "h100-sxm-80gb"}, {"gpus_per_node", 8}, {"nodes", 1}}}}};
-  const ClusterSpec spec = parse_cluster(c, "/cluster", nullptr);
+  const ClusterSpec spec = one_node();
   const PolicyResult r = run(spec, {job("L", 0, 8, 10000), job("N", 1000, 8, 100)}, "las");
   CHECK(r.records[1].start_s == doctest::Approx(1000));
   CHECK(r.records[0].preemptions == 1);
   CHECK(r.records[0].end_s == doctest::Approx(1100 + 240 + 10000));
+  // Waits count the time re-queued: L waits again from 1,000 to 1,100 (100 s; its first wait 0), N 0. Mean wait
+  // 50 s, mean first wait 0.
+  CHECK(r.records[0].wait_s == doctest::Approx(100));
+  CHECK(r.records[0].first_wait_s == doctest::Approx(0));
+  CHECK(r.mean_wait_s == doctest::Approx(50));
+  CHECK(r.mean_first_wait_s == doctest::Approx(0));
   const PolicyResult fifo = run(spec, {job("L", 0, 8, 10000), job("N", 1000, 8, 100)}, "fifo");
   CHECK(fifo.records[1].start_s == doctest::Approx(10000));
 }
@@ -654,8 +666,7 @@ TEST_CASE("without gang scheduling, partly placed jobs can deadlock; with it the
   // GPUs at t=1 and holds them; at 100 s X's 4 GPUs go to B, the higher priority: A and B hold 4 each, need 6:
   // a deadlock (the reason Volcano's gang scheduling exists). B cannot evict X at t=2 either: with A's 4 held,
   // X's 4 are not enough. With gangs, B evicts X at t=2 (the 8 GPUs then suffice) and A runs after B.
-  Json c = {{"pools", {{{"gpu", "h100-sxm-80gb"}, {"gpus_per_node", 8}, {"nodes", 1}}}}};
-  const ClusterSpec spec = parse_cluster(c, "/cluster", nullptr);
+  const ClusterSpec spec = one_node();
   std::vector<ClusterJob> jobs = {job("X", 0, 4, 100), job("A", 1, 6, 50), job("B", 2, 6, 50, 5)};
   const PolicyResult gang = run(spec, jobs, "priority");
   CHECK(gang.rejected == 0);
@@ -673,37 +684,22 @@ TEST_CASE("without gang scheduling, partly placed jobs can deadlock; with it the
   CHECK(alone.records[1].end_s == doctest::Approx(150));
 }
 
-TEST_CASE("waits count the time re-queued after a preemption; first waits do not") {
-  // The las case above: L runs 0-1,000, is evicted for N (1,000-1,100) and waits again until 1,100: its wait is
-  // 100 s, its first wait 0; N's is 0. Mean wait 50 s, mean first wait 0.
-  Json c = {{"pools", {{{"gpu", "h100-sxm-80gb"}, {"gpus_per_node", 8}, {"nodes", 1}}}}};
-  const ClusterSpec spec = parse_cluster(c, "/cluster", nullptr);
-  const PolicyResult r = run(spec, {job("L", 0, 8, 10000), job("N", 1000, 8, 100)}, "las");
-  CHECK(r.records[0].wait_s == doctest::Approx(100));
-  CHECK(r.records[0].first_wait_s == doctest::Approx(0));
-  CHECK(r.mean_wait_s == doctest::Approx(50));
-  CHECK(r.mean_first_wait_s == doctest::Approx(0));
-}
-
 TEST_CASE("las's starvation guard (Tiresias' PromoteKnob) puts a long-waiting job back in the first queue") {
   // One 8-GPU node. L (8 GPUs) runs 0-1,000 (8,000 GPU-s: second queue) and is evicted by N1 (t=1,000, 100 s).
   // N2 arrives at 1,050. At 1,100 without a guard N2 (first queue) starts before L. With knob 0.1, L has waited
   // 100 s = 0.1 x its 1,000 s executed: it is promoted and, the earlier arrival, starts first; N2 then evicts
   // it at the next pass (N3's arrival, 1,150), as Tiresias' promotion does not protect a running job.
-  Json c = {{"pools", {{{"gpu", "h100-sxm-80gb"}, {"gpus_per_node", 8}, {"nodes", 1}}}}};
   const std::vector<ClusterJob> jobs = {job("L", 0, 8, 10000), job("N1", 1000, 8, 100), job("N2", 1050, 8, 100), job("N3", 1150, 8, 100)};
-  const PolicyResult plain = run(parse_cluster(c, "/cluster", nullptr), jobs, "las");
+  const PolicyResult plain = run(one_node(), jobs, "las");
   CHECK(plain.records[2].start_s == doctest::Approx(1100));
-  c["scheduler"] = {{"las_promote_knob", 0.1}};
-  const PolicyResult guarded = run(parse_cluster(c, "/cluster", nullptr), jobs, "las");
+  const PolicyResult guarded = run(one_node({{"scheduler", {{"las_promote_knob", 0.1}}}}), jobs, "las");
   CHECK(guarded.records[2].start_s == doctest::Approx(1150));
 }
 
 TEST_CASE("a walltime is enforced: the job stops at its limit, as Slurm's TIMEOUT") {
   // One 8-GPU node. A asks 100 s of walltime but needs 500 s: it stops at 100 s with 100 s of work done; B (t=1)
   // starts then. Goodput: A's 100 s and B's 50 s of work over 150 s x 8 GPUs allocated.
-  Json c = {{"pools", {{{"gpu", "h100-sxm-80gb"}, {"gpus_per_node", 8}, {"nodes", 1}}}}};
-  const ClusterSpec spec = parse_cluster(c, "/cluster", nullptr);
+  const ClusterSpec spec = one_node();
   ClusterJob a = job("A", 0, 8, 500);
   a.walltime_s = 100;
   const PolicyResult r = run(spec, {a, job("B", 1, 8, 50)}, "fifo");
