@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "calibrate/log_comparison.hpp"
 #include "calibrate/reference_fit.hpp"
 #include "models/errors.hpp"
 #include "models/step.hpp"
@@ -13,9 +14,7 @@ namespace {
 double step_time(const Scenario& s, const FittedParameters& f) {
   return StepModel(s.model, s.training, s.hardware, nullptr, &f).estimate(s.parallel).time_s;
 }
-}  // namespace
-
-double measured_step_time(const TrainingLog& log, const LogSummary& summary, const Scenario& plan, const std::string& path, std::string* basis) {
+double measured_step_time_unchecked(const TrainingLog& log, const LogSummary& summary, const Scenario& plan, const std::string& path, std::string* basis) {
   if (summary.median_time_s > 0) {
     *basis = "median step time of " + std::to_string(summary.used) + " steps after " + std::to_string(summary.warmup) + " of warm-up";
     return summary.median_time_s;
@@ -37,6 +36,13 @@ double measured_step_time(const TrainingLog& log, const LogSummary& summary, con
   throw InputError(path, log.iterations.empty() ? "no step lines (format " + log.format + ")" : std::to_string(log.iterations.size()) + " steps, all warm-up",
                    "a log with step times after the warm-up (Megatron, torchtitan, DeepSpeed, ms-swift, HF Trainer or step/time lines)",
                    "run more steps, or lower --skip");
+}
+}  // namespace
+
+double measured_step_time(const TrainingLog& log, const LogSummary& summary, const Scenario& plan, const std::string& path, std::string* basis) {
+  const double step_s = measured_step_time_unchecked(log, summary, plan, path, basis);
+  check_step_time_physical(plan, step_s, path, *basis);
+  return step_s;
 }
 
 LogCalibration calibrate_from_logs(std::vector<LogRun> runs, const FittedParameters& start) {

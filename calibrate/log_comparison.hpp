@@ -29,6 +29,14 @@ constexpr int kFewIterations = 3;
 // `skip` = warm-up iterations to leave out (-1: the first 10%, at least one). When no iteration is left after
 // the warm-up there are no rows, only a note (the warm-up is never compared); `trainsim validate log` refuses
 // such a log with exit code 2 before comparing.
+// Throws InputError for a log that measures a step faster than physics allows the plan (every counted FLOP at
+// every GPU's dense peak: MFU and HFU above 100%): the log is of another plan, or its time unit is not what its
+// format says.
 LogComparison compare_log(const Scenario& plan, const TrainingLog& log, int skip = -1);
+
+// The shortest step the plan could take: the fewer of its model and hardware FLOPs at the GPUs' dense peak.
+double physical_step_floor_s(const Scenario& plan);
+// InputError under `log_path` when `step_s` (measured, `basis` says how) is below physical_step_floor_s.
+void check_step_time_physical(const Scenario& plan, double step_s, const std::string& log_path, const std::string& basis);
 
 }  // namespace trainsim

@@ -43,12 +43,7 @@ nlohmann::ordered_json in_reading_order(const nlohmann::json& j) {
 }
 }  // namespace
 
-void write_calibration_profile(const std::string& path, const CalibrationProfile& profile) {
-  std::ofstream out(path);
-  if (!out) throw InputError("-o", "\"" + path + "\"", "a writable file path");
-  out << in_reading_order(to_json(profile)).dump(2) << "\n";
-  if (!out) throw InputError("-o", "\"" + path + "\"", "a writable file path", "writing failed");
-}
+std::string calibration_profile_text(const CalibrationProfile& profile) { return in_reading_order(to_json(profile)).dump(2) + "\n"; }
 
 nlohmann::json calibration_summary_json(const std::string& path, const CalibrationProfile& profile, const CalibrationCoverage& coverage) {
   nlohmann::json calibrated = nlohmann::json::array(), fallbacks = nlohmann::json::array();

@@ -14,7 +14,8 @@ namespace trainsim {
 // or the JSON pointer for a bad value ("h100.json#/gemm/0/m"). `what` names where the path came from
 // ("--calibration", "/calibration") for a missing file.
 CalibrationProfile read_calibration_profile(const std::string& path, const std::string& what = "calibration");
-void write_calibration_profile(const std::string& path, const CalibrationProfile& profile);
+// The profile as the JSON text a file holds: identity and provenance first, points last.
+std::string calibration_profile_text(const CalibrationProfile& profile);
 
 nlohmann::json calibration_summary_json(const std::string& path, const CalibrationProfile& profile, const CalibrationCoverage& coverage);
 void print_calibration_summary(std::ostream& os, const std::string& path, const CalibrationProfile& profile,

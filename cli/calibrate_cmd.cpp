@@ -9,17 +9,18 @@
 #include <fstream>
 #include <iostream>
 
+#include "calibrate/import_common.hpp"
 #include "calibrate/import_gemm_csv.hpp"
 #include "calibrate/import_nccl_tests.hpp"
 #include "calibrate/profile_io.hpp"
-#include "calibrate/import_common.hpp"
 #include "command.hpp"
-#include "output.hpp"
-#include "subcommand_hooks.hpp"
 #include "models/errors.hpp"
 #include "models/json_reader.hpp"
 #include "models/presets.hpp"
 #include "models/scenario.hpp"
+#include "output.hpp"
+#include "run_files.hpp"
+#include "subcommand_hooks.hpp"
 
 namespace trainsim::cli {
 namespace {
@@ -94,12 +95,13 @@ int run_import_nccl(const CalibrateOptions& o) {
   check_gpu_preset(o.gpu);
   check_fabric_preset(o.intra_fabric, "--intra-node");
   check_fabric_preset(o.inter_fabric, "--inter-node");
+  for (const auto& file : o.logs) note_input_file(file);
+  check_output_path("-o", o.output);
   std::vector<NcclTestsLog> logs;
   std::vector<std::string> notes;
   long long malformed = 0;
   for (const auto& file : o.logs) {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) throw InputError("LOG", "\"" + file + "\"", "a readable nccl-tests output file", "no such file");
+    std::ifstream in = open_input_file("LOG", file, "a readable nccl-tests output file");
     NcclTestsLog log = parse_nccl_tests_log(in, file);
     std::cout << "Read " << file << ": " << (log.test.empty() ? "unknown test" : log.test);
     if (!log.test_from.empty()) std::cout << " (from the " << log.test_from << ")";
@@ -138,7 +140,7 @@ int run_import_nccl(const CalibrateOptions& o) {
   if (!notes.empty()) note += " " + join(notes, " ");
   stamp(p, o, command, note);
   parse_calibration_profile(to_json(p));  // what is written must read back
-  write_calibration_profile(o.output, p);
+  write_output_file("-o", o.output, [&](std::ostream& os) { os << calibration_profile_text(p); });
   std::cout << "Wrote " << o.output << " (" << malformed << " malformed line" << (malformed == 1 ? "" : "s") << " in total, reported above)\n";
   print_curve_fits(std::cout, p);
   return kExitOk;
@@ -146,8 +148,8 @@ int run_import_nccl(const CalibrateOptions& o) {
 
 int run_import_gemm(const CalibrateOptions& o) {
   check_gpu_preset(o.gpu);
-  std::ifstream in(o.csv, std::ios::binary);
-  if (!in) throw InputError("CSV", "\"" + o.csv + "\"", "a readable CSV file dtype,m,n,k,tflops (or time_s)", "no such file");
+  std::ifstream in = open_input_file("CSV", o.csv, "a readable CSV file dtype,m,n,k,tflops (or time_s)");
+  check_output_path("-o", o.output);
   const GemmCsv csv = parse_gemm_csv(in, o.csv);
   std::cout << "Read " << o.csv << ": " << csv.rows << " rows used (" << csv.value_column
             << (csv.header ? "" : ", no header: columns taken as dtype,m,n,k,tflops") << "), " << csv.malformed.size() << " malformed (skipped); "
@@ -174,7 +176,7 @@ int run_import_gemm(const CalibrateOptions& o) {
   if (o.merge) command += " --merge";
   stamp(p, o, command, note);
   parse_calibration_profile(to_json(p));
-  write_calibration_profile(o.output, p);
+  write_output_file("-o", o.output, [&](std::ostream& os) { os << calibration_profile_text(p); });
   std::cout << "Wrote " << o.output << " (" << p.gemm.size() << " GEMM points, " << csv.malformed.size() << " malformed line"
             << (csv.malformed.size() == 1 ? "" : "s") << " reported above)\n";
   return kExitOk;
@@ -190,6 +192,7 @@ HardwareSpec preset_hardware(const std::string& gpu) {
 
 int run_show(const CalibrateOptions& o) {
   check_gpu_preset(o.gpu);
+  note_input_file(o.profile);
   const CalibrationProfile p = read_calibration_profile(o.profile, "PROFILE");
   const std::string preset = !o.gpu.empty() ? o.gpu : p.gpu.preset;
   std::optional<HardwareSpec> hw;
@@ -252,19 +255,19 @@ const RegisterCommand registered{
        CLI::App* imp = app.add_subcommand("import", "Build a calibration profile from measurements");
        imp->require_subcommand(1);
        CLI::App* nccl = imp->add_subcommand("nccl-tests", "Read nccl-tests text output (all_reduce_perf, all_gather_perf, reduce_scatter_perf, alltoall_perf, sendrecv_perf)");
-       nccl->add_option("logs", opt->logs, "nccl-tests output files (one test each)")->required();
-       nccl->add_option("-o,--output", opt->output, "calibration profile to write (JSON)")->required();
+       nccl->add_option("logs", opt->logs, "nccl-tests output files (one test each)")->check(non_empty_path())->required();
+       nccl->add_option("-o,--output", opt->output, "calibration profile to write (JSON)")->check(non_empty_path())->required();
        nccl->add_option("--gpu", opt->gpu, "trainsim GPU preset the measurements were taken on (e.g. h100-sxm-80gb)");
        nccl->add_option("--intra-node", opt->intra_fabric, "fabric preset of the one-node runs (e.g. nvlink4-nvswitch); curves then apply only to it");
        nccl->add_option("--inter-node", opt->inter_fabric, "fabric preset of the multi-node runs (e.g. ib-ndr-400); curves then apply only to it");
        nccl->add_flag("--merge", opt->merge, "add to the profile at -o instead of replacing it");
        CLI::App* gemm = imp->add_subcommand("gemm", "Read a CSV table dtype,m,n,k,tflops (or dtype,m,n,k,time_s) of measured GEMMs");
-       gemm->add_option("csv", opt->csv, "CSV file")->required();
-       gemm->add_option("-o,--output", opt->output, "calibration profile to write (JSON)")->required();
+       gemm->add_option("csv", opt->csv, "CSV file")->check(non_empty_path())->required();
+       gemm->add_option("-o,--output", opt->output, "calibration profile to write (JSON)")->check(non_empty_path())->required();
        gemm->add_option("--gpu", opt->gpu, "trainsim GPU preset the measurements were taken on (e.g. h100-sxm-80gb)");
        gemm->add_flag("--merge", opt->merge, "add to the profile at -o instead of replacing it");
        CLI::App* show = app.add_subcommand("show", "Print a calibration profile, its fits and what it covers");
-       show->add_option("profile", opt->profile, "calibration profile (JSON)")->required();
+       show->add_option("profile", opt->profile, "calibration profile (JSON)")->check(non_empty_path())->required();
        show->add_option("--gpu", opt->gpu, "GPU preset to judge coverage against (default: the profile's)");
        show->add_option("--format", opt->format, "output: table or json")->check(CLI::IsMember({"table", "json"}));
        const auto extra = add_subcommand_extensions(app, "calibrate");  // `calibrate run` in the CUDA build

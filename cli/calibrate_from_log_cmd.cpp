@@ -15,6 +15,7 @@
 #include "output.hpp"
 #include "plan_input.hpp"
 #include "reports/table.hpp"
+#include "run_files.hpp"
 #include "subcommand_hooks.hpp"
 
 namespace trainsim::cli {
@@ -38,8 +39,7 @@ LogRun read_run(const std::string& log_path, const std::string& plan_path, int s
   r.log_path = log_path;
   r.plan_path = plan_path;
   r.plan = load_plan_input(plan_path).scenario;
-  std::ifstream in(log_path, std::ios::binary);
-  if (!in) throw InputError("LOG", "\"" + log_path + "\"", "a readable training log", "no such file");
+  std::ifstream in = open_input_file("LOG", log_path, "a readable training log");
   r.log = parse_training_log(in);
   r.summary = summarize(r.log, skip);
   r.measured_step_s = measured_step_time(r.log, r.summary, r.plan, log_path, &r.basis);
@@ -89,7 +89,7 @@ int run_from_log(const FromLogOptions& o) {
     for (const auto& p : cal.parameters)
       if (p.fitted) profile.fitted_parameters.emplace_back(p.key, p.after);
     profile.fitted_parameters_source = provenance;
-    write_calibration_profile(o.output, profile);
+    write_output_file("-o", o.output, [&](std::ostream& os) { os << calibration_profile_text(profile); });
   }
 
   Json runs = Json::array();
@@ -138,9 +138,9 @@ const RegisterSubcommand registered{
      "Fit the step model's physical parameters to a short run of your own (its training log and the scenario it ran)",
      [](CLI::App& sub) -> std::function<int()> {
        auto opt = std::make_shared<FromLogOptions>();
-       sub.add_option("LOG", opt->logs, "training logs (Megatron-LM, torchtitan, ms-swift, HF Trainer, step/time lines)")->required();
-       sub.add_option("--plan", opt->plans, "the scenario each log ran (a fixed layout), one per log in the same order")->required();
-       sub.add_option("-o,--output", opt->output, "calibration profile to write (JSON), for --calibration");
+       sub.add_option("LOG", opt->logs, "training logs (Megatron-LM, torchtitan, ms-swift, HF Trainer, step/time lines)")->check(non_empty_path())->required();
+       sub.add_option("--plan", opt->plans, "the scenario each log ran (a fixed layout), one per log in the same order")->check(non_empty_path())->required();
+       sub.add_option("-o,--output", opt->output, "calibration profile to write (JSON), for --calibration")->check(non_empty_path());
        sub.add_flag("--merge", opt->merge, "set the fitted parameters in the profile at -o, keeping its measurements");
        sub.add_option("--skip", opt->skip, "warm-up steps to leave out (default: the first 10%, at least one)")->check(CLI::Range(0, 1000000));
        sub.add_option("--format", opt->format, "output: table or json")->check(CLI::IsMember({"table", "json"}));

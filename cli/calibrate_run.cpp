@@ -4,19 +4,19 @@
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
-#include <fstream>
 #include <iostream>
 #include <map>
 
 #include "calibrate/gpu/bench_driver.hpp"
 #include "calibrate/gpu/cuda_util.hpp"
 #include "calibrate/gpu/sweep.hpp"
-#include "calibrate/profile_io.hpp"
 #include "calibrate/import_common.hpp"
+#include "calibrate/profile_io.hpp"
 #include "command.hpp"
 #include "models/errors.hpp"
 #include "models/presets.hpp"
 #include "reports/table.hpp"
+#include "run_files.hpp"
 #include "subcommand_hooks.hpp"
 
 namespace trainsim::cli {
@@ -62,6 +62,8 @@ int run_calibrate_run(const CalibrateRunCliOptions& o) {
   ro.command = command_line(o);
   ro.who = login_name();
   ro.when = utc_timestamp();
+  check_output_path("-o", o.output);  // before minutes of measurement, not after
+  if (!o.benchmark_json.empty()) check_output_path("--benchmark-json", o.benchmark_json);
 
   const gpu::DeviceProbe probe = gpu::probe_devices();
   if (probe.count < 1) {
@@ -79,11 +81,9 @@ int run_calibrate_run(const CalibrateRunCliOptions& o) {
   if (!res.writes_profile) return kExitOk;  // ranks > 0 of a multi-process run: rank 0 writes
 
   parse_calibration_profile(to_json(res.profile));  // what is written must read back
-  write_calibration_profile(o.output, res.profile);
+  write_output_file("-o", o.output, [&](std::ostream& os) { os << calibration_profile_text(res.profile); });
   if (!o.benchmark_json.empty()) {
-    std::ofstream out(o.benchmark_json);
-    if (!out) throw InputError("--benchmark-json", "\"" + o.benchmark_json + "\"", "a writable file");
-    out << res.benchmarks.dump(2) << "\n";
+    write_output_file("--benchmark-json", o.benchmark_json, [&](std::ostream& os) { os << res.benchmarks.dump(2) << "\n"; });
   }
 
   std::map<std::string, int> per_dtype;
@@ -110,7 +110,7 @@ const RegisterSubcommand registered{
      "Measure this machine's GPUs (cuBLASLt GEMMs, HBM copies, NCCL collectives) into a calibration profile (CUDA build)",
      [](CLI::App& app) -> std::function<int()> {
        auto opt = std::make_shared<CalibrateRunCliOptions>();
-       app.add_option("-o,--output", opt->output, "calibration profile to write (JSON)")->capture_default_str();
+       app.add_option("-o,--output", opt->output, "calibration profile to write (JSON)")->check(non_empty_path())->capture_default_str();
        app.add_flag("--quick", opt->quick, "a short sweep (under a minute): llama3-8b's shapes at tp 1, a small grid, a few sizes");
        app.add_option("--gpus", opt->gpus, "local GPUs for the collectives (default: all)")->check(CLI::Range(1, 1024));
        app.add_option("--models", opt->models, "model presets whose GEMM shapes to measure, comma-separated (default: all; --quick: llama3-8b)");
@@ -120,7 +120,7 @@ const RegisterSubcommand registered{
        app.add_option("--inter-node", opt->inter_fabric, "fabric preset the multi-node collectives ran on (recorded on the curves)");
        app.add_option("--rendezvous", opt->rendezvous,
                       "one process per GPU under a launcher: HOST:PORT where rank 0 hands out the NCCL id (default MASTER_ADDR:MASTER_PORT+1)");
-       app.add_option("--benchmark-json", opt->benchmark_json, "also write Google Benchmark's JSON output here");
+       app.add_option("--benchmark-json", opt->benchmark_json, "also write Google Benchmark's JSON output here")->check(non_empty_path());
        return [opt] { return run_calibrate_run(*opt); };
      }}};
 

@@ -4,11 +4,11 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <sstream>
 
 #include "command.hpp"
+#include "flag_checks.hpp"
 #include "models/errors.hpp"
 #include "models/json_reader.hpp"
 #include "models/units.hpp"
@@ -16,6 +16,8 @@
 #include "progress.hpp"
 #include "reports/cluster_document.hpp"
 #include "reports/cluster_report.hpp"
+#include "reports/table.hpp"
+#include "run_files.hpp"
 #include "scenario_input.hpp"
 #include "sim/cluster/cluster_sim.hpp"
 #include "sim/cluster/cluster_state.hpp"
@@ -23,7 +25,6 @@
 #include "sim/cluster/seed_statistics.hpp"
 #include "sim/cluster/synthetic_workload.hpp"
 #include "sim/cluster/trace_import.hpp"
-#include "reports/table.hpp"
 
 namespace trainsim::cli {
 namespace {
@@ -81,8 +82,9 @@ struct ClusterFlags {
   const CLI::Option *horizon_given = nullptr, *sample_interval_given = nullptr, *fill_to_given = nullptr, *synthetic_given = nullptr;
 };
 
-// Time-series samples a run may record per policy (about 40 bytes each): a documented bound checked before the run.
-constexpr double kMaxSamples = 1'000'000;
+// Time-series samples a run may record per policy (about 40 bytes each): a documented bound checked before the run
+// (over the submit span and the longest job; a run that queues for longer has its interval doubled as it goes).
+constexpr double kMaxSamples = static_cast<double>(cl::kMaxTimeSamples);
 
 bool given(const CLI::Option* o) { return o && o->count() > 0; }
 
@@ -162,6 +164,7 @@ int run_cluster(const ClusterFlags& f) {
     if (f.trace.empty())
       throw InputError("--trace", "nothing", "a workload trace: " + join(cl::trace_kinds()) + " (or jobs in the scenario's cluster section)",
                        "e.g. --trace philly-chronus:../shared/traces/philly-derived-chronus/trace_job_Philly_MIX1.csv");
+    note_input_file(f.trace.substr(f.trace.find(':') + 1));  // KIND:PATH
     trace = cl::import_trace(f.trace, f.fill || f.fill_to > 0);
   }
   const bool fractional = std::any_of(trace.jobs.begin(), trace.jobs.end(), [](const cl::ClusterJob& j) { return j.gpu_milli < 1000; });
@@ -187,6 +190,11 @@ int run_cluster(const ClusterFlags& f) {
     trace.jobs = cl::jobs_from_scenarios(section["jobs"], dir, "/cluster/jobs", run.cluster, &run.model_jobs);
     trace.report.source = f.scenario + " /cluster/jobs";
     trace.report.rows = trace.report.jobs = trace.jobs.size();
+  }
+  if (trace.jobs.empty()) {
+    std::string why = std::to_string(trace.report.rows) + (trace.report.rows == 1 ? " row" : " rows");
+    for (const auto& [reason, n] : trace.report.skipped) why += ", " + std::to_string(n) + " skipped: " + reason;
+    throw InputError(model_jobs ? "/cluster/jobs" : "--trace", "\"" + trace.report.source + "\" (no job: " + why + ")", "a workload with at least one job");
   }
   if (f.synthetic_jobs > 0) {
     if (model_jobs) throw InputError("--synthetic", std::to_string(f.synthetic_jobs), "a --trace to fit (not the scenario's jobs)");
@@ -265,6 +273,10 @@ int run_cluster(const ClusterFlags& f) {
   }
 
   check_samples(f, trace.jobs);
+  // Outputs checked before the run: a path that cannot be written, or that is an input, fails in a second.
+  if (!f.jobs_csv.empty()) check_output_path("--jobs-csv", f.jobs_csv);
+  if (!f.timeseries_csv.empty()) check_output_path("--timeseries-csv", f.timeseries_csv);
+  if (!f.report.empty()) check_output_path("--report", f.report);
   run.notes = policy_notes(choices, run.cluster, trace.jobs);
   if (f.seeds < 1 || f.seeds > 10000) throw InputError("--seeds", std::to_string(f.seeds), "a number of runs per policy from 1 to 10,000");
   run.seeds = f.seeds;
@@ -288,14 +300,8 @@ int run_cluster(const ClusterFlags& f) {
     run.wall_s.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     bar.finish();
   }
-  auto write_file = [](const std::string& path, const char* flag, auto&& write) {
-    if (path.empty()) return;
-    std::ofstream out(path);
-    if (!out) throw InputError(flag, path, "a writable file");
-    write(out);
-  };
-  write_file(f.jobs_csv, "--jobs-csv", [&](std::ostream& os) { write_cluster_jobs_csv(os, run, trace.jobs); });
-  write_file(f.timeseries_csv, "--timeseries-csv", [&](std::ostream& os) { write_cluster_timeseries_csv(os, run); });
+  if (!f.jobs_csv.empty()) write_output_file("--jobs-csv", f.jobs_csv, [&](std::ostream& os) { write_cluster_jobs_csv(os, run, trace.jobs); });
+  if (!f.timeseries_csv.empty()) write_output_file("--timeseries-csv", f.timeseries_csv, [&](std::ostream& os) { write_cluster_timeseries_csv(os, run); });
   emit_result(f.format, cluster_json(run), "cluster",
               {[&](std::ostream& os) { print_cluster_table(os, run); }, [&](std::ostream& os) { print_cluster_csv(os, run); },
                [&](std::ostream& os) { print_cluster_markdown(os, run); }, [&](std::ostream& os) { write_cluster_html(os, run); }},
@@ -307,7 +313,7 @@ const RegisterCommand registered{
     {"cluster", "A shared cluster under scheduling policies: replay a workload trace with gangs, preemption, placement and failures",
      [](CLI::App& app) -> std::function<int()> {
        auto f = std::make_shared<ClusterFlags>();
-       app.add_option("scenario", f->scenario, "scenario file with a \"cluster\" section (pools, network, failures, recovery, scheduler)");
+       app.add_option("scenario", f->scenario, "scenario file with a \"cluster\" section (pools, network, failures, recovery, scheduler)")->check(non_empty_path());
        app.add_option("--trace", f->trace, "KIND:PATH, KIND one of " + join(cl::trace_kinds()) + " (alibaba-2023: a directory or a pod list)");
        // The names from the registries, so a new policy or placement is listed without touching this text.
        std::vector<std::string> orderings;
@@ -325,7 +331,7 @@ const RegisterCommand registered{
        f->horizon_given = app.add_option("--horizon", f->horizon_s, "stop after this many simulated seconds (default: when every job has ended)");
        f->sample_interval_given = app.add_option("--sample-interval", f->sample_interval_s,
                                                  "seconds between time-series samples, at most 1,000,000 over the run (default: 1/500 of the submit span)");
-       app.add_option("--seed", f->seed, "random seed of the failures and repairs");
+       app.add_option("--seed", f->seed, "random seed of the failures and repairs")->check(seed_value());
        app.add_option("--seeds", f->seeds, "runs per policy, seeds --seed, --seed + 1, ...: the figures are their means, with 95% confidence intervals (default 1)");
        f->synthetic_given = app.add_option("--synthetic", f->synthetic_jobs, "N jobs drawn from the --trace instead of its own jobs (see --synthetic-model)");
        app.add_option("--synthetic-model", f->synthetic_model, "blocks (default: blocks of the trace's own job sequence, its bursts kept) or poisson (Poisson arrivals, lognormal durations per size)");
@@ -335,10 +341,10 @@ const RegisterCommand registered{
        f->fill_to_given = app.add_option("--fill-to", f->fill_to, "with --fill: repeat the trace's jobs after it until they ask for this fraction of the cluster's GPUs (e.g. 1.3)");
        app.add_flag("--fill", f->fill, "jobs never end: stop at the last arrival and report how much of the cluster is allocated (the FGD bin-packing experiment)");
        app.add_flag("--rigid", f->rigid, "run elastic jobs as rigid ones (their requested GPUs only): what elasticity is worth");
-       app.add_option("--jobs-csv", f->jobs_csv, "write one row per job and policy to FILE");
-       app.add_option("--timeseries-csv", f->timeseries_csv, "write allocated GPUs, queue length and fragmentation over time to FILE");
+       app.add_option("--jobs-csv", f->jobs_csv, "write one row per job and policy to FILE")->check(non_empty_path());
+       app.add_option("--timeseries-csv", f->timeseries_csv, "write allocated GPUs, queue length and fragmentation over time to FILE")->check(non_empty_path());
        app.add_option("--format", f->format, "table (default), json, csv, md or html");
-       app.add_option("--report", f->report, "also write a self-contained HTML report with charts to FILE.html");
+       app.add_option("--report", f->report, "also write a self-contained HTML report with charts to FILE.html")->check(non_empty_path());
        return [f] { return run_cluster(*f); };
      }}};
 

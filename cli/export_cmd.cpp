@@ -3,7 +3,6 @@
 // taken as fixed, missing degrees derived as for `estimate`) or the JSON `plan` / `estimate` wrote.
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 
 #include "command.hpp"
@@ -14,9 +13,10 @@
 #include "models/step.hpp"
 #include "models/units.hpp"
 #include "models/walltime.hpp"
+#include "plan_input.hpp"
 #include "reports/export/export_registry.hpp"
 #include "reports/table.hpp"
-#include "plan_input.hpp"
+#include "run_files.hpp"
 
 namespace trainsim::cli {
 namespace {
@@ -109,11 +109,7 @@ int run_export(const ExportOptions& opt) {
   if (ec || !fs::is_directory(dir)) throw InputError("-o", "\"" + opt.output + "\"", "a folder that can be created and written", ec.message());
   for (const auto& f : files) {
     const fs::path target = (dir / f.path).lexically_normal();
-    {
-      std::ofstream os(target, std::ios::binary | std::ios::trunc);
-      os << f.content;
-      if (!os) throw InputError("-o", "\"" + opt.output + "\"", "a writable folder", "could not write " + target.string());
-    }
+    write_output_file("-o", target.string(), [&](std::ostream& os) { os << f.content; });
     const std::string ext = target.extension().string();
     if (ext == ".sh" || ext == ".sbatch")
       fs::permissions(target, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec, fs::perm_options::add, ec);
@@ -131,9 +127,10 @@ const RegisterCommand registered{
        app.add_option("plan", opt->plan,
                       "scenario file (its layout is taken as fixed) or the JSON written by trainsim plan --format json (its first plan) or "
                       "trainsim estimate --format json")
-           ->required();
+           ->required()
+           ->check(non_empty_path());
        app.add_option("--to", opt->target, "target: " + exporter_list() + targets)->required();
-       app.add_option("-o,--output", opt->output, "folder to write into (created if missing)")->capture_default_str();
+       app.add_option("-o,--output", opt->output, "folder to write into (created if missing)")->check(non_empty_path())->capture_default_str();
        app.add_flag("--dry-run", opt->dry_run, "print every file instead of writing it");
        app.add_option("--queue", opt->queue, "Volcano / Kubeflow queue")->capture_default_str();
        app.add_option("--image", opt->image, "container image for Volcano / Kubeflow, holding Megatron-LM at /workspace/Megatron-LM (default: nvcr.io/nvidia/pytorch:24.12-py3 plus your checkout)");

@@ -3,7 +3,6 @@
 // reports the in-sample and the leave-one-source-out error; --write stores the result as the shipped file
 // (presets/fitted_parameters.json, compiled in: rebuild to use it).
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 
 #include "calibrate/import_common.hpp"
@@ -12,6 +11,7 @@
 #include "models/errors.hpp"
 #include "output.hpp"
 #include "reports/table.hpp"
+#include "run_files.hpp"
 #include "subcommand_hooks.hpp"
 
 namespace trainsim::cli {
@@ -90,9 +90,7 @@ int run_fit(const FitOptions& o) {
     nlohmann::json doc = {{"source", obtained + "; leave-one-source-out median |error| " + percent(fit.cross_validated.median) +
                                          ", in sample " + percent(fit.in_sample.median)}};
     doc.update(result);
-    std::ofstream out(o.write);
-    out << json_text(doc) << "\n";
-    if (!out) throw InputError("--write", o.write, "a file that can be written");
+    write_output_file("--write", o.write, [&](std::ostream& os) { os << json_text(doc) << "\n"; });
   }
   emit_result(o.format, result, "fit-reference", {[&](std::ostream& os) {
                 print_table(os, fit);
@@ -107,7 +105,7 @@ const RegisterSubcommand registered{
      [](CLI::App& sub) -> std::function<int()> {
        auto opt = std::make_shared<FitOptions>();
        sub.add_option("--reference-dir", opt->reference_dir, "directory of the reference files (default ../shared/reference)");
-       sub.add_option("--write", opt->write, "write the fitted parameters file (presets/fitted_parameters.json)");
+       sub.add_option("--write", opt->write, "write the fitted parameters file (presets/fitted_parameters.json)")->check(non_empty_path());
        sub.add_option("--format", opt->format, "output: table or json")->check(CLI::IsMember({"table", "json"}));
        return [opt]() { return run_fit(*opt); };
      }}};

@@ -4,6 +4,7 @@
 
 #include "command.hpp"
 #include "models/errors.hpp"
+#include "run_files.hpp"
 
 namespace trainsim::cli {
 NameRegistry<Command>& command_registry() {
@@ -30,10 +31,15 @@ int main(int argc, char** argv) {
     return code == 0 ? kExitOk : kExitBadInput;
   }
   try {
-    return run ? run() : kExitBadInput;
+    const int code = run ? run() : kExitBadInput;
+    check_standard_output();
+    return code;
   } catch (const trainsim::InputError& e) {
     std::cerr << "error: " << e.what() << "\n";
     return kExitBadInput;
+  } catch (const OutputError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return kExitInternal;
   } catch (const std::bad_alloc&) {
     std::cerr << "internal error: out of memory\n";
     return kExitInternal;

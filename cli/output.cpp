@@ -1,10 +1,10 @@
 #include "output.hpp"
 
-#include <fstream>
 #include <iostream>
 
 #include "models/errors.hpp"
 #include "reports/result_check.hpp"
+#include "run_files.hpp"
 
 namespace trainsim::cli {
 
@@ -41,17 +41,13 @@ void emit_result(const std::string& format, const nlohmann::json& result, const 
   check_result_numbers(result, what);
   if (!report_path.empty() && !renderers.html)
     throw InputError("--report", report_path, "no report", "trainsim " + what + " has no HTML report");
-  // The report file is opened before anything is printed: an unwritable path fails without a half-done output.
-  std::ofstream out;
-  if (!report_path.empty()) {
-    out.open(report_path);
-    if (!out) throw InputError("--report", report_path, "a writable file (the HTML report)");
-  }
+  // The report's path is checked before anything is printed: an unwritable path fails without a half-done output.
+  if (!report_path.empty()) check_output_path("--report", report_path);
   if (format == "json") std::cout << json_text(result) << "\n";
   else renderer_for(format, what, renderers)(std::cout);
   if (report_path.empty()) return;
-  renderers.html(out);
-  if (!out) throw InputError("--report", report_path, "a writable file (the HTML report)");
+  std::cout.flush();  // the printed result first, when the report goes to the same place (/dev/stdout)
+  write_output_file("--report", report_path, renderers.html);
 }
 
 }  // namespace trainsim::cli

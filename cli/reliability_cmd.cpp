@@ -13,16 +13,18 @@
 
 #include "calibrate/profile_io.hpp"
 #include "command.hpp"
-#include "output.hpp"
+#include "flag_checks.hpp"
 #include "models/errors.hpp"
 #include "models/json_reader.hpp"
 #include "models/reliability.hpp"
 #include "models/reliability_limits.hpp"
 #include "models/scenario.hpp"
 #include "models/units.hpp"
+#include "output.hpp"
 #include "progress.hpp"
 #include "reports/reliability_document.hpp"
 #include "reports/reliability_report.hpp"
+#include "run_files.hpp"
 #include "scenario_input.hpp"
 #include "sim/job_setup.hpp"
 #include "sim/reliability_study.hpp"
@@ -158,10 +160,12 @@ int run_reliability(const ReliabilityOptions& opt) {
   // Calibration profile, as `estimate` takes it.
   std::optional<CalibrationProfile> calibration;
   if (!input.calibration.empty()) {
+    note_input_file(input.calibration);
     calibration = read_calibration_profile(input.calibration, "--calibration");
   } else if (doc.contains("calibration") && doc["calibration"].is_string()) {
     fs::path p = doc["calibration"].get<std::string>();
     if (!p.is_absolute() && !input.path.empty()) p = fs::path(input.path).parent_path() / p;
+    note_input_file(p.string());
     calibration = read_calibration_profile(p.string(), "/calibration");
   }
 
@@ -251,7 +255,7 @@ const RegisterCommand registered{
        app.add_option("--repair-time", opt->repair_time, "mean time until a failed node is back, e.g. 24h (1 min to 1 year)")->group(g);
        app.add_option("--elastic", opt->elastic, "true: continue on fewer data-parallel replicas when no spare is free")->group(g);
        app.add_option("--runs", opt->runs, "Monte-Carlo runs (default 1000)")->group(g)->check(CLI::Range(1, 1000000));
-       app.add_option("--seed", opt->seed, "random seed (results are the same for any --threads)")->group(g);
+       app.add_option("--seed", opt->seed, "random seed (results are the same for any --threads)")->check(seed_value())->group(g);
        app.add_option("--threads", opt->threads, "worker threads (default: every core)")->group(g)->check(CLI::Range(1, 1024));
        app.add_flag("--frontier", opt->frontier, "also: ETTR against the blocking checkpoint cost, each at its best interval")->group(g);
        app.add_flag("--brief", opt->brief, "the headline only: skip the checkpoint-interval, what-if and sensitivity tables")->group(g);

@@ -13,6 +13,7 @@
 #include "models/json_text.hpp"
 #include "models/presets.hpp"
 #include "models/scenario.hpp"
+#include "run_files.hpp"
 
 namespace trainsim::embedded {
 extern const std::string_view default_scenario_json;
@@ -186,11 +187,7 @@ void set_pointer(Json& doc, const std::string& pointer, const Json& value) {
 }  // namespace
 
 Json read_json_file(const std::string& path, const std::string& json_path) {
-  std::error_code ec;
-  if (fs::is_directory(path, ec))
-    throw InputError(json_path, "\"" + path + "\"", "a JSON file", "that is a directory");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(json_path, "\"" + path + "\"", "a readable JSON file", fs::exists(path, ec) ? "it cannot be read" : "no such file");
+  std::ifstream in = open_input_file(json_path, path, "a readable JSON file");
   std::stringstream ss;
   ss << in.rdbuf();
   if (in.bad()) throw InputError(json_path, "\"" + path + "\"", "a readable JSON file", "reading it failed");
@@ -198,7 +195,7 @@ Json read_json_file(const std::string& path, const std::string& json_path) {
 }
 
 void add_scenario_options(CLI::App& app, ScenarioInput& input) {
-  app.add_option("scenario", input.path, "scenario JSON file (default: the built-in scenario)");
+  app.add_option("scenario", input.path, "scenario JSON file (default: the built-in scenario)")->check(non_empty_path());
   for (const auto& f : kFieldFlags) {
     const std::string pointer = f.pointer;
     app.add_option_function<std::string>(
@@ -207,7 +204,7 @@ void add_scenario_options(CLI::App& app, ScenarioInput& input) {
         ->group("Scenario fields");
   }
   app.add_option("--format", input.format, "output: " + output_formats_text())->check(CLI::IsMember(output_formats()));
-  app.add_option("--report", input.report, "also write a self-contained HTML report with charts to FILE.html");
+  app.add_option("--report", input.report, "also write a self-contained HTML report with charts to FILE.html")->check(non_empty_path());
 }
 
 Json load_scenario_document(const ScenarioInput& input, std::string* label) {
@@ -250,6 +247,7 @@ Scenario load_scenario(const ScenarioInput& input, std::string* label, bool chec
   Scenario scenario = parse_scenario(doc, check_layout);
   calibration->reset();
   if (!input.calibration.empty()) {
+    note_input_file(input.calibration);
     *calibration = LoadedCalibration{input.calibration, read_calibration_profile(input.calibration, "--calibration")};
   } else if (doc.contains("calibration") && !doc["calibration"].is_null()) {
     const Json& value = doc["calibration"];
@@ -257,6 +255,7 @@ Scenario load_scenario(const ScenarioInput& input, std::string* label, bool chec
       throw InputError("/calibration", json_value_text(value), "a path to a calibration profile, relative to the scenario file");
     fs::path p = value.get<std::string>();
     if (!p.is_absolute() && !input.path.empty()) p = fs::path(input.path).parent_path() / p;
+    note_input_file(p.string());
     *calibration = LoadedCalibration{p.string(), read_calibration_profile(p.string(), "/calibration")};
   }
   return scenario;
@@ -265,7 +264,8 @@ Scenario load_scenario(const ScenarioInput& input, std::string* label, bool chec
 void add_calibration_option(CLI::App& app, ScenarioInput& input) {
   app.add_option("--calibration", input.calibration,
                  "calibration profile (JSON, from trainsim calibrate run or import): measured GEMM, HBM and collective "
-                 "figures replace the published defaults where they apply");
+                 "figures replace the published defaults where they apply")
+      ->check(non_empty_path());
 }
 
 }  // namespace trainsim::cli

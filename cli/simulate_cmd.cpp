@@ -2,18 +2,19 @@
 // its fabric (sim/iteration_sim.hpp), next to the analytic step.
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 
 #include "command.hpp"
+#include "flag_checks.hpp"
+#include "models/checkpoint_model.hpp"
 #include "models/errors.hpp"
 #include "models/step.hpp"
 #include "output.hpp"
 #include "progress.hpp"
 #include "reports/simulate_document.hpp"
 #include "reports/simulate_report.hpp"
+#include "run_files.hpp"
 #include "scenario_input.hpp"
-#include "models/checkpoint_model.hpp"
 #include "sim/iteration_sim.hpp"
 #include "sim/job_setup.hpp"
 
@@ -95,11 +96,8 @@ int run_simulate(const ScenarioInput& input, const SimulateFlags& flags) {
     for (int g = node * per_node; g < std::min(world, (node + 1) * per_node); ++g) opt.stragglers.emplace_back(g, factor);
   }
   for (const std::string& s : flags.slow_links) opt.slow_links.push_back(id_factor("--slow-link", s));
-  std::ofstream trace;
-  if (opt.trace) {
-    trace.open(flags.trace);
-    if (!trace) throw InputError("--trace", "\"" + flags.trace + "\"", "a writable file");
-  }
+  if (opt.trace) check_output_path("--trace", flags.trace);
+  if (!input.report.empty()) check_output_path("--report", input.report);
   if (!sim::parse_placement(flags.placement, &opt.fabric.placement))
     throw InputError("--placement", "\"" + flags.placement + "\"", "packed, spread or random");
   opt.fabric.seed = flags.seed;
@@ -116,7 +114,7 @@ int run_simulate(const ScenarioInput& input, const SimulateFlags& flags) {
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   bar.finish();
   if (opt.trace) {
-    write_chrome_trace(trace, r.simulated);
+    write_output_file("--trace", flags.trace, [&](std::ostream& os) { write_chrome_trace(os, r.simulated); });
     // The report links the timeline by a path relative to the report's own folder.
     namespace fs = std::filesystem;
     r.trace_path = input.report.empty() ? flags.trace : fs::absolute(flags.trace).lexically_relative(fs::absolute(input.report).parent_path()).string();
@@ -139,8 +137,8 @@ const RegisterCommand registered{{"simulate", "Replay training iterations on a S
                                     app.add_option("--slow-node", flags->slow_nodes, "NODE:FACTOR, a node (in rank order) whose GPUs all compute FACTOR times slower (repeatable)");
                                     app.add_option("--slow-link", flags->slow_links, "ID:FACTOR, a link with 1/FACTOR of its bandwidth (ids in --format json links[])");
                                     app.add_option("--jitter", flags->jitter, "relative standard deviation of every compute block (e.g. 0.02)");
-                                    app.add_option("--seed", flags->seed, "random seed for --jitter");
-                                    app.add_option("--trace", flags->trace, "write a Chrome-trace / Perfetto timeline (JSON) to FILE");
+                                    app.add_option("--seed", flags->seed, "random seed for --jitter")->check(seed_value());
+                                    app.add_option("--trace", flags->trace, "write a Chrome-trace / Perfetto timeline (JSON) to FILE")->check(non_empty_path());
                                     app.add_option("--placement", flags->placement,
                                                    "packed (default: nodes in rank order fill a leaf), spread (consecutive nodes on different leaves) or random (--seed)");
                                     app.add_option("--expand-rings", flags->expand_rings,

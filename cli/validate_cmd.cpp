@@ -7,11 +7,12 @@
 
 #include "calibrate/log_comparison.hpp"
 #include "command.hpp"
-#include "output.hpp"
 #include "models/errors.hpp"
+#include "output.hpp"
 #include "plan_input.hpp"
-#include "subcommand_hooks.hpp"
 #include "reports/table.hpp"
+#include "run_files.hpp"
+#include "subcommand_hooks.hpp"
 
 namespace trainsim::cli {
 namespace {
@@ -31,8 +32,7 @@ std::string plural(long long n, const std::string& word) { return std::to_string
 
 int run_validate_log(const ValidateLogOptions& opt) {
   const PlanInput plan = load_plan_input(opt.plan);
-  std::ifstream in(opt.log, std::ios::binary);
-  if (!in) throw InputError("LOG", "\"" + opt.log + "\"", "a readable training log", "no such file");
+  std::ifstream in = open_input_file("LOG", opt.log, "a readable training log");
   const TrainingLog log = parse_training_log(in);
   if (log.iterations.empty())
     throw InputError(opt.log, plural(log.lines, "line") + " without a usable iteration line" + (log.malformed.empty() ? "" : " (" + describe_skipped(log.malformed, 3) + ")"),
@@ -80,8 +80,8 @@ const RegisterCommand registered{
        auto opt = std::make_shared<ValidateLogOptions>();
        auto chosen = std::make_shared<std::function<int()>>();
        CLI::App* log = app.add_subcommand("log", "Parse a Megatron-LM / torchtitan / PyTorch training log and compare it with a plan");
-       log->add_option("LOG", opt->log, "training log")->required();
-       log->add_option("--plan", opt->plan, "scenario with a fixed layout, or the JSON trainsim plan/estimate wrote")->required();
+       log->add_option("LOG", opt->log, "training log")->check(non_empty_path())->required();
+       log->add_option("--plan", opt->plan, "scenario with a fixed layout, or the JSON trainsim plan/estimate wrote")->check(non_empty_path())->required();
        log->add_option("--skip", opt->skip, "warm-up iterations to leave out (default: the first 10%, at least one)")->check(CLI::Range(0, 1000000));
        log->add_option("--format", opt->format, "table or json")->check(CLI::IsMember({"table", "json"}));
        log->callback([opt, chosen] { *chosen = [opt] { return run_validate_log(*opt); }; });

@@ -11,6 +11,7 @@
 #include "models/errors.hpp"
 #include "plan_input.hpp"
 #include "reports/table.hpp"
+#include "run_files.hpp"
 #include "subcommand_hooks.hpp"
 
 namespace trainsim::cli {
@@ -108,10 +109,10 @@ const RegisterSubcommand registered{
      "Run the plan's per-GPU work for a few layers on this machine's GPUs: measured vs predicted per op (CUDA build)",
      [](CLI::App& app) -> std::function<int()> {
        auto opt = std::make_shared<ValidateRunOptions>();
-       app.add_option("PLAN", opt->plan, "scenario with a fixed layout, or the JSON trainsim plan/estimate wrote")->required();
+       app.add_option("PLAN", opt->plan, "scenario with a fixed layout, or the JSON trainsim plan/estimate wrote")->check(non_empty_path())->required();
        app.add_option("--layers", opt->layers, "transformer layers to run")->check(CLI::Range(1, 1000))->capture_default_str();
        app.add_option("--format", opt->format, "table or json")->check(CLI::IsMember({"table", "json"}));
-       app.add_option("--calibration", opt->calibration, "predict with this calibration profile (e.g. the one trainsim calibrate run wrote)");
+       app.add_option("--calibration", opt->calibration, "predict with this calibration profile (e.g. the one trainsim calibrate run wrote)")->check(non_empty_path());
        app.add_option("--gpus", opt->gpus, "local GPUs the TP collectives may use (default: all)")->check(CLI::Range(1, 1024));
        app.add_option("--samples", opt->samples, "timed samples per op (the median is reported)")->check(CLI::Range(1, 1000))->capture_default_str();
        return [opt] { return run_validate_run(*opt); };

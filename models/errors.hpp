@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "utf8.hpp"
+
 namespace trainsim {
 
 class InputError : public std::runtime_error {
@@ -46,19 +48,7 @@ class InputError : public std::runtime_error {
         ++i;
         continue;
       }
-      // Length of a well-formed UTF-8 sequence starting here (RFC 3629), 0 when it is not one.
-      const std::size_t len = u >= 0xc2 && u <= 0xdf ? 2 : u >= 0xe0 && u <= 0xef ? 3 : u >= 0xf0 && u <= 0xf4 ? 4 : 0;
-      bool ok = len > 0 && i + len <= s.size();
-      for (std::size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(s[i + k]) & 0xc0) == 0x80;
-      if (ok && len == 3) {
-        const auto b1 = static_cast<unsigned char>(s[i + 1]);
-        ok = !(u == 0xe0 && b1 < 0xa0) && !(u == 0xed && b1 > 0x9f);  // overlong forms, surrogates
-      }
-      if (ok && len == 4) {
-        const auto b1 = static_cast<unsigned char>(s[i + 1]);
-        ok = !(u == 0xf0 && b1 < 0x90) && !(u == 0xf4 && b1 > 0x8f);
-      }
-      if (ok) {
+      if (const std::size_t len = utf8_sequence_length(s, i); len > 0) {
         out.append(s, i, len);
         i += len;
       } else {

@@ -78,7 +78,7 @@ void print_cluster_markdown(std::ostream& os, const ClusterRun& r) {
   if (r.recorded_n > 0)
     os << "Recorded in the trace (" << r.recorded_n << " jobs): wait mean " << fixed(r.recorded_mean_wait_s, 1) << " s, p50 "
        << fixed(r.recorded_p50_wait_s, 1) << " s, p99 " << fixed(r.recorded_p99_wait_s, 1) << " s.\n";
-  for (const std::string& n : r.notes) os << "\n> " << n << "\n";
+  for (const std::string& n : r.notes) os << "\n> " << md::text(n) << "\n";
 }
 
 void write_cluster_html(std::ostream& os, const ClusterRun& r) {

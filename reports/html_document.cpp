@@ -1,5 +1,8 @@
 #include "html_document.hpp"
 
+#include <cctype>
+#include <string_view>
+
 #include "svg_chart.hpp"
 
 namespace trainsim::html {
@@ -49,8 +52,30 @@ void Document::figure(const std::string& svg, const std::string& caption) {
   body_ += "<figure>\n" + svg + "\n<figcaption>" + escape(caption) + "</figcaption>\n</figure>\n";
 }
 
-void Document::link(const std::string& href, const std::string& text) {
-  body_ += "<p><a href=\"" + escape(href) + "\">" + escape(text) + "</a></p>\n";
+std::string link_target(const std::string& target) {
+  // RFC 3986: an https URL keeps its reserved characters; a file path has every byte but the unreserved ones and
+  // '/' percent-encoded (section 2.1), so no part of it ("javascript:", "data:", a quote) reads as a scheme or
+  // leaves the attribute. A relative path starts with "./" so its first segment can never be taken for a scheme.
+  const bool https = target.rfind("https://", 0) == 0;
+  static const char hex[] = "0123456789ABCDEF";
+  std::string out = https || target.empty() || target[0] == '/' || target[0] == '.' ? "" : "./";
+  for (char ch : target) {
+    const auto u = static_cast<unsigned char>(ch);
+    const bool keep = std::isalnum(u) || std::string_view("-._~/").find(ch) != std::string_view::npos ||
+                      (https && u > 0x20 && u < 0x7f && std::string_view("\"'<>\\^`{|}").find(ch) == std::string_view::npos);
+    if (keep) {
+      out += ch;
+    } else {
+      out += '%';
+      out += hex[u >> 4];
+      out += hex[u & 15];
+    }
+  }
+  return out;
+}
+
+void Document::link(const std::string& target, const std::string& text) {
+  body_ += "<p><a href=\"" + escape(link_target(target)) + "\">" + escape(text) + "</a></p>\n";
 }
 
 void Document::facts(const std::vector<std::pair<std::string, std::string>>& items) {

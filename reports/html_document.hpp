@@ -9,6 +9,10 @@ namespace trainsim::html {
 // Text and attribute values: & < > " ' escaped, control characters dropped (one escaping for the page and its charts).
 std::string escape(const std::string& s);
 
+// The href for a link: an https:// URL as it is (characters that may not appear in a URL percent-encoded), anything
+// else as a file path, percent-encoded so that it can only ever resolve to a file beside the report.
+std::string link_target(const std::string& target);
+
 class Document {
  public:
   explicit Document(std::string title, std::string subtitle = "");
@@ -18,8 +22,9 @@ class Document {
   void table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows, const std::vector<bool>& numeric = {});
   // An inline SVG chart (trusted markup from svg::render) with a caption.
   void figure(const std::string& svg, const std::string& caption);
-  // A paragraph holding a link to a local file written beside the report (relative paths stay valid offline).
-  void link(const std::string& href, const std::string& text);
+  // A paragraph holding a link to `target`: a local file written beside the report (relative paths stay valid
+  // offline) or an https: URL, encoded by link_target().
+  void link(const std::string& target, const std::string& text);
   // Key facts as a definition list ("Model": "llama3-8b, 8.03B parameters").
   void facts(const std::vector<std::pair<std::string, std::string>>& items);
   std::string str() const;  // the whole page, <!DOCTYPE html> first

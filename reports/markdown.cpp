@@ -1,12 +1,25 @@
 #include "markdown.hpp"
 
+#include "models/utf8.hpp"
+
 namespace trainsim::md {
+
+std::string text(const std::string& s) {
+  std::string out;
+  for (char c : valid_utf8(s)) {
+    if (c == '<') out += "&lt;";
+    else if (c == '>') out += "&gt;";
+    else if (c == '&') out += "&amp;";
+    else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) out += ' ';  // a line break would start a new block
+    else out += c;
+  }
+  return out;
+}
 
 std::string cell(const std::string& s) {
   std::string out;
-  for (char c : s) {
+  for (char c : text(s)) {
     if (c == '|') out += "\\|";
-    else if (c == '\n' || c == '\r') out += ' ';
     else out += c;
   }
   return out.empty() ? " " : out;
@@ -26,6 +39,6 @@ void table(std::ostream& os, const std::vector<std::string>& header, const std::
   os << "\n";
 }
 
-void heading(std::ostream& os, const std::string& text, int level) { os << std::string(static_cast<std::size_t>(level < 1 ? 1 : level), '#') << " " << text << "\n\n"; }
+void heading(std::ostream& os, const std::string& text, int level) { os << std::string(static_cast<std::size_t>(level < 1 ? 1 : level), '#') << " " << md::text(text) << "\n\n"; }
 
 }  // namespace trainsim::md

@@ -143,7 +143,7 @@ Rows pareto_rows(const PlanReport& r) {
 
 void print_plan_markdown(std::ostream& os, const PlanReport& r) {
   md::heading(os, title(r), 1);
-  os << searched(r) << ". Scenario: " << md::cell(r.scenario_label) << ".\n\n";
+  os << md::text(searched(r)) << ". Scenario: " << md::cell(r.scenario_label) << ".\n\n";
   if (r.result.plans.empty()) {
     os << "No plan: none fits in memory" << (r.budget_text.empty() ? "" : " within the budget") << ".\n";
     return;

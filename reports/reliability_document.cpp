@@ -339,23 +339,23 @@ void print_reliability_markdown(std::ostream& os, const ReliabilityReport& r) {
   md::table(os, {"", ""}, facts);
 
   section(reliability_result_table(r));
-  os << reliability_result_note(r) << "\n\n";
+  os << md::text(reliability_result_note(r)) << "\n\n";
   const std::string shares = reliability_time_shares(r);
-  if (!shares.empty()) os << "Where the time goes (share of wall clock): " << shares << "\n\n";
-  for (const std::string& line : reliability_closed_forms(r)) os << line << "\n\n";
+  if (!shares.empty()) os << "Where the time goes (share of wall clock): " << md::text(shares) << "\n\n";
+  for (const std::string& line : reliability_closed_forms(r)) os << md::text(line) << "\n\n";
 
   if (!r.brief) {
     section(reliability_interval_table(r));
-    if (any_first_order_invalid(r)) os << kFirstOrderNote << "\n\n";
+    if (any_first_order_invalid(r)) os << md::text(kFirstOrderNote) << "\n\n";
   }
-  os << reliability_best_interval(r) << "\n\n";
+  os << md::text(reliability_best_interval(r)) << "\n\n";
   if (!r.brief) {
     section(reliability_what_if_table(r));
     section(reliability_sensitivity_table(r));
   }
   if (r.has_frontier) {
     section(reliability_frontier_table(r));
-    os << reliability_frontier_note(r) << "\n\n";
+    os << md::text(reliability_frontier_note(r)) << "\n\n";
   }
 
   if (!r.notes.empty()) {
@@ -367,7 +367,7 @@ void print_reliability_markdown(std::ostream& os, const ReliabilityReport& r) {
     md::heading(os, "Reliability defaults applied");
     md::table(os, {"path", "value", "reason"}, defaults_rows(r));
   }
-  os << scenario_defaults_line(r) << "\n";
+  os << md::text(scenario_defaults_line(r)) << "\n";
 }
 
 // ---- HTML -------------------------------------------------------------------------------------------

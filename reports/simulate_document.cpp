@@ -76,7 +76,7 @@ std::string links_chart(const SimulateResult& r) {
 
 void print_simulate_markdown(std::ostream& os, const SimulateResult& r) {
   md::heading(os, title(r), 1);
-  os << "Step: " << step_line(r) << ". Scenario: " << md::cell(r.scenario_label) << ".\n\n";
+  os << "Step: " << md::text(step_line(r)) << ". Scenario: " << md::cell(r.scenario_label) << ".\n\n";
   md::table(os, {"part", "simulated s", "analytic s"}, part_rows(r), {false, true, true});
   if (!r.simulated.links.empty()) {
     md::heading(os, "Hottest links");

@@ -114,7 +114,7 @@ void print_simulate_csv(std::ostream& os, const SimulateResult& r) {
   for (const sim::OpTiming& o : r.simulated.ops)
     os << "op_call_s," << csv_field(op_label(o)) << ","
        << o.simulated_s << "," << o.analytic_s << "\n";
-  for (const sim::LinkUse& l : r.simulated.links) os << "link_bytes," << csv_field(l.id) << "," << l.bytes << ",\nlink_utilization," << l.id << "," << l.utilization << ",\n";
+  for (const sim::LinkUse& l : r.simulated.links) os << "link_bytes," << csv_field(l.id) << "," << l.bytes << ",\nlink_utilization," << csv_field(l.id) << "," << l.utilization << ",\n";
 }
 
 void write_chrome_trace(std::ostream& os, const sim::SimulationResult& r) {

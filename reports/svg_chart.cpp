@@ -5,6 +5,8 @@
 #include <optional>
 #include <string_view>
 
+#include "models/utf8.hpp"
+
 namespace trainsim::svg {
 
 namespace {
@@ -616,9 +618,10 @@ std::vector<LegendEntry> bar_legend(const BarChart& chart) {
 }  // namespace
 
 std::string escape_xml(const std::string& s) {
+  const std::string text = valid_utf8(s);  // bytes that are not UTF-8 (from a trace, a file name) never reach the page
   std::string out;
-  out.reserve(s.size());
-  for (char ch : s) {
+  out.reserve(text.size());
+  for (char ch : text) {
     switch (ch) {
       case '&': out += "&amp;"; break;
       case '<': out += "&lt;"; break;

@@ -64,7 +64,8 @@ struct BarChart {
 // A chart with nothing to draw (no usable point, no non-zero bar) is a frame that says "no data".
 std::string render(const LineChart& chart);
 std::string render(const BarChart& chart);
-// Escapes & < > " ' for XML text and attribute values.
+// Escapes & < > " ' for XML text and attribute values; drops control characters XML forbids; bytes that are not
+// UTF-8 become U+FFFD.
 std::string escape_xml(const std::string& s);
 // The colour of series / segment i: Okabe-Ito's colour-blind-safe palette, cycled (yellow last: faint on paper).
 const char* palette(std::size_t i);

@@ -4,6 +4,9 @@
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <string_view>
+
+#include "models/utf8.hpp"
 
 namespace trainsim {
 
@@ -61,10 +64,35 @@ TimeUnit time_unit_for(double max_seconds) {
   return {"minutes", 60.0};
 }
 
+namespace {
+// A plain decimal number ("-3", "1.5e-3"): no spreadsheet reads it as a formula, so it is never prefixed.
+bool plain_number(const std::string& s) {
+  std::size_t i = s[0] == '-' || s[0] == '+' ? 1 : 0, digits = 0;
+  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i, ++digits;
+  if (i < s.size() && s[i] == '.')
+    for (++i; i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])); ++i) ++digits;
+  if (digits == 0) return false;
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    if (++i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
+    const std::size_t exponent_start = i;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+    if (i == exponent_start) return false;
+  }
+  return i == s.size();
+}
+}  // namespace
+
 std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string text;
+  for (char c : valid_utf8(s))
+    if (static_cast<unsigned char>(c) >= 0x20 || c == '\t' || c == '\n' || c == '\r') text += c;  // no NUL or other control bytes
+  // OWASP, "CSV Injection": a cell starting with = + - @ tab or CR is a formula to Excel and LibreOffice; a leading
+  // ' makes it text. Numbers stay numbers.
+  const bool formula = !text.empty() && std::string_view("=+-@\t\r").find(text[0]) != std::string_view::npos && !plain_number(text);
+  if (formula) text.insert(0, 1, '\'');
+  if (!formula && text.find_first_of(",\"\n\r") == std::string::npos) return text;
   std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
   return out + "\"";
 }
 

@@ -31,7 +31,8 @@ struct TimeUnit {
 };
 TimeUnit time_unit_for(double max_seconds);
 
-// RFC 4180 quoting for CSV fields.
+// A CSV field from a user-given string: RFC 4180 quoting, valid UTF-8 without control bytes, and a leading ' on a
+// cell a spreadsheet would run as a formula (OWASP).
 std::string csv_field(const std::string& s);
 
 }  // namespace trainsim

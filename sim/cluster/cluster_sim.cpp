@@ -27,7 +27,7 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kSlowdownFloorS = 10;  // bounded slowdown's threshold (Feitelson et al., JSSPP 1997)
 
 // The host every actor of the cluster simulation lives on: they only sleep and talk, so one host serves all.
-// Small stacks (64 KiB): a cluster runs thousands of jobs at once, each an actor.
+// The actors are few (arrivals, the scheduler, its alarms); jobs and repairs are timed events in a heap.
 sg4::Host* cluster_host() {
   static sg4::Host* host = [] {
     sg4::Engine& e = simgrid_engine();
@@ -54,7 +54,6 @@ constexpr double kSameInstantS = 1e-6;
 struct JobState {
   JobStatus status;
   Placement placement;
-  sg4::ActorPtr actor;
   int generation = 0;
   bool running = false, waiting = false, done = false;
   double kept_work_s = 0;        // checkpointed work (survives a failure)
@@ -89,12 +88,15 @@ class Simulation final : public SchedulingPass {
       jobs_state_[i].status.remaining_work_s = jobs[i].duration_s;
       jobs_state_[i].status.queued_since_s = jobs[i].submit_s;
     }
+    // The cluster comes into service with the trace's first arrival (a trace in Unix time would otherwise age
+    // its nodes through decades before the first job, and meet it with every failure of them at once).
+    const double start = jobs.empty() ? 0.0 : jobs.front().submit_s;
     if (spec.failures_on) {
       // Idle spares do not fail (as in the single-job Monte-Carlo): they join the injector when swapped in.
       for (std::size_t p = 0; p < spec.pools.size(); ++p) {
         injectors_.push_back(std::make_unique<FailureInjector>(spec.failures, spec.pools[p].nodes + spec.pools[p].spare_nodes, spec.pools[p].gpus_per_node));
-        injectors_.back()->reset(run_seed(opt.seed, p, 7), 0);
-        for (int n = spec.pools[p].nodes; n < spec.pools[p].nodes + spec.pools[p].spare_nodes; ++n) injectors_.back()->remove_node(n, 0);
+        injectors_.back()->reset(run_seed(opt.seed, p, 7), start);
+        for (int n = spec.pools[p].nodes; n < spec.pools[p].nodes + spec.pools[p].spare_nodes; ++n) injectors_.back()->remove_node(n, start);
       }
     }
     for (std::size_t p = 0; p < spec.pools.size(); ++p) {
@@ -108,8 +110,8 @@ class Simulation final : public SchedulingPass {
       m.name = "spot";
       m.components.push_back({"spot_reclaim", FailureScope::Node, pool.reclaims_per_node_day, "exponential", 1.0, true, "spot capacity reclaimed"});
       reclaimers_.push_back(std::make_unique<FailureInjector>(m, pool.nodes + pool.spare_nodes, pool.gpus_per_node));
-      reclaimers_.back()->reset(run_seed(opt.seed, p, 13), 0);
-      for (int n = pool.nodes; n < pool.nodes + pool.spare_nodes; ++n) reclaimers_.back()->remove_node(n, 0);
+      reclaimers_.back()->reset(run_seed(opt.seed, p, 13), start);
+      for (int n = pool.nodes; n < pool.nodes + pool.spare_nodes; ++n) reclaimers_.back()->remove_node(n, start);
     }
     repair_ = make_distribution(spec.recovery.repair_distribution, spec.recovery.repair_mean_s, spec.recovery.repair_shape, "/cluster/recovery/repair");
     rng_.reseed(run_seed(opt.seed, 0, 11));
@@ -130,7 +132,9 @@ class Simulation final : public SchedulingPass {
       const double span = opt.horizon_s > 0 ? std::max(1.0, opt.horizon_s - jobs.front().submit_s)
                                             : jobs.back().submit_s - jobs.front().submit_s + mean_duration;
       sample_dt_ = opt.sample_interval_s > 0 ? opt.sample_interval_s : std::max(1.0, span / 500);
-      next_sample_ = jobs.front().submit_s;
+      sample_cap_ = opt.sample_interval_s > 0 ? kMaxTimeSamples : 1000;
+      sample_start_ = next_sample_ = jobs.front().submit_s;
+      result_.sample_interval_s = sample_dt_;
       last_t_ = jobs.front().submit_s;
     }
   }
@@ -146,6 +150,9 @@ class Simulation final : public SchedulingPass {
       if (why.empty()) why = policy_->never_starts(jobs_[i], spec_);
       if (!why.empty()) reject(static_cast<int>(i), why);
     }
+    alarm_mutex_ = sg4::Mutex::create();
+    alarm_cv_ = sg4::ConditionVariable::create();
+    sg4::Actor::create("alarm clock", host, [this] { alarm_clock(); });
     sg4::Actor::create("arrivals", host, [this] { arrivals(); });
     sg4::Actor::create("scheduler", host, [this] { scheduler(); });
     sg4::Engine::get_instance()->run();
@@ -269,6 +276,7 @@ class Simulation final : public SchedulingPass {
   }
 
   void scheduler() {
+    arm_alarm();  // failures and repairs before the first arrival happen when they happen, not all at its instant
     while (ended_ < static_cast<int>(jobs_.size())) {
       std::unique_ptr<Message> m(mailbox_->get<Message>());
       advance(sg4::Engine::get_clock() - offset_);
@@ -280,7 +288,7 @@ class Simulation final : public SchedulingPass {
       if (changed && spec_.cycle.period_s <= 0) pass();
       arm_alarm();
     }
-    sg4::Actor::kill_all();  // timers and jobs still running past the horizon
+    sg4::Actor::kill_all();  // the arrivals and alarms still sleeping past the horizon
   }
 
   // Integrates allocated and in-service GPU-time up to `t` and takes the samples due before it.
@@ -289,6 +297,7 @@ class Simulation final : public SchedulingPass {
     while (next_sample_ <= t && !jobs_.empty()) {
       sample(next_sample_);
       next_sample_ += sample_dt_;
+      if (result_.series.size() >= sample_cap_) coarsen_samples();
     }
     const double dt = t - last_t_;
     if (!spec_.carbon_g_per_kwh.empty()) carbon_area_ += allocated_gpu_s_times_intensity(last_t_, t);
@@ -311,6 +320,18 @@ class Simulation final : public SchedulingPass {
       a = next > a ? next : b;
     }
     return sum;
+  }
+
+  // The run outlasted what its interval was chosen for (a queue takes far longer than the submit span): every
+  // other sample goes and the interval doubles, so a run keeps at most sample_cap_ samples however long it is.
+  void coarsen_samples() {
+    std::vector<TimeSample>& series = result_.series;
+    const std::size_t kept = (series.size() + 1) / 2;
+    for (std::size_t i = 1; i < kept; ++i) series[i] = series[2 * i];
+    series.resize(kept);
+    sample_dt_ *= 2;
+    next_sample_ = sample_start_ + static_cast<double>(kept) * sample_dt_;
+    result_.sample_interval_s = sample_dt_;
   }
 
   void sample(double t) {
@@ -363,15 +384,20 @@ class Simulation final : public SchedulingPass {
         spot_back(m.a);
         return true;
       case Message::Alarm:
-        if (!alarms_.empty()) alarms_.pop();
         return timed_events(std::max(now_, m.t));
     }
     return false;
   }
 
-  // Failures due by now, and a scheduling cycle's tick.
+  // Timed events due by now (in time order, each followed by its pass, as a message would be), failures, and a
+  // scheduling cycle's tick.
   bool timed_events(double due) {
     bool changed = false;
+    while (!timed_.empty() && timed_.top().t <= due + kSameInstantS) {
+      const Message m = timed_.top().m;
+      timed_.pop();
+      if (handle(m) && spec_.cycle.period_s <= 0) pass();
+    }
     for (std::size_t p = 0; p < injectors_.size(); ++p) {
       FailureInjector& inj = *injectors_[p];
       while (inj.peek().time_s <= due + kSameInstantS) {
@@ -414,7 +440,7 @@ class Simulation final : public SchedulingPass {
   }
 
   double next_timed() const {
-    double t = kInf;
+    double t = timed_.empty() ? kInf : timed_.top().t;
     for (const auto& inj : injectors_) t = std::min(t, inj->peek().time_s);
     for (const auto& inj : reclaimers_)
       if (inj) t = std::min(t, inj->peek().time_s);
@@ -425,23 +451,32 @@ class Simulation final : public SchedulingPass {
     return t;
   }
 
-  void arm_alarm() {
-    const double t = next_timed();
-    if (!std::isfinite(t) || (!alarms_.empty() && alarms_.top() <= t)) return;
-    alarms_.push(t);
-    const double at = offset_ + t;
-    sg4::Actor::create("alarm", cluster_host(), [this, at, t] {
-      sg4::this_actor::sleep_until(at);
-      send({Message::Alarm, 0, 0, t});
-    });
+  // One alarm clock per run: it sleeps until the armed time, or until arm_alarm sets an earlier one and wakes it.
+  // (An actor per alarm cost a stack's mapping and unmapping per event: 60% of a run with a million failures.)
+  void alarm_clock() {
+    std::unique_lock<sg4::Mutex> lock(*alarm_mutex_);
+    for (;;) {
+      if (!std::isfinite(alarm_t_)) {
+        alarm_cv_->wait(lock);
+      } else if (alarm_cv_->wait_until(lock, offset_ + alarm_t_) == std::cv_status::timeout) {
+        const double t = alarm_t_;
+        alarm_t_ = kInf;
+        send({Message::Alarm, 0, 0, t});
+      }
+    }
   }
 
-  void timer(Message::Kind kind, int node, double after_s) {
-    sg4::Actor::create("timer", cluster_host(), [this, kind, node, after_s] {
-      sg4::this_actor::sleep_for(after_s);
-      send({kind, node, 0});
-    });
+  void arm_alarm() {
+    const double t = next_timed();
+    if (!std::isfinite(t) || t >= alarm_t_) return;
+    alarm_t_ = t;
+    alarm_cv_->notify_one();
   }
+
+  // The simulation's own timed events (a run's end or walltime, a repair, a spare swapped in, a spot node back)
+  // wait in one heap that the alarm wakes, not in an actor each: a 100,000-node pool has that many repairs under
+  // way at once, and every actor's stack is a memory map (the kernel's vm.max_map_count ends the run).
+  void timer(Message m, double after_s) { timed_.push({now_ + after_s, timed_seq_++, m}); }
 
   void node_failed(int node, bool hardware) {
     // Jobs with a GPU on the node crash (a finished run whose end is already on its way completes).
@@ -465,10 +500,10 @@ class Simulation final : public SchedulingPass {
         state_.set_standby(spare, false);
         if (!injectors_.empty()) injectors_[static_cast<std::size_t>(pool)]->restore_node(spare - pool_first_node_[static_cast<std::size_t>(pool)], now_);
         ++active_[static_cast<std::size_t>(pool)];
-        timer(Message::NodeBack, spare, spec_.recovery.reschedule_s);
+        timer({Message::NodeBack, spare}, spec_.recovery.reschedule_s);
       }
     }
-    timer(Message::Repaired, node, repair_->quantile(rng_.uniform()));
+    timer({Message::Repaired, node}, repair_->quantile(rng_.uniform()));
   }
 
   void repaired(int node) {
@@ -499,7 +534,7 @@ class Simulation final : public SchedulingPass {
     state_.set_schedulable(node, false);
     const int pool = state_.pool_of(node);
     if (!injectors_.empty()) injectors_[static_cast<std::size_t>(pool)]->remove_node(local(node), now_);
-    timer(Message::SpotBack, node, spec_.pools[static_cast<std::size_t>(pool)].reclaimed_for_s);
+    timer({Message::SpotBack, node}, spec_.pools[static_cast<std::size_t>(pool)].reclaimed_for_s);
   }
 
   void spot_back(int node) {
@@ -518,7 +553,6 @@ class Simulation final : public SchedulingPass {
     s.status.run_s += now_ - s.run_start_s;
     state_.release(s.placement);
     if (c.elastic()) --elastic_running_;
-    s.actor = nullptr;  // a held reference would keep the ended actor's stack mapped
     s.running = false;
     s.done = true;
     s.status.remaining_work_s = 0;
@@ -569,9 +603,7 @@ class Simulation final : public SchedulingPass {
     s.status.remaining_work_s = std::max(0.0, c.duration_s - kept);
     s.status.attained_gpu_s += elapsed * s.held;
     s.status.run_s += elapsed;
-    s.actor->kill();
-    s.actor = nullptr;
-    ++s.generation;
+    ++s.generation;  // its End or Timeout, still in the heap, is now stale
   }
 
   // A running job stops: it keeps the work up to its last checkpoint; a failure also costs the recovery when
@@ -692,10 +724,7 @@ class Simulation final : public SchedulingPass {
     if (ending == Message::Timeout) run_s = limit_left;
     s.planned_end_s = now_ + run_s;
     const int gen = ++s.generation;
-    s.actor = sg4::Actor::create("job", cluster_host(), [this, j, gen, run_s, ending] {
-      sg4::this_actor::sleep_for(run_s);
-      send({ending, j, gen});
-    });
+    timer({ending, j, gen}, run_s);
   }
 
   // Elastic jobs between policy passes: while jobs wait that do not fit, those grown past their request give
@@ -852,13 +881,24 @@ class Simulation final : public SchedulingPass {
   std::vector<ScriptedFailure> scripted_;
   std::size_t next_scripted_ = 0;
   std::vector<int> pool_first_node_, active_;
-  std::priority_queue<double, std::vector<double>, std::greater<>> alarms_;
+  double alarm_t_ = kInf;  // the alarm clock's armed time (kInf: none)
+  sg4::MutexPtr alarm_mutex_;
+  sg4::ConditionVariablePtr alarm_cv_;
+  struct Timed {
+    double t;
+    std::uint64_t seq;  // ties in the order they were set
+    Message m;
+    bool operator>(const Timed& o) const { return t != o.t ? t > o.t : seq > o.seq; }
+  };
+  std::priority_queue<Timed, std::vector<Timed>, std::greater<>> timed_;
+  std::uint64_t timed_seq_ = 0;
   std::map<std::string, int> admitted_;
   std::map<std::string, std::pair<double, double>> user_history_;
   std::pair<double, double> all_history_{0, 0};
   sg4::Mailbox* mailbox_ = nullptr;
   double offset_ = 0, now_ = 0, last_t_ = 0, next_cycle_ = 0;
-  double sample_dt_ = 1, next_sample_ = 0;
+  double sample_dt_ = 1, next_sample_ = 0, sample_start_ = 0;
+  std::size_t sample_cap_ = 1000;
   double allocated_area_ = 0, capacity_area_ = 0, carbon_area_ = 0;
   int ended_ = 0, last_progress_ = 0;
   std::size_t arrived_ = 0;

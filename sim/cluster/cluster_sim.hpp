@@ -67,12 +67,18 @@ struct PolicyResult {
   double carbon_kg = 0;        // the energy x the grid's intensity at the hour it was drawn (0: no intensity given)
   std::vector<JobRecord> records;
   std::vector<TimeSample> series;
+  double sample_interval_s = 0;  // the series' spacing: as asked, doubled as often as the cap required
 };
+
+// The most time samples one run keeps: an interval too fine for the run's length is doubled until it fits.
+inline constexpr std::size_t kMaxTimeSamples = 1'000'000;
 
 struct ClusterSimOptions {
   std::string policy = "fifo";  // "ordering[+placement]"
   std::uint64_t seed = 1;
-  double sample_interval_s = 0;  // 0: 1/500 of the submit span plus a mean job's duration (at least 1 s)
+  // 0: 1/500 of the submit span plus a mean job's duration (at least 1 s), doubled whenever the run passes 1,000
+  // samples; else as given, doubled whenever it passes kMaxTimeSamples.
+  double sample_interval_s = 0;
   double horizon_s = 0;          // 0: until every job ends
   std::function<void(double)> progress;  // fraction of jobs ended (at most ~200 calls)
 };

@@ -48,8 +48,17 @@ ClusterState::ClusterState(const ClusterSpec& spec) : spec_(&spec) {
     }
   }
   gpu_offset_.push_back(gpu);
-  for (int n = 0; n < nodes(); ++n)
+  spares_ready_.resize(spec.pools.size());
+  for (int n = 0; n < nodes(); ++n) {
     if (!is_standby(n)) set_schedulable(n, true);
+    note_spare(n);
+  }
+}
+
+void ClusterState::note_spare(int node) {
+  std::set<int>& ready = spares_ready_[static_cast<std::size_t>(pool_of(node))];
+  if (is_standby(node) && !schedulable(node)) ready.insert(node);
+  else ready.erase(node);
 }
 
 int ClusterState::gpus_on(int node) const {
@@ -76,17 +85,18 @@ void ClusterState::set_schedulable(int node, bool on) {
     node_schedulable_[static_cast<std::size_t>(node)] = 0;
     capacity_milli_ -= gpus * kWhole;
   }
+  note_spare(node);
 }
 
 int ClusterState::standby_node(int pool) const {
-  const int first = pool_first_node_[static_cast<std::size_t>(pool)];
-  const NodePool& p = spec_->pools[static_cast<std::size_t>(pool)];
-  for (int n = first; n < first + p.nodes + p.spare_nodes; ++n)
-    if (is_standby(n) && !schedulable(n)) return n;
-  return -1;
+  const std::set<int>& ready = spares_ready_[static_cast<std::size_t>(pool)];
+  return ready.empty() ? -1 : *ready.begin();
 }
 
-void ClusterState::set_standby(int node, bool standby) { node_standby_[static_cast<std::size_t>(node)] = standby ? 1 : 0; }
+void ClusterState::set_standby(int node, bool standby) {
+  node_standby_[static_cast<std::size_t>(node)] = standby ? 1 : 0;
+  note_spare(node);
+}
 
 bool ClusterState::pool_allowed(const ClusterJob& job, int pool) const {
   const NodePool& p = spec_->pools[static_cast<std::size_t>(pool)];

@@ -4,6 +4,7 @@
 // fit anywhere?" is answered in O(GPUs per node) and a scheduling pass can skip jobs that cannot start.
 // Placement strategies (binpack, spread, topology) choose nodes here; policies never touch nodes.
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,7 @@ class ClusterState {
 
  private:
   void count_node(int node, int sign);  // add or remove the node from its pool's free histogram
+  void note_spare(int node);            // keeps spares_ready_ in step with the node's standby and service flags
   void apply(const Placement& p, int sign);  // +1: take the placement's GPUs, -1: give them back
   int pick_single_node(const ClusterJob& job, PlacementKind kind) const;
   int free_whole_in_pool(int pool) const;  // whole GPUs free on its schedulable nodes
@@ -82,6 +84,9 @@ class ClusterState {
   // Per pool: nodes (schedulable) with k whole GPUs free, k = 0..gpus_per_node; and nodes with a partly used GPU.
   std::vector<std::vector<int>> free_hist_;
   std::vector<int> pool_first_node_;
+  // Per pool: standby nodes out of service, ready to swap in (standby_node takes the lowest without a scan: a
+  // 100,000-node pool fails thousands of times a day).
+  std::vector<std::set<int>> spares_ready_;
   std::int64_t capacity_milli_ = 0, allocated_milli_ = 0;
 };
 

@@ -7,6 +7,7 @@
 //    starting each that delays no reservation and reserving for each that cannot start (many reservations, not
 //    one), up to bf_window ahead (cluster.scheduler.backfill_interval, backfill_depth, backfill_window).
 //  - `easy` is EASY backfilling (Lifka 1995): at every event, one reservation, for the first waiting job.
+#include <algorithm>
 #include <limits>
 
 #include "scheduler_policy.hpp"
@@ -19,10 +20,10 @@ class Backfill : public SchedulerPolicy {
   explicit Backfill(bool slurm) : slurm_(slurm) {}
 
   void schedule(SchedulingPass& pass) override {
-    const std::vector<int> order = pass.waiting();
-    std::size_t i = 0;
-    while (i < order.size() && pass.start(order[i])) ++i;
-    if (i >= order.size()) return;
+    // The main loop: the head starts, or it blocks (a started job leaves the queue; no copy of it per pass).
+    while (!pass.waiting().empty() && pass.start(pass.waiting().front())) {
+    }
+    if (pass.waiting().empty()) return;
     const BackfillSettings& bf = pass.cluster().backfill;
     if (slurm_) {
       if (pass.now() < next_loop_s_) {
@@ -32,11 +33,15 @@ class Backfill : public SchedulerPolicy {
       next_loop_s_ = pass.now() + bf.interval_s;
     }
     const double window = slurm_ ? bf.window_s : std::numeric_limits<double>::infinity();
-    int reservations = 0, tested = 0;
-    for (std::size_t k = i; k < order.size(); ++k) {
-      if (slurm_ && tested++ >= bf.depth) break;
+    // The jobs this loop tests, the blocked head first (starting one changes the queue): Slurm's first
+    // bf_max_job_test, EASY's whole queue.
+    const std::vector<int>& queue = pass.waiting();
+    const std::size_t tested = slurm_ ? std::min(queue.size(), static_cast<std::size_t>(std::max(0, bf.depth))) : queue.size();
+    const std::vector<int> order(queue.begin(), queue.begin() + static_cast<std::ptrdiff_t>(tested));
+    int reservations = 0;
+    for (std::size_t k = 0; k < order.size(); ++k) {
       const int j = order[k];
-      if (k > i && pass.start_beside_reservations(j)) continue;
+      if (k > 0 && pass.start_beside_reservations(j)) continue;
       if (slurm_ || reservations == 0) pass.reserve(j, window), ++reservations;
     }
   }

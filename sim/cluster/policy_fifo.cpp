@@ -9,9 +9,9 @@ namespace {
 class Fifo : public SchedulerPolicy {
  public:
   void schedule(SchedulingPass& pass) override {
-    const std::vector<int> order = pass.waiting();
-    for (int j : order)
-      if (!pass.start(j)) return;
+    // A started job leaves the queue, so the head is always the front: no copy of a queue of 100,000 per pass.
+    while (!pass.waiting().empty())
+      if (!pass.start(pass.waiting().front())) return;
   }
 };
 

@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cmath>
 #include <filesystem>
+#include <unordered_set>
 
 #include "models/errors.hpp"
 #include "models/json_reader.hpp"
@@ -31,6 +32,22 @@ void ImportReport::skip(const std::string& reason) {
 
 std::vector<std::string> trace_kinds() { return {"alibaba-2023", "philly-chronus", "swf", "csv"}; }
 
+namespace {
+// A job id twice (a row pasted twice, two traces concatenated): every output keys jobs by id, so the later
+// submission is skipped with a counted reason rather than reported under an id that names two jobs.
+void drop_repeated_ids(Trace& t) {
+  std::unordered_set<std::string> seen;
+  seen.reserve(t.jobs.size());
+  const auto kept = std::remove_if(t.jobs.begin(), t.jobs.end(), [&](const ClusterJob& j) {
+    if (seen.insert(j.id).second) return false;
+    t.report.skip("a job id already used by an earlier submission");
+    return true;
+  });
+  t.jobs.erase(kept, t.jobs.end());
+  t.report.jobs = t.jobs.size();
+}
+}  // namespace
+
 Trace import_trace(const std::string& spec, bool order_only) {
   const std::string known = "KIND:PATH with KIND one of " + join(trace_kinds());
   const std::size_t colon = spec.find(':');
@@ -48,6 +65,7 @@ Trace import_trace(const std::string& spec, bool order_only) {
     throw InputError("--trace", "\"" + kind + "\"", "a trace kind: one of " + join(trace_kinds()), near.empty() ? "" : "did you mean \"" + near + "\"?");
   }
   t.report.source = spec;
+  drop_repeated_ids(t);
   return t;
 }
 

@@ -14,6 +14,9 @@ The protocol says what each event is. A page fails on:
   - a `<body>` without visible text;
   - an `svg.chart` without a `.mark` element (unless its aria-label or text says "no data"), or a mark that
     the browser laid out with an empty box (zero width and zero height: NaN coordinates, a lost path);
+  - a link that Chromium resolves to a scheme other than file: or https: (javascript:, data:, a path whose first
+    segment reads as a scheme), or one that runs script when clicked: every link is clicked, each on a fresh
+    load of the page, and the page's title and URL must not change unless the click left the page for a file;
   - no load event within --timeout seconds (the whole Chromium run is bounded; Chromium is then killed).
 Writes DIR/<stem>.png (--width wide; the whole page tall, or --height px) and DIR/<stem>.dom.html (the DOM
 after load). Exits 0 when every page passes, 1 when one fails, 77 (CTest's skip) when Chromium is missing.
@@ -38,7 +41,8 @@ PAGE_FACTS = r"""(() => {
     const empty = marks.filter(m => { const b = m.getBBox(); return !(b.width > 0 || b.height > 0); }).length;
     return {index: i + 1, label, marks: marks.length, empty, noData: /\bno data\b/i.test(label + " " + svg.textContent)};
   });
-  return {charts, bodyText: document.body ? document.body.innerText.trim().length : 0,
+  const links = [...document.querySelectorAll("a[href]")].map(a => ({href: a.getAttribute("href"), protocol: a.protocol}));
+  return {charts, links, bodyText: document.body ? document.body.innerText.trim().length : 0,
           height: Math.ceil(document.documentElement.scrollHeight),
           dom: (document.doctype ? "<!DOCTYPE " + document.doctype.name + ">\n" : "") + document.documentElement.outerHTML};
 })()"""
@@ -146,6 +150,52 @@ def page_errors(events):
     return out
 
 
+SAFE_SCHEMES = ("file:", "https:")
+MISSING_FILE = "chrome-error:"  # where Chromium lands on a link to a file that is not there: no script ran
+
+
+def settled_value(browser, session, expression, tries=20):
+    """The expression's value in whatever page the tab shows once a navigation under way has finished (an
+    evaluation during one fails with "navigated or closed"); None when no page answers."""
+    for _ in range(tries):
+        try:
+            value = browser.call("Runtime.evaluate", {"expression": expression, "returnByValue": True}, session=session)["result"].get("value")
+            if value is not None:
+                return value
+        except RuntimeError as e:
+            if "navigated" not in str(e) and "context" not in str(e):
+                raise
+        time.sleep(0.2)
+    return None
+
+
+def click_links(browser, session, path, links):
+    """Problems with the page's links: each must resolve to file: or https:, and clicking it (on a fresh load of
+    the page, so one click cannot hide another) must not run script in the page."""
+    url = "file://" + os.path.abspath(path)
+    problems = [f"link {l['href']!r} resolves to {l['protocol']} (only {' or '.join(SAFE_SCHEMES)})"
+                for l in links if l["protocol"] not in SAFE_SCHEMES]
+    state = "JSON.stringify([document.title, location.href])"
+    for i, l in enumerate(links):
+        browser.events.clear()
+        browser.call("Page.navigate", {"url": url}, session=session)
+        browser.step = f"reloading the page to click link {i + 1}"
+        browser.wait_for(lambda m: m.get("method") == "Page.loadEventFired")
+        before = browser.call("Runtime.evaluate", {"expression": state, "returnByValue": True}, session=session)["result"]["value"]
+        click = f"document.querySelectorAll('a[href]')[{i}].click()"
+        browser.call("Runtime.evaluate", {"expression": click}, session=session)
+        time.sleep(0.3)  # a navigation the click started is under way or done
+        after = settled_value(browser, session, state)
+        title_before, href_before = json.loads(before)
+        if after is not None:
+            title_after, href_after = json.loads(after)
+            if href_after == href_before and title_after != title_before:
+                problems.append(f"clicking link {l['href']!r} ran script in the page (title {title_before!r} -> {title_after!r})")
+            elif href_after != href_before and not href_after.startswith(SAFE_SCHEMES + (MISSING_FILE,)):
+                problems.append(f"clicking link {l['href']!r} opened {href_after}")
+    return problems
+
+
 def check_page(exe, path, out_dir, width, height, timeout):
     """The problems of one page (empty when it passes); writes its screenshot and DOM."""
     browser = Chromium(exe, timeout)
@@ -174,6 +224,7 @@ def check_page(exe, path, out_dir, width, height, timeout):
         with open(os.path.join(out_dir, stem + ".dom.html"), "w", encoding="utf-8") as f:
             f.write(facts["dom"])
         problems = page_errors(browser.events)
+        problems += click_links(browser, s, path, facts["links"])
     except (TimeoutError, RuntimeError, OSError) as e:
         return [str(e)]
     finally:

@@ -793,3 +793,40 @@ TEST_CASE("runs over several seeds: means and 95% intervals with the reliability
   CHECK(it->second.ci95_low == doctest::Approx(0.8 - 0.11316).epsilon(1e-4));
   CHECK(it->second.ci95_high == doctest::Approx(0.8 + 0.11316).epsilon(1e-4));
 }
+
+TEST_CASE("a pool of 100,000 nodes failing daily runs: repairs wait as timed events, not as an actor each") {
+  // The documented maxima: a pool of 100,000 nodes at 1,000 failures per 1,000 node-days, repairs of a day. Over
+  // two days some 60,000 nodes wait for repair at once; with an actor (and its stack's memory map) per
+  // repair the kernel's vm.max_map_count (65,530 maps by default) aborted the run inside SimGrid.
+  Json c = {{"pools", {{{"gpu", "h100-sxm-80gb"}, {"gpus_per_node", 8}, {"nodes", 100000}}}},
+            {"failures", {{"preset", "default"}, {"failures_per_1000_node_days", 1000}}},
+            {"recovery", {{"repair", {{"distribution", "lognormal"}, {"mean", "24h"}, {"shape", 1.0}}}}},
+            {"checkpoint_interval", "10min"}};
+  const ClusterSpec spec = parse_cluster(c, "/cluster", nullptr);
+  const PolicyResult r = run(spec, {job("a", 0, 64, 2 * 86400.0)}, "fifo");
+  CHECK(r.records[0].finished);
+  // 8 nodes at one failure a node-day for two days and more: about 17 expected (Poisson; 99.9% of draws below 32).
+  MESSAGE("job failures: ", r.failures);
+  CHECK(r.failures <= 32);
+}
+
+TEST_CASE("failures start with the trace: a trace in Unix time gives what the same trace from zero gives") {
+  // The nodes come into service at the first arrival. Ageing them from t = 0 to a first arrival at 1e9 s
+  // (31 years) used to meet the first job with every node's failures of those years at once (a 100 s job
+  // waited 11.7 h for repairs).
+  Json c = {{"pools", {{{"gpu", "h100-sxm-80gb"}, {"gpus_per_node", 8}, {"nodes", 4}}}}, {"failures", {{"preset", "default"}, {"failures_per_1000_node_days", 200}}}};
+  const ClusterSpec spec = parse_cluster(c, "/cluster", nullptr);
+  std::vector<ClusterJob> from_zero = {job("a", 0, 8, 100), job("b", 10, 16, 30 * 86400.0), job("c", 20, 8, 7 * 86400.0)};
+  std::vector<ClusterJob> unix_time = from_zero;
+  for (ClusterJob& j : unix_time) j.submit_s += 1e9;
+  const PolicyResult a = run(spec, from_zero, "fifo"), b = run(spec, unix_time, "fifo");
+  REQUIRE(a.records.size() == b.records.size());
+  CHECK(a.failures == b.failures);
+  CHECK(a.failures > 0);  // 67 node-days of jobs at 200 per 1,000 node-days: about 13
+  for (std::size_t i = 0; i < a.records.size(); ++i) {
+    CAPTURE(i);
+    CHECK(b.records[i].end_s - 1e9 == doctest::Approx(a.records[i].end_s).epsilon(1e-9));
+    CHECK(b.records[i].jct_s == doctest::Approx(a.records[i].jct_s).epsilon(1e-6));
+  }
+  CHECK(a.records[0].jct_s == doctest::Approx(100));
+}
