@@ -320,8 +320,8 @@ const RegisterCommand registered{
        for (const cl::PolicyInfo& p : cl::policies()) orderings.push_back(p.name);
        app.add_option("--policy", f->policies, "policies to compare, comma-separated, each ORDER[+PLACEMENT]: " + join(orderings) +
                                                    "; placement " + join(cl::placement_names()) + " (binpack by default); `trainsim presets` describes each");
-       app.add_option("--nodes", f->nodes, "a one-pool cluster of N nodes (instead of the scenario's or the trace's)");
-       app.add_option("--gpus-per-node", f->gpus_per_node, "GPUs per node with --nodes (default 8)");
+       app.add_option("--nodes", f->nodes, "a one-pool cluster of N nodes (instead of the scenario's or the trace's)")->check(CLI::Range(1, 1000000));
+       app.add_option("--gpus-per-node", f->gpus_per_node, "GPUs per node with --nodes (default 8)")->check(CLI::Range(1, 64));
        app.add_option("--gpu", f->gpu, "GPU model with --nodes (default h100-sxm-80gb)");
        app.add_option("--nodes-per-leaf", f->nodes_per_leaf, "nodes under one leaf switch (default 32)");
        app.add_option("--failures", f->failures, "failure preset (default, llama3-405b, ...) or none");

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "models/units.hpp"
+
 namespace trainsim::cli {
 
 ProgressBar::ProgressBar(std::string label) : label_(std::move(label)), enabled_(isatty(fileno(stderr)) != 0) {}
@@ -22,11 +24,21 @@ void ProgressBar::finish() {
 
 void ProgressBar::update(double fraction) {
   if (!enabled_) return;
-  const int percent = static_cast<int>(std::clamp(fraction, 0.0, 1.0) * 100);
-  if (percent == last_percent_) return;
+  const double done = std::clamp(fraction, 0.0, 1.0);
+  const int percent = static_cast<int>(done * 100);
+  const Clock::time_point now = Clock::now();
+  if (percent == last_percent_ && now - last_draw_ < std::chrono::milliseconds(500)) return;
   last_percent_ = percent;
+  last_draw_ = now;
+  const double elapsed = std::chrono::duration<double>(now - start_).count();
+  std::string times;
+  if (elapsed >= 1) {
+    times = "  " + format_seconds(elapsed);
+    if (done >= 0.01 && done < 1) times += ", about " + format_seconds(elapsed * (1 - done) / done) + " left";
+  }
   const int width = 30, filled = percent * width / 100;
-  std::fprintf(stderr, "\r%s [%s%s] %3d%%", label_.c_str(), std::string(filled, '#').c_str(), std::string(width - filled, ' ').c_str(), percent);
+  std::fprintf(stderr, "\r%s [%s%s] %3d%%%s\033[K", label_.c_str(), std::string(filled, '#').c_str(), std::string(width - filled, ' ').c_str(), percent,
+               times.c_str());
   std::fflush(stderr);
 }
 

@@ -74,7 +74,6 @@ int run_simulate(const ScenarioInput& input, const SimulateFlags& flags) {
   opt.iterations = flags.iterations;
   opt.jitter = flags.jitter;
   opt.seed = flags.seed;
-  opt.trace = !flags.trace.empty();
   for (const std::string& s : flags.stragglers) {
     auto [id, factor] = id_factor("--straggler", s);
     std::size_t used = 0;
@@ -96,7 +95,8 @@ int run_simulate(const ScenarioInput& input, const SimulateFlags& flags) {
     for (int g = node * per_node; g < std::min(world, (node + 1) * per_node); ++g) opt.stragglers.emplace_back(g, factor);
   }
   for (const std::string& s : flags.slow_links) opt.slow_links.push_back(id_factor("--slow-link", s));
-  if (opt.trace) check_output_path("--trace", flags.trace);
+  const bool tracing = !flags.trace.empty();
+  if (tracing) check_output_path("--trace", flags.trace);
   if (!input.report.empty()) check_output_path("--report", input.report);
   if (!sim::parse_placement(flags.placement, &opt.fabric.placement))
     throw InputError("--placement", "\"" + flags.placement + "\"", "packed, spread or random");
@@ -108,13 +108,24 @@ int run_simulate(const ScenarioInput& input, const SimulateFlags& flags) {
   StepModel sm(r.scenario.model, r.scenario.training, r.scenario.hardware, calibration ? &calibration->profile : nullptr);
   r.analytic = sm.estimate(r.scenario.parallel);
   ProgressBar bar("simulating");
+  bar.update(0);  // on screen at once: building a large platform takes a while before the first iteration
   opt.progress = [&bar](double done) { bar.update(done); };
   const auto start = std::chrono::steady_clock::now();
-  r.simulated = sim::simulate_iterations(r.scenario, sm, opt);
+  auto simulate = [&] { r.simulated = sim::simulate_iterations(r.scenario, sm, opt); };
+  if (tracing) {
+    // The timeline streams into the trace file as the events end (its temporary until the run is complete).
+    write_output_file("--trace", flags.trace, [&](std::ostream& os) {
+      ChromeTraceWriter writer(os, world);
+      opt.trace = [&writer](const sim::TraceEvent& e) { writer.add(e); };
+      simulate();
+      writer.finish();
+    });
+  } else {
+    simulate();
+  }
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   bar.finish();
-  if (opt.trace) {
-    write_output_file("--trace", flags.trace, [&](std::ostream& os) { write_chrome_trace(os, r.simulated); });
+  if (tracing) {
     // The report links the timeline by a path relative to the report's own folder.
     namespace fs = std::filesystem;
     r.trace_path = input.report.empty() ? flags.trace : fs::absolute(flags.trace).lexically_relative(fs::absolute(input.report).parent_path()).string();

@@ -117,13 +117,18 @@ void print_simulate_csv(std::ostream& os, const SimulateResult& r) {
   for (const sim::LinkUse& l : r.simulated.links) os << "link_bytes," << csv_field(l.id) << "," << l.bytes << ",\nlink_utilization," << csv_field(l.id) << "," << l.utilization << ",\n";
 }
 
-void write_chrome_trace(std::ostream& os, const sim::SimulationResult& r) {
-  Json events = Json::array();
-  for (int g = 0; g < r.gpus; ++g)
-    events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", g}, {"args", {{"name", "GPU " + std::to_string(g)}}}});
-  for (const sim::TraceEvent& e : r.trace)
-    events.push_back({{"name", e.name}, {"cat", e.category}, {"ph", "X"}, {"pid", 0}, {"tid", e.gpu}, {"ts", e.start_s * 1e6}, {"dur", e.duration_s * 1e6}});
-  os << Json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump() << "\n";
+ChromeTraceWriter::ChromeTraceWriter(std::ostream& os, int gpus) : os_(os) {
+  os_ << "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n";
+  for (int g = 0; g < gpus; ++g)
+    os_ << (g ? ",\n" : "") << Json{{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", g}, {"args", {{"name", "GPU " + std::to_string(g)}}}}.dump();
+  events_ = gpus;
 }
+
+void ChromeTraceWriter::add(const sim::TraceEvent& e) {
+  os_ << (events_++ ? ",\n" : "")
+      << Json{{"name", e.name}, {"cat", e.category}, {"ph", "X"}, {"pid", 0}, {"tid", e.gpu}, {"ts", e.start_s * 1e6}, {"dur", e.duration_s * 1e6}}.dump();
+}
+
+void ChromeTraceWriter::finish() { os_ << "\n]}\n"; }
 
 }  // namespace trainsim

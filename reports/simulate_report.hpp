@@ -44,7 +44,18 @@ std::vector<SimulatePart> simulate_parts(const SimulateResult& r);
 nlohmann::json simulate_json(const SimulateResult& r);
 void print_simulate_table(std::ostream& os, const SimulateResult& r);
 void print_simulate_csv(std::ostream& os, const SimulateResult& r);
-// Chrome trace event format (JSON array of complete events, microseconds): one track per GPU.
-void write_chrome_trace(std::ostream& os, const sim::SimulationResult& r);
+// Chrome trace event format (complete events, microseconds; one track per GPU), written as the simulation makes
+// the events: the file grows, the memory does not (a 1,024-GPU GPT-3 run makes about a million events).
+class ChromeTraceWriter {
+ public:
+  ChromeTraceWriter(std::ostream& os, int gpus);  // the header and one track name per GPU
+  void add(const sim::TraceEvent& e);
+  void finish();  // closes the JSON document; nothing may be added after
+  long long events() const { return events_; }
+
+ private:
+  std::ostream& os_;
+  long long events_ = 0;
+};
 
 }  // namespace trainsim

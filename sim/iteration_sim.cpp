@@ -186,14 +186,6 @@ class Simulation {
     std::sort(out.links.begin(), out.links.end(), [](const LinkUse& x, const LinkUse& y) { return x.utilization > y.utilization; });
     out.flows = flows_;
     out.checkpoint_s = checkpoint_s_;
-    // A group actor's timeline is each of its GPUs' timeline.
-    for (auto& r : ranks_)
-      for (auto& e : r.trace)
-        for (int m = 0; m < width_; ++m) {
-          TraceEvent copy = e;
-          copy.gpu = e.gpu + m;
-          out.trace.push_back(std::move(copy));
-        }
     return out;
   }
 
@@ -204,13 +196,15 @@ class Simulation {
   };
   struct RankState {
     SimBreakdown parts;
-    std::vector<TraceEvent> trace;
   };
 
   void event(int rank, const std::string& name, const char* cat, double start) {
     if (!opt_.trace) return;
     const double now = sg4::Engine::get_clock();
-    if (now > start) ranks_[static_cast<std::size_t>(rank)].trace.push_back({rank, name, cat, start, now - start});
+    if (now <= start) return;
+    // A group actor's timeline is each of its GPUs' timeline.
+    TraceEvent e{rank, name, cat, start, now - start};
+    for (int m = 0; m < width_; ++m, ++e.gpu) opt_.trace(e);
   }
 
   void compute(int rank, double seconds, const std::string& name) {
@@ -574,6 +568,8 @@ class Simulation {
             for (auto& c : start_group_flows(rank, sync_groups[g], reduce.overlapped[g], false)) reduce_flows.push_back(c);
         backward(rank, stage, chunk, micro_batch_of(bwd), last ? &reduce_flows : nullptr, work(stage, chunk).backward.compute);
         ++bwd;
+        // Progress within the iteration (rank 0's backwards): a large iteration takes minutes.
+        if (rank == 0 && opt_.progress) opt_.progress((it + 0.95 * bwd / total) / opt_.iterations);
       };
       for (int i = 0; i < warmup; ++i) next_forward();
       while (fwd < total) {
@@ -657,6 +653,10 @@ SimulationResult simulate_iterations(const Scenario& sc, const StepModel& model,
   if (p.dp_replicate > 1)
     throw InputError("/parallel/dp_replicate", std::to_string(p.dp_replicate), "1 in trainsim simulate (hybrid sharding is priced by estimate and plan)",
                      "the simulator's rank grid has one data-parallel group");
+  if (p.world() > kMaxSimulatedGpus)
+    throw InputError("/parallel", std::to_string(p.world()) + " GPUs", "at most " + std::to_string(kMaxSimulatedGpus) + " GPUs in trainsim simulate",
+                     "one iteration takes about 24 s at 4,096 GPUs and grows with the flows; estimate and plan price any size, "
+                     "and a slice with fewer data-parallel replicas (--dp) shows the same contention per group");
   static bool ran = false;
   if (ran) throw std::logic_error("simulate_iterations: one simulation per process (SimGrid engine)");
   ran = true;

@@ -35,13 +35,16 @@
 
 namespace trainsim::sim {
 
+struct TraceEvent;  // below: one span of one GPU's timeline
+
 struct SimOptions {
   int iterations = 2;
   std::vector<std::pair<int, double>> stragglers;           // GPU rank, compute slowdown factor (>= 1)
   std::vector<std::pair<std::string, double>> slow_links;   // link id (fabric.hpp), bandwidth divisor (>= 1)
   double jitter = 0;        // relative standard deviation of every compute block (normal, clipped at +-3 sigma)
   unsigned long long seed = 1;
-  bool trace = false;       // keep every GPU's timeline
+  // Every GPU's timeline, event by event as each ends (nothing kept: a 1,024-GPU run makes millions of events).
+  std::function<void(const TraceEvent&)> trace;
   // Blocking ring collectives of groups up to this size run step by step (n-1 or 2(n-1) lockstep rounds of
   // flows); larger ones, and all overlapped ones, collapsed (one flow per ring edge for the whole collective).
   int expand_rings_up_to = 0;
@@ -91,15 +94,18 @@ struct SimulationResult {
   SimBreakdown breakdown;
   int reported_gpu = 0;
   std::vector<LinkUse> links;       // hottest first
-  std::vector<TraceEvent> trace;
   long long flows = 0;
   int gpus = 0;
   double checkpoint_s = 0;          // the checkpoint write after the iterations, until the last GPU is done
   std::vector<OpTiming> ops;        // the stream's communication ops, analytic and on the fabric
 };
 
+// The iteration simulator's documented bound: one iteration of GPT-3 175B takes about 24 s at 4,096 GPUs (640,000
+// flows) and grows with the flows; `estimate` and `plan` price any size analytically.
+inline constexpr int kMaxSimulatedGpus = 16384;
+
 // Runs the simulation in this process's SimGrid engine (once per process). Throws InputError for what it
-// cannot simulate (interleaved schedules, an unknown link or GPU in the options).
+// cannot simulate (more than kMaxSimulatedGpus GPUs, an unknown link or GPU in the options).
 SimulationResult simulate_iterations(const Scenario& scenario, const StepModel& model, const SimOptions& options);
 
 }  // namespace trainsim::sim

@@ -1,6 +1,7 @@
 #include "cluster_spec.hpp"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "models/errors.hpp"
 #include "models/json_reader.hpp"
@@ -12,7 +13,7 @@ namespace trainsim::sim::cluster {
 namespace {
 
 constexpr int kMaxGpusPerNode = 64;
-constexpr int kMaxNodesPerPool = 1'000'000;
+constexpr int kMaxNodesPerPool = 1'000'000;  // and in the whole cluster
 constexpr QuantityRange kPrice{0, 1000};
 constexpr QuantityRange kPower{0, 10'000};
 constexpr QuantityRange kDuration{0, 10 * 365 * 86400.0};
@@ -107,6 +108,12 @@ ClusterSpec parse_cluster(const Json& value, const std::string& path, std::vecto
     const Json& pools = r.raw("pools");
     if (!pools.is_array() || pools.empty()) throw InputError(path + "/pools", json_value_text(pools), "a non-empty list of node pools");
     for (std::size_t i = 0; i < pools.size(); ++i) c.pools.push_back(parse_pool(pools[i], path + "/pools/" + std::to_string(i)));
+    // One bound on the whole cluster, not only per pool (20 pools of a million nodes once took 4.4 GB).
+    std::int64_t nodes = 0;
+    for (const NodePool& p : c.pools) nodes += static_cast<std::int64_t>(p.nodes) + p.spare_nodes;
+    if (nodes > kMaxNodesPerPool)
+      throw InputError(path + "/pools", std::to_string(nodes) + " nodes (spares included) in " + std::to_string(c.pools.size()) + " pools",
+                       "at most 1,000,000 nodes in the whole cluster", "the largest clusters hold 100-200K GPUs");
   }
   if (r.has("network")) {
     JsonReader n(r.raw("network"), path + "/network", defaults);
