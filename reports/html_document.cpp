@@ -59,10 +59,14 @@ std::string link_target(const std::string& target) {
   const bool https = target.rfind("https://", 0) == 0;
   static const char hex[] = "0123456789ABCDEF";
   std::string out = https || target.empty() || target[0] == '/' || target[0] == '.' ? "" : "./";
-  for (char ch : target) {
+  auto hex_digit = [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; };
+  for (std::size_t i = 0; i < target.size(); ++i) {
+    const char ch = target[i];
     const auto u = static_cast<unsigned char>(ch);
+    // In a URL a '%' stays only as the start of an escape (%XX); anything else is encoded as %25.
+    const bool escape_start = ch == '%' && i + 2 < target.size() && hex_digit(target[i + 1]) && hex_digit(target[i + 2]);
     const bool keep = std::isalnum(u) || std::string_view("-._~/").find(ch) != std::string_view::npos ||
-                      (https && u > 0x20 && u < 0x7f && std::string_view("\"'<>\\^`{|}").find(ch) == std::string_view::npos);
+                      (https && u > 0x20 && u < 0x7f && std::string_view("\"'<>\\^`{|}").find(ch) == std::string_view::npos && (ch != '%' || escape_start));
     if (keep) {
       out += ch;
     } else {

@@ -21,6 +21,10 @@ TEST_CASE("link_target: a file path can only resolve to a file; https URLs pass"
   CHECK(html::link_target("https://ui.perfetto.dev/#!/viewer?x=1") == "https://ui.perfetto.dev/#!/viewer?x=1");
   CHECK(html::link_target("https://a.example/\"><b>") == "https://a.example/%22%3E%3Cb%3E");
   CHECK(html::link_target("HTTPS://a.example") == "./HTTPS%3A//a.example");  // not the lower-case scheme: a file name
+  // In a URL a '%' stays only as an escape's start (RFC 3986 section 2.4); a stray one is encoded (found by fuzz_output_escaping).
+  CHECK(html::link_target("https://a.example/a%20b") == "https://a.example/a%20b");
+  CHECK(html::link_target("https://a.example/100%") == "https://a.example/100%25");
+  CHECK(html::link_target("https://a.example/%zz") == "https://a.example/%25zz");
 }
 
 TEST_CASE("a link in a Document is the encoded target, escaped for the attribute") {
