@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -35,6 +36,25 @@ std::map<std::string, std::string>& claimed_outputs() {
 std::string quoted(const std::string& path) { return "\"" + path + "\""; }
 
 std::string reason(int error) { return error ? std::strerror(error) : "a write failed"; }
+
+// The temporary file being written, for the signal handler: Ctrl-C or a kill during a long run (a simulation
+// streams its timeline into the temporary) leaves no hidden partial file behind. Only unlink(2) and raise(3),
+// which are async-signal-safe, run in the handler.
+char g_temp_path[4096];
+
+extern "C" void remove_temp_and_stop(int sig) {
+  if (g_temp_path[0] != '\0') ::unlink(g_temp_path);
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
+void track_temp(const std::string& temp) {
+  if (temp.size() >= sizeof g_temp_path) return;  // too long to keep: left behind on a signal, as before
+  std::memcpy(g_temp_path, temp.c_str(), temp.size() + 1);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, remove_temp_and_stop);
+}
+
+void untrack_temp() { g_temp_path[0] = '\0'; }
 
 // The mode a new file gets from open(2) with 0666: what the user's umask allows.
 mode_t new_file_mode() {
@@ -93,16 +113,18 @@ void write_output_file(const std::string& flag, const std::string& path, const s
     return;
   }
   // The temporary file: hidden, beside the target (the same file system, so the rename is atomic), with the
-  // target's mode when it exists.
-  const fs::path target(path);
+  // target's mode when it exists. A symbolic link is written through: the file it names is replaced, the link kept.
+  const fs::path target = fs::is_symlink(path, ec) ? fs::weakly_canonical(path, ec) : fs::path(path);
   std::string temp = (target.parent_path() / ("." + target.filename().string() + ".XXXXXX")).string();
   const int fd = ::mkstemp(temp.data());
   if (fd < 0) throw InputError(flag, quoted(path), "a file in a folder that can be written", reason(errno));
   struct stat old {};
-  ::fchmod(fd, ::stat(path.c_str(), &old) == 0 ? old.st_mode & 07777 : new_file_mode());
+  ::fchmod(fd, ::stat(target.c_str(), &old) == 0 ? old.st_mode & 07777 : new_file_mode());
   ::close(fd);
+  track_temp(temp);
   auto fail = [&](int error) {
     std::remove(temp.c_str());
+    untrack_temp();
     throw OutputError("could not write " + path + " (" + flag + "): " + reason(error));
   };
   {
@@ -113,12 +135,14 @@ void write_output_file(const std::string& flag, const std::string& path, const s
     } catch (...) {
       out.close();
       std::remove(temp.c_str());
+      untrack_temp();
       throw;
     }
     out.close();
     if (!out) fail(errno);
   }
-  if (std::rename(temp.c_str(), path.c_str()) != 0) fail(errno);
+  if (std::rename(temp.c_str(), target.c_str()) != 0) fail(errno);
+  untrack_temp();
 }
 
 CLI::Validator non_empty_path() {

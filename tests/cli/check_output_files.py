@@ -10,7 +10,9 @@ the path, and that every input file still holds what it held:
   - standard output or an output file on a full device (/dev/full): exit 1, "could not write";
   - an output to a device that works (/dev/null, /dev/stdout): exit 0;
   - a run killed while it simulates: the file its --trace names still holds its old bytes (outputs are written
-    to a temporary file and renamed when complete, never opened for writing before the run ends).
+    to a temporary file and renamed when complete, never opened for writing before the run ends);
+  - the same run stopped by SIGTERM (or Ctrl-C): no temporary file is left either;
+  - an output named through a symbolic link: the linked file is written, the link stays.
 """
 import os
 import re
@@ -103,8 +105,29 @@ def main():
             failures.append("interrupted run: old.json no longer holds its old bytes")
         else:
             print("interrupted run: old.json kept its old bytes")
+        for n in os.listdir("."):
+            if n.startswith(".old.json."):
+                os.remove(n)  # SIGKILL cannot be caught: its temporary stays (hidden, named after the target)
+        # Ctrl-C or a polite kill: the old file intact and no temporary left.
+        p = subprocess.Popen([trainsim, "simulate", BIG, "--iterations", "5", "--trace", "old.json"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(1.5)
+        p.send_signal(signal.SIGTERM)
+        p.wait()
         leftovers = [n for n in os.listdir(".") if n.startswith(".old.json.")]
-        print(f"interrupted run: {len(leftovers)} temporary file(s) left beside it (hidden, named after it)")
+        if open("old.json").read() != "OLD" or leftovers:
+            failures.append(f"terminated run: old.json holds {open('old.json').read(10)!r}, temporaries left: {leftovers}")
+        else:
+            print("terminated run: old.json kept its old bytes, no temporary left")
+
+        # An output through a symbolic link: the file it names gets the report, the link stays a link.
+        with open("real.html", "w") as f:
+            f.write("OLD")
+        os.symlink("real.html", "via_link.html")
+        r = subprocess.run([trainsim, "estimate", "s.json", "--report", "via_link.html"], capture_output=True, text=True, timeout=120)
+        if r.returncode != 0 or not os.path.islink("via_link.html") or not open("real.html").read().startswith("<!DOCTYPE html>"):
+            failures.append(f"output through a link: exit {r.returncode}, link kept {os.path.islink('via_link.html')}, real.html starts {open('real.html').read(15)!r}")
+        else:
+            print("output through a link: the linked file written, the link kept")
 
         # A completed run replaces the file, keeping its mode.
         os.chmod("old.json", 0o640)
