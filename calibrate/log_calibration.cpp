@@ -41,7 +41,7 @@ double measured_step_time_unchecked(const TrainingLog& log, const LogSummary& su
 
 double measured_step_time(const TrainingLog& log, const LogSummary& summary, const Scenario& plan, const std::string& path, std::string* basis) {
   const double step_s = measured_step_time_unchecked(log, summary, plan, path, basis);
-  check_step_time_physical(plan, step_s, path, *basis);
+  check_step_time_physical(physical_step_floor_s(StepModel(plan.model, plan.training, plan.hardware).estimate(plan.parallel)), step_s, path, *basis);
   return step_s;
 }
 

@@ -15,14 +15,12 @@ namespace {
 double predicted_megatron_tflops(const StepEstimate& e, int gpus) { return e.hardware_flops / (e.time_s * gpus) / 1e12; }
 }  // namespace
 
-double physical_step_floor_s(const Scenario& plan) {
-  const StepEstimate e = StepModel(plan.model, plan.training, plan.hardware).estimate(plan.parallel);
+double physical_step_floor_s(const StepEstimate& e) {
   // mfu x time = model FLOPs / (GPUs x peak); hfu likewise with the FLOPs actually run (recompute included).
   return std::min(e.mfu, e.hfu) * e.time_s;
 }
 
-void check_step_time_physical(const Scenario& plan, double step_s, const std::string& log_path, const std::string& basis) {
-  const double floor_s = physical_step_floor_s(plan);
+void check_step_time_physical(double floor_s, double step_s, const std::string& log_path, const std::string& basis) {
   auto seconds = [](double v) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.3g s", v);
@@ -48,11 +46,12 @@ LogComparison compare_log(const Scenario& s, const TrainingLog& log, int skip) {
   const int gpus = s.hardware.num_gpus;
   const double tokens_per_s_per_gpu = e.tokens_per_s / gpus;
   const std::string path = "LOG";
-  if (c.summary.median_time_s > 0) check_step_time_physical(s, c.summary.median_time_s, path, "the median iteration time");
+  const double floor_s = physical_step_floor_s(e);
+  if (c.summary.median_time_s > 0) check_step_time_physical(floor_s, c.summary.median_time_s, path, "the median iteration time");
   if (c.summary.median_tokens_per_s_per_gpu > 0)
-    check_step_time_physical(s, s.training.tokens_per_step() / (c.summary.median_tokens_per_s_per_gpu * gpus), path, "from the logged tokens/s per GPU");
+    check_step_time_physical(floor_s, s.training.tokens_per_step() / (c.summary.median_tokens_per_s_per_gpu * gpus), path, "from the logged tokens/s per GPU");
   if (c.summary.median_samples_per_s > 0)
-    check_step_time_physical(s, s.training.global_batch_size / c.summary.median_samples_per_s, path, "from the logged samples/s");
+    check_step_time_physical(floor_s, s.training.global_batch_size / c.summary.median_samples_per_s, path, "from the logged samples/s");
 
   if (c.summary.median_time_s > 0) {
     c.rows.push_back({"iteration time (s), median", c.summary.median_time_s, e.time_s});

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "models/spec.hpp"
+#include "models/step.hpp"
 #include "training_log.hpp"
 
 namespace trainsim {
@@ -34,9 +35,10 @@ constexpr int kFewIterations = 3;
 // format says.
 LogComparison compare_log(const Scenario& plan, const TrainingLog& log, int skip = -1);
 
-// The shortest step the plan could take: the fewer of its model and hardware FLOPs at the GPUs' dense peak.
-double physical_step_floor_s(const Scenario& plan);
-// InputError under `log_path` when `step_s` (measured, `basis` says how) is below physical_step_floor_s.
-void check_step_time_physical(const Scenario& plan, double step_s, const std::string& log_path, const std::string& basis);
+// The shortest step a plan could take, from its estimate: the fewer of its model and hardware FLOPs at the GPUs'
+// dense peak.
+double physical_step_floor_s(const StepEstimate& estimate);
+// InputError under `log_path` when `step_s` (measured, `basis` says how) is below `floor_s`.
+void check_step_time_physical(double floor_s, double step_s, const std::string& log_path, const std::string& basis);
 
 }  // namespace trainsim

@@ -122,9 +122,12 @@ void write_output_file(const std::string& flag, const std::string& path, const s
   ::fchmod(fd, ::stat(target.c_str(), &old) == 0 ? old.st_mode & 07777 : new_file_mode());
   ::close(fd);
   track_temp(temp);
-  auto fail = [&](int error) {
+  auto discard = [&] {
     std::remove(temp.c_str());
     untrack_temp();
+  };
+  auto fail = [&](int error) {
+    discard();
     throw OutputError("could not write " + path + " (" + flag + "): " + reason(error));
   };
   {
@@ -134,8 +137,7 @@ void write_output_file(const std::string& flag, const std::string& path, const s
       if (out) write(out);
     } catch (...) {
       out.close();
-      std::remove(temp.c_str());
-      untrack_temp();
+      discard();
       throw;
     }
     out.close();

@@ -20,6 +20,22 @@ bool numeric(const std::string& s) {
   std::string rest(end);
   return rest.empty() || rest == "%" || rest == " %" || rest == "x";
 }
+
+// A plain decimal number ("-3", "1.5e-3"): no spreadsheet reads it as a formula, so it is never prefixed.
+bool plain_number(const std::string& s) {
+  std::size_t i = s[0] == '-' || s[0] == '+' ? 1 : 0, digits = 0;
+  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i, ++digits;
+  if (i < s.size() && s[i] == '.')
+    for (++i; i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])); ++i) ++digits;
+  if (digits == 0) return false;
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    if (++i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
+    const std::size_t exponent_start = i;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+    if (i == exponent_start) return false;
+  }
+  return i == s.size();
+}
 }  // namespace
 
 void TextTable::print(std::ostream& os, const std::string& indent) const {
@@ -63,24 +79,6 @@ TimeUnit time_unit_for(double max_seconds) {
   if (max_seconds >= 2 * 3600.0) return {"hours", 3600.0};
   return {"minutes", 60.0};
 }
-
-namespace {
-// A plain decimal number ("-3", "1.5e-3"): no spreadsheet reads it as a formula, so it is never prefixed.
-bool plain_number(const std::string& s) {
-  std::size_t i = s[0] == '-' || s[0] == '+' ? 1 : 0, digits = 0;
-  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i, ++digits;
-  if (i < s.size() && s[i] == '.')
-    for (++i; i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])); ++i) ++digits;
-  if (digits == 0) return false;
-  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
-    if (++i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
-    const std::size_t exponent_start = i;
-    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
-    if (i == exponent_start) return false;
-  }
-  return i == s.size();
-}
-}  // namespace
 
 std::string csv_field(const std::string& s) {
   std::string text;
