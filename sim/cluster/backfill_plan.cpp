@@ -48,71 +48,134 @@ bool BackfillPlan::usable(int gpu, double t, double runtime_s) const {
   return true;
 }
 
-std::vector<double> BackfillPlan::instants(int node, double latest_s) const {
-  std::vector<double> out{now_};
-  for (int gpu = first_gpu_[static_cast<std::size_t>(node)]; gpu < first_gpu_[static_cast<std::size_t>(node) + 1]; ++gpu) {
-    const double b = busy_until_[static_cast<std::size_t>(gpu)];
-    if (b > now_ && b <= latest_s) out.push_back(b);
-    for (const auto& interval : held_[static_cast<std::size_t>(gpu)])
-      if (interval.second > now_ && interval.second <= latest_s) out.push_back(interval.second);
+void BackfillPlan::state_for(double t, double runtime_s, ClusterState& out) const {
+  out = *state_;
+  for (int n = 0; n < state_->nodes(); ++n) {
+    if (!state_->schedulable(n)) continue;
+    const int base = first_gpu_[static_cast<std::size_t>(n)];
+    Placement::Part freed{n}, taken{n};
+    for (int g = 0; g < state_->gpus_on(n); ++g) {
+      const bool use = usable(base + g, t, runtime_s), free_now = state_->free_milli(n, g) == 1000;
+      Placement::Part& part = use ? freed : taken;
+      if (use == free_now) continue;
+      part.gpus |= std::uint64_t{1} << g;
+      ++part.whole;
+    }
+    if (freed.whole > 0) out.release(Placement{{freed}});
+    if (taken.whole > 0) out.allocate(Placement{{taken}});
   }
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
-  return out;
 }
 
-int BackfillPlan::usable_on(int node, double t, double runtime_s) const {
-  int n = 0;
-  for (int gpu = first_gpu_[static_cast<std::size_t>(node)]; gpu < first_gpu_[static_cast<std::size_t>(node) + 1]; ++gpu)
-    n += usable(gpu, t, runtime_s);
-  return n;
+std::uint64_t BackfillPlan::pools_allowed(const ClusterJob& job) const {
+  std::uint64_t bits = 0;
+  for (std::size_t p = 0; p < state_->spec().pools.size(); ++p)
+    if (state_->pool_allowed(job, static_cast<int>(p))) bits |= std::uint64_t{1} << p;
+  return bits;
 }
 
 double BackfillPlan::earliest(const ClusterJob& job, double runtime_s, double latest_s) const {
-  const int need = job.gpus;
+  const bool keyed = state_->spec().pools.size() <= 64;  // beyond, no miss is remembered
+  const std::uint64_t pools = keyed ? pools_allowed(job) : 0;
+  if (keyed)
+    for (const Miss& m : misses_)
+      if (m.pools == pools && m.gpus <= job.gpus && m.runtime_s <= runtime_s && m.latest_s >= latest_s) return kNever;
   double best = kNever;
-  // On one node: each node's first instant with `need` usable GPUs.
-  for (int n = 0; n < state_->nodes(); ++n) {
-    if (!state_->schedulable(n) || state_->gpus_on(n) < need || !state_->pool_allowed(job, state_->pool_of(n))) continue;
-    for (double t : instants(n, std::min(latest_s, best))) {
-      if (t >= best) break;
-      if (usable_on(n, t, runtime_s) >= need) {
-        best = t;
-        break;
-      }
-    }
-  }
-  // Over several nodes of one pool: whole nodes and the rest on one more, all usable at the same instant.
-  const std::vector<NodePool>& pools = state_->spec().pools;
-  for (std::size_t p = 0; p < pools.size(); ++p) {
-    const int gpn = pools[p].gpus_per_node;
-    if (need <= gpn || !state_->pool_allowed(job, static_cast<int>(p))) continue;
-    const int full = need / gpn, rest = need % gpn;
-    std::vector<int> nodes;
-    std::vector<double> times;
-    for (int n = 0; n < state_->nodes(); ++n) {
-      if (state_->pool_of(n) != static_cast<int>(p) || !state_->schedulable(n)) continue;
-      nodes.push_back(n);
-      for (double t : instants(n, std::min(latest_s, best))) times.push_back(t);
-    }
-    if (static_cast<int>(nodes.size()) < full + (rest > 0 ? 1 : 0)) continue;
-    std::sort(times.begin(), times.end());
-    times.erase(std::unique(times.begin(), times.end()), times.end());
-    for (double t : times) {
-      if (t >= best) break;
-      int whole = 0, partial = 0;
-      for (int n : nodes) {
-        const int u = usable_on(n, t, runtime_s);
-        if (u == gpn) ++whole;
-        else if (rest > 0 && u >= rest) ++partial;
-      }
-      if (whole >= full && (rest == 0 || whole > full || partial > 0)) {
-        best = t;
-        break;
-      }
-    }
-  }
+  for (int n = 0; n < state_->nodes(); ++n)
+    if (state_->schedulable(n) && state_->gpus_on(n) >= job.gpus && state_->pool_allowed(job, state_->pool_of(n)))
+      best = std::min(best, earliest_on_node(n, job.gpus, runtime_s, std::min(latest_s, best)));
+  const std::vector<NodePool>& all = state_->spec().pools;
+  for (std::size_t p = 0; p < all.size(); ++p)
+    if (job.gpus > all[p].gpus_per_node && state_->pool_allowed(job, static_cast<int>(p)))
+      best = std::min(best, earliest_over_nodes(static_cast<int>(p), job.gpus, runtime_s, std::min(latest_s, best)));
+  if (best == kNever && keyed) misses_.push_back({job.gpus, runtime_s, latest_s, pools});
   return best;
+}
+
+// A node's own instants in order, each tested GPU by GPU: the first is usually the answer or near it.
+double BackfillPlan::earliest_on_node(int node, int need, double runtime_s, double latest_s) const {
+  const int first = first_gpu_[static_cast<std::size_t>(node)], last = first_gpu_[static_cast<std::size_t>(node) + 1];
+  std::vector<double> times{now_};
+  for (int gpu = first; gpu < last; ++gpu) {
+    const double b = busy_until_[static_cast<std::size_t>(gpu)];
+    if (b > now_ && b <= latest_s) times.push_back(b);
+    for (const auto& interval : held_[static_cast<std::size_t>(gpu)])
+      if (interval.second > now_ && interval.second <= latest_s) times.push_back(interval.second);
+  }
+  std::sort(times.begin(), times.end());
+  times.erase(std::unique(times.begin(), times.end()), times.end());
+  for (double t : times) {
+    int n = 0;
+    for (int gpu = first; gpu < last; ++gpu) n += usable(gpu, t, runtime_s);
+    if (n >= need) return t;
+  }
+  return kNever;
+}
+
+// Over several nodes of a pool, testing every node at every instant costs O(instants x reservations); one sweep
+// instead. T[0..K) are the pool's instants in order. A GPU is blocked at T[k] while busy (T[k] < its busy end)
+// or while a reservation overlaps the run (from < T[k] + runtime and T[k] < until): each condition holds over a
+// run of consecutive k found by binary search (both are monotone in T[k]), with usable()'s comparisons. The
+// gaps between a GPU's blocked runs change its node's usable count; sweeping k keeps per node that count and per
+// pool how many nodes are whole and how many could take the rest. O(E log E) for E busy ends and reservations.
+double BackfillPlan::earliest_over_nodes(int pool, int need, double runtime_s, double latest_s) const {
+  std::vector<int> nodes;
+  for (int n = 0; n < state_->nodes(); ++n)
+    if (state_->pool_of(n) == pool && state_->schedulable(n)) nodes.push_back(n);
+  const int gpn = state_->spec().pools[static_cast<std::size_t>(pool)].gpus_per_node;
+  const int full = need / gpn, rest = need % gpn;
+  if (static_cast<int>(nodes.size()) < full + (rest > 0 ? 1 : 0)) return kNever;
+  std::vector<double> times{now_};
+  for (int n : nodes)
+    for (int gpu = first_gpu_[static_cast<std::size_t>(n)]; gpu < first_gpu_[static_cast<std::size_t>(n) + 1]; ++gpu) {
+      const double b = busy_until_[static_cast<std::size_t>(gpu)];
+      if (b > now_ && b <= latest_s) times.push_back(b);
+      for (const auto& interval : held_[static_cast<std::size_t>(gpu)])
+        if (interval.second > now_ && interval.second <= latest_s) times.push_back(interval.second);
+    }
+  std::sort(times.begin(), times.end());
+  times.erase(std::unique(times.begin(), times.end()), times.end());
+  const int K = static_cast<int>(times.size());
+  auto first_at_or_after = [&](double t) { return static_cast<int>(std::lower_bound(times.begin(), times.end(), t) - times.begin()); };
+
+  struct Change {
+    int k, node, delta;  // at T[k], the usable count of nodes[node] changes by delta
+  };
+  std::vector<Change> changes;
+  std::vector<std::pair<int, int>> blocked;  // one GPU's blocked runs [from k, to k)
+  for (std::size_t i = 0; i < nodes.size(); ++i)
+    for (int gpu = first_gpu_[static_cast<std::size_t>(nodes[i])]; gpu < first_gpu_[static_cast<std::size_t>(nodes[i]) + 1]; ++gpu) {
+      blocked.clear();
+      const double busy = busy_until_[static_cast<std::size_t>(gpu)];
+      if (busy > now_) blocked.push_back({0, busy == kNever ? K : first_at_or_after(busy)});
+      for (const auto& [from, until] : held_[static_cast<std::size_t>(gpu)]) {
+        const int a = static_cast<int>(std::partition_point(times.begin(), times.end(), [&](double t) { return !(from < t + runtime_s); }) - times.begin());
+        const int b = first_at_or_after(until);
+        if (a < b) blocked.push_back({a, b});
+      }
+      std::sort(blocked.begin(), blocked.end());
+      int k = 0;
+      const int node = static_cast<int>(i);
+      for (const auto& [from_k, to_k] : blocked) {
+        if (from_k > k) changes.push_back({k, node, +1}), changes.push_back({from_k, node, -1});
+        k = std::max(k, to_k);
+      }
+      if (k < K) changes.push_back({k, node, +1});
+    }
+  std::sort(changes.begin(), changes.end(), [](const Change& x, const Change& y) { return x.k < y.k; });
+
+  std::vector<int> usable_count(nodes.size(), 0);
+  int whole = 0, partial = 0;  // nodes with every GPU usable; nodes with at least `rest` (not all)
+  std::size_t c = 0;
+  for (int k = 0; k < K; ++k) {
+    for (; c < changes.size() && changes[c].k == k; ++c) {
+      int& u = usable_count[static_cast<std::size_t>(changes[c].node)];
+      whole -= u == gpn, partial -= rest > 0 && u >= rest && u < gpn;
+      u += changes[c].delta;
+      whole += u == gpn, partial += rest > 0 && u >= rest && u < gpn;
+    }
+    if (whole >= full && (rest == 0 || whole > full || partial > 0)) return times[static_cast<std::size_t>(k)];
+  }
+  return kNever;
 }
 
 }  // namespace trainsim::sim::cluster

@@ -1,10 +1,12 @@
 #pragma once
 // A backfill pass's plan of the future, GPU by GPU: until when each GPU is busy (its running job's expected end)
 // and which intervals reservations hold it. It answers "when is the earliest this job could start, by node
-// shape, without touching a reservation?" in O(GPUs) per node tried, where replaying the releases and overlaying
-// the reservations on a copy of the cluster state costs O(running jobs + reservations) per instant tried: the
-// difference between seconds and minutes on a 30,000-job trace under Slurm's backfill (hundreds of reservations
-// per pass). The placement itself is still ClusterState's (the simulator builds the state at the instant found).
+// shape, without touching a reservation?" node by node, and for jobs spanning nodes in one sweep over the pool's
+// instants (O(E log E) for E busy ends and reservations), where replaying the releases and overlaying the
+// reservations on a copy of the cluster state costs O(running jobs + reservations) per instant tried: the
+// difference between seconds and minutes under Slurm's backfill, which holds hundreds of reservations per pass.
+// The placement itself is still ClusterState's, on the state the plan gives for the instant found.
+#include <cstdint>
 #include <limits>
 #include <vector>
 
@@ -26,11 +28,31 @@ class BackfillPlan {
   // jobs of whole GPUs; a job sharing a GPU is treated as needing a whole one (an upper bound on its start).
   double earliest(const ClusterJob& job, double runtime_s, double latest_s) const;
 
+  // The cluster as a job of whole GPUs running over [t, t + runtime) finds it, for place(): `out` becomes the
+  // state now with every GPU usable over that run free and every other one taken. O(GPUs + their reservations),
+  // where releasing the running jobs and taking the overlapping reservations on a copy costs O(running jobs +
+  // reservations) calls, each updating a node's histograms: quadratic in a deep backfill queue. `out`'s storage
+  // is reused from call to call.
+  void state_for(double t, double runtime_s, ClusterState& out) const;
+
  private:
   bool usable(int gpu, double t, double runtime_s) const;  // free from t and no reservation over [t, t + runtime)
-  // Instants at which a GPU of `node` may become usable: now, the busy ends, the reservation ends; sorted, <= latest.
-  std::vector<double> instants(int node, double latest_s) const;
-  int usable_on(int node, double t, double runtime_s) const;
+  // The earliest instant, at most `latest`, with `need` usable GPUs on `node`; over nodes of `pool` (whole nodes
+  // and the rest on one more). +inf when none.
+  double earliest_on_node(int node, int need, double runtime_s, double latest_s) const;
+  double earliest_over_nodes(int pool, int need, double runtime_s, double latest_s) const;
+  std::uint64_t pools_allowed(const ClusterJob& job) const;  // bit p: the job may run on pool p (at most 64 pools)
+
+  // Queries that found no instant. The plan only ever gets fuller (reservations and started jobs are added,
+  // nothing is released), and a job needing at least as many GPUs for at least as long, on the same pools,
+  // by an instant no later, fits wherever such a job would fit first: it misses too. A deep backfill queue
+  // is mostly such jobs (those that find nothing in bf_window), each otherwise a search of every node.
+  struct Miss {
+    int gpus;
+    double runtime_s, latest_s;
+    std::uint64_t pools;
+  };
+  mutable std::vector<Miss> misses_;
 
   const ClusterState* state_;
   double now_;

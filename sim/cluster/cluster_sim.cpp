@@ -75,7 +75,7 @@ struct JobState {
 class Simulation final : public SchedulingPass {
  public:
   Simulation(const ClusterSpec& spec, const std::vector<ClusterJob>& jobs, const ClusterSimOptions& opt)
-      : spec_(spec), jobs_(jobs), opt_(opt), state_(spec), jobs_state_(jobs.size()) {
+      : spec_(spec), jobs_(jobs), opt_(opt), state_(spec), scratch_(spec), jobs_state_(jobs.size()) {
     choice_ = parse_policy_choice(opt.policy, "--policy");
     placement_from_string(choice_.placement, &placement_);
     policy_ = find_policy(choice_.ordering)->make();
@@ -872,6 +872,7 @@ class Simulation final : public SchedulingPass {
   };
   std::vector<Reservation> reservations_;
   std::optional<BackfillPlan> plan_;
+  ClusterState scratch_;  // the plan's view of the cluster at a reservation's start (storage reused)
   double wake_s_ = kInf;  // a pass the policy asked for
   std::vector<JobState> jobs_state_;
   std::vector<int> waiting_, running_;
@@ -916,9 +917,12 @@ double Simulation::reserve(int j, double window_s) {
   const double runtime = expected_runtime(j), latest = now_ + window_s;
   double t = kInf;
   Placement p;
-  if (!shares_gpu(c, spec_.gpu_sharing) && !c.elastic()) {
+  const bool planned = !shares_gpu(c, spec_.gpu_sharing) && !c.elastic();
+  if (planned) {
     t = plan().earliest(c, runtime, latest);
-    if (t < kInf) p = choose_placement(state_at(t, runtime), c);
+    if (t == kInf) return kInf;  // exact: no instant in the window has the GPUs by node shape
+    plan().state_for(t, runtime, scratch_);
+    p = choose_placement(scratch_, c);
   }
   if (p.empty()) {
     for (double at : release_instants()) {
@@ -944,8 +948,10 @@ bool Simulation::start_beside_reservations(int j) {
   if (reservations_.empty()) return start(j);
   const double runtime = expected_runtime(j);
   // The plan's quick answer first (most jobs a backfill pass tests cannot start); the placement from the state.
-  if (!shares_gpu(c, spec_.gpu_sharing) && !c.elastic() && plan().earliest(c, runtime, now_) > now_) return false;
-  return begin(j, choose_placement(state_at(now_, runtime), c));
+  if (shares_gpu(c, spec_.gpu_sharing) || c.elastic()) return begin(j, choose_placement(state_at(now_, runtime), c));
+  if (plan().earliest(c, runtime, now_) > now_) return false;
+  plan().state_for(now_, runtime, scratch_);
+  return begin(j, choose_placement(scratch_, c));
 }
 
 // Now, now + the running jobs' expected ends, and the reservations' ends: when something may free; sorted.

@@ -38,10 +38,18 @@ class Backfill : public SchedulerPolicy {
     const std::vector<int>& queue = pass.waiting();
     const std::size_t tested = slurm_ ? std::min(queue.size(), static_cast<std::size_t>(std::max(0, bf.depth))) : queue.size();
     const std::vector<int> order(queue.begin(), queue.begin() + static_cast<std::ptrdiff_t>(tested));
+    // A reservation holds GPUs back only from the jobs after it that could start now, and a pass only takes
+    // GPUs, so a job that does not fit stays unable to: once no later job fits (or no GPU is free), the rest of
+    // the loop would start nothing, and its reservations would hold GPUs back from no one. The loop stops
+    // there; `next_fit` is the first later job that still fits, each job looked at once a pass.
     int reservations = 0;
-    for (std::size_t k = 0; k < order.size(); ++k) {
+    std::size_t next_fit = 0;
+    for (std::size_t k = 0; k < order.size() && pass.free_gpus() > 0; ++k) {
       const int j = order[k];
       if (k > 0 && pass.start_beside_reservations(j)) continue;
+      for (next_fit = std::max(next_fit, k + 1); next_fit < order.size() && !pass.fits(order[next_fit]); ++next_fit) {
+      }
+      if (next_fit == order.size()) break;
       if (slurm_ || reservations == 0) pass.reserve(j, window), ++reservations;
     }
   }

@@ -762,11 +762,25 @@ TEST_CASE("the backfill plan's earliest start agrees with replaying releases and
           break;
         }
       }
+      // A window that may end before the brute-force instant: then nothing (and the plan remembers the miss
+      // for later, larger and longer jobs of this trial, which the comparisons after it check).
+      const double latest = now + uniform(0, 8) * 50;
+      const double within = plan.earliest(j, runtime, latest);
+      CHECK(within == (brute <= latest ? brute : std::numeric_limits<double>::infinity()));
       const double planned = plan.earliest(j, runtime, 1e9);
       CHECK(planned == brute);
       ++compared;
       if (std::isfinite(brute)) {
         ++found;
+        // The plan's view of the cluster at that instant gives place() the very GPUs the brute force found.
+        ClusterState viewed(spec);
+        plan.state_for(brute, runtime, viewed);
+        const Placement p = viewed.place(j, PlacementKind::Binpack);
+        REQUIRE(p.parts.size() == at_brute.parts.size());
+        for (std::size_t i = 0; i < p.parts.size(); ++i) {
+          CHECK(p.parts[i].node == at_brute.parts[i].node);
+          CHECK(p.parts[i].gpus == at_brute.parts[i].gpus);
+        }
         plan.reserve(at_brute, brute, brute + runtime);
         reserved.push_back({at_brute, brute, brute + runtime});
       }
