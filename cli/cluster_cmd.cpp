@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "command.hpp"
+#include "flag_values.hpp"
 #include "flag_checks.hpp"
 #include "models/errors.hpp"
 #include "models/json_reader.hpp"
@@ -118,14 +119,6 @@ void check_samples(const ClusterFlags& f, const std::vector<cl::ClusterJob>& job
     throw InputError("--sample-interval", number_text(f.sample_interval_s),
                      "an interval giving at most 1,000,000 samples over the run (about " + format_seconds(length) + " here: at least " +
                          format_seconds(length / kMaxSamples) + ")");
-}
-
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream ss(text);
-  for (std::string item; std::getline(ss, item, ',');)
-    if (!item.empty()) out.push_back(item);
-  return out;
 }
 
 int run_cluster(const ClusterFlags& f) {

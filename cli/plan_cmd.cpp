@@ -5,6 +5,7 @@
 
 #include "calibrate/profile_io.hpp"
 #include "command.hpp"
+#include "flag_values.hpp"
 #include "models/limits.hpp"
 #include "output.hpp"
 #include "models/errors.hpp"
@@ -24,34 +25,6 @@ struct PlanOptions {
   std::string budget;
   int threads = 0;
 };
-
-// "--gpus 512", "--gpus 64..1024" (doubling: 64, 128, ..., 1024) or "--gpus 64,96,128".
-std::vector<int> parse_gpu_counts(const std::string& text) {
-  const std::string expected = "N, A..B (doubling from A to B) or a list A,B,C of GPU counts, each in [1, " + std::to_string(limits::kMaxGpus) + "]";
-  auto number = [&](const std::string& s) {
-    std::size_t used = 0;
-    long long v = 0;
-    try { v = std::stoll(s, &used); } catch (...) { used = 0; }
-    if (used != s.size() || s.empty() || v < 1 || v > limits::kMaxGpus) throw InputError("--gpus", "\"" + text + "\"", expected);
-    return static_cast<int>(v);
-  };
-  std::vector<int> out;
-  if (auto dots = text.find(".."); dots != std::string::npos) {
-    const int a = number(text.substr(0, dots)), b = number(text.substr(dots + 2));
-    if (b < a) throw InputError("--gpus", "\"" + text + "\"", "A..B with A <= B");
-    for (long long v = a; v <= b; v *= 2) out.push_back(int(v));
-  } else {
-    std::size_t start = 0;
-    while (start <= text.size()) {
-      const std::size_t comma = text.find(',', start);
-      out.push_back(number(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start)));
-      if (comma == std::string::npos) break;
-      start = comma + 1;
-    }
-  }
-  if (out.size() > 64) throw InputError("--gpus", "\"" + text + "\"", "at most 64 GPU counts");
-  return out;
-}
 
 int run_plan(PlanOptions opt) {
   std::vector<int> counts;
@@ -76,13 +49,9 @@ int run_plan(PlanOptions opt) {
   if (so.objective == Objective::Cost && !hw.has_price())
     throw InputError("--objective", "\"cost\"", "a scenario with a price", "no price is known for " + hw.gpu.name + "; set --price-per-gpu-hour");
   if (!opt.budget.empty()) {
-    // A budget is money ("$250000", "250000USD") or a duration with its unit ("30d"); a bare number is ambiguous.
-    const bool has_unit = opt.budget.find_first_not_of("0123456789.eE+- ") != std::string::npos;
-    if (auto money = parse_quantity(opt.budget, Quantity::Money); money && has_unit) so.max_cost = *money;
-    else if (auto time = parse_quantity(opt.budget, Quantity::Time); time && has_unit) so.max_time_s = *time;
-    else throw InputError("--budget", "\"" + opt.budget + "\"", "money (\"$250000\") or a duration with its unit (\"30d\")");
-    if (!(so.max_cost > 0 || so.max_time_s > 0))
-      throw InputError("--budget", "\"" + opt.budget + "\"", "a budget above zero", "leave --budget out for no limit");
+    const Budget budget = parse_budget(opt.budget);
+    so.max_cost = budget.max_cost;
+    so.max_time_s = budget.max_time_s;
     if (report.scenario.training.train_tokens <= 0)
       throw InputError("/training/train_tokens", "nothing", "train_tokens (or dataset_samples and epochs)", "a budget needs the amount of training");
     if (so.max_cost > 0 && !hw.has_price())

@@ -13,6 +13,7 @@
 #include "models/json_text.hpp"
 #include "models/presets.hpp"
 #include "models/scenario.hpp"
+#include "flag_values.hpp"
 #include "run_files.hpp"
 
 namespace trainsim::embedded {
@@ -25,91 +26,6 @@ using Json = nlohmann::json;
 namespace fs = std::filesystem;
 
 namespace {
-
-enum class FlagType { Text, Integer, Number, Boolean };
-
-struct FieldFlag {
-  const char* flag;
-  const char* pointer;
-  FlagType type;
-  const char* help;
-};
-
-// Each flag sets exactly one scenario field (a contract: scripts depend on these names).
-const FieldFlag kFieldFlags[] = {
-    {"--model", "/model", FlagType::Text, "model preset name or path to a model section / config.json"},
-    {"--gpu", "/hardware/gpu", FlagType::Text, "GPU preset name"},
-    {"--gpus", "/hardware/num_gpus", FlagType::Integer, "total GPUs"},
-    {"--nodes", "/hardware/num_nodes", FlagType::Integer, "nodes"},
-    {"--gpus-per-node", "/hardware/gpus_per_node", FlagType::Integer, "GPUs per node"},
-    {"--intra-node", "/hardware/intra_node", FlagType::Text, "intra-node fabric preset"},
-    {"--inter-node", "/hardware/inter_node/fabric", FlagType::Text, "inter-node fabric preset"},
-    {"--nics-per-node", "/hardware/inter_node/nics_per_node", FlagType::Integer, "NICs per node"},
-    {"--price-per-gpu-hour", "/hardware/price_per_gpu_hour", FlagType::Text, "USD per GPU-hour"},
-    {"--mode", "/training/mode", FlagType::Text, "pretrain | sft | lora | qlora | dpo"},
-    {"--seq-len", "/training/seq_len", FlagType::Integer, "sequence length"},
-    {"--global-batch-size", "/training/global_batch_size", FlagType::Integer, "sequences per optimizer step"},
-    {"--train-tokens", "/training/train_tokens", FlagType::Text, "tokens to train on, e.g. 15T"},
-    {"--precision", "/training/precision", FlagType::Text, "fp32 | fp16 | bf16 | fp8"},
-    {"--grad-precision", "/training/grad_precision", FlagType::Text, "gradient buffer dtype: fp32 | bf16 | fp16"},
-    {"--optimizer", "/training/optimizer", FlagType::Text, "adam | adamw | sgd | adam8bit"},
-    {"--zero", "/training/zero_stage", FlagType::Integer, "ZeRO stage 0-3 (FSDP full shard = 3)"},
-    {"--distributed-optimizer", "/training/distributed_optimizer", FlagType::Boolean, "Megatron distributed optimizer (true/false)"},
-    {"--recompute", "/training/recompute", FlagType::Text, "none | selective | full"},
-    {"--framework", "/training/framework", FlagType::Text,
-     "megatron-core | megatron-deepspeed | deepspeed | fsdp | fsdp2 | transformers (default: implied by the layout)"},
-    {"--flash-attention", "/training/flash_attention", FlagType::Boolean, "true/false"},
-    {"--offload-optimizer", "/training/offload_optimizer", FlagType::Boolean, "true/false"},
-    {"--lora-rank", "/training/lora/rank", FlagType::Integer, "LoRA rank"},
-    {"--tp", "/parallel/tp", FlagType::Integer, "tensor parallel"},
-    {"--pp", "/parallel/pp", FlagType::Integer, "pipeline parallel"},
-    {"--dp", "/parallel/dp", FlagType::Integer, "data parallel"},
-    {"--cp", "/parallel/cp", FlagType::Integer, "context parallel"},
-    {"--dp-replicate", "/parallel/dp_replicate", FlagType::Integer, "hybrid sharding: replicas of the ZeRO shards (HSDP)"},
-    {"--ep", "/parallel/ep", FlagType::Integer, "expert parallel"},
-    {"--etp", "/parallel/etp", FlagType::Integer, "expert tensor parallel"},
-    {"--vpp", "/parallel/vpp", FlagType::Integer, "virtual pipeline stages per rank"},
-    {"--sequence-parallel", "/parallel/sequence_parallel", FlagType::Boolean, "true/false"},
-    {"--tp-comm-overlap", "/parallel/tp_comm_overlap", FlagType::Boolean, "overlap TP communication with GEMMs (true/false)"},
-    {"--micro-batch-size", "/parallel/micro_batch_size", FlagType::Integer, "sequences per micro-batch"},
-    {"--gradient-accumulation-steps", "/parallel/gradient_accumulation_steps", FlagType::Integer, "micro-batches per step"},
-    {"--schedule", "/parallel/schedule", FlagType::Text, "gpipe | 1f1b | interleaved"},
-    {"--topology", "/hardware/network/topology", FlagType::Text, "fat-tree | rail | single-switch (trainsim simulate)"},
-    {"--nodes-per-leaf", "/hardware/network/nodes_per_leaf", FlagType::Integer, "nodes under one leaf switch or rail group"},
-    {"--oversubscription", "/hardware/network/oversubscription", FlagType::Number, "leaf downlink / uplink bandwidth, e.g. 4 for 4:1"},
-    {"--levels", "/hardware/network/levels", FlagType::Integer, "fat-tree switch levels: 2 or 3"},
-};
-
-const FieldFlag& flag_for(const std::string& pointer) {
-  for (const auto& f : kFieldFlags)
-    if (pointer == f.pointer) return f;
-  return kFieldFlags[0];
-}
-
-Json flag_value(const FieldFlag& f, const std::string& text) {
-  switch (f.type) {
-    case FlagType::Integer: {
-      std::size_t used = 0;
-      long long v = 0;
-      try { v = std::stoll(text, &used); } catch (...) { used = 0; }
-      if (used != text.size() || text.empty()) throw InputError(std::string(f.flag), "\"" + text + "\"", "an integer");
-      return v;
-    }
-    case FlagType::Number: {
-      std::size_t used = 0;
-      double v = 0;
-      try { v = std::stod(text, &used); } catch (...) { used = 0; }
-      if (used != text.size() || text.empty() || !std::isfinite(v)) throw InputError(std::string(f.flag), "\"" + text + "\"", "a number");
-      return v;
-    }
-    case FlagType::Boolean:
-      if (text == "true" || text == "1" || text == "yes") return true;
-      if (text == "false" || text == "0" || text == "no") return false;
-      throw InputError(std::string(f.flag), "\"" + text + "\"", "true or false");
-    case FlagType::Text: break;
-  }
-  return text;
-}
 
 bool looks_like_path(const std::string& s) {
   return s.find('/') != std::string::npos || (s.size() > 5 && s.substr(s.size() - 5) == ".json");
@@ -196,7 +112,7 @@ Json read_json_file(const std::string& path, const std::string& json_path) {
 
 void add_scenario_options(CLI::App& app, ScenarioInput& input) {
   app.add_option("scenario", input.path, "scenario JSON file (default: the built-in scenario)")->check(non_empty_path());
-  for (const auto& f : kFieldFlags) {
+  for (const FieldFlag& f : field_flags()) {
     const std::string pointer = f.pointer;
     app.add_option_function<std::string>(
            f.flag, [&input, pointer](const std::string& v) { input.flags[pointer] = v; },
@@ -226,8 +142,7 @@ Json load_scenario_document(const ScenarioInput& input, std::string* label) {
   if (!doc.is_object()) throw InputError("/", json_value_text(doc), "a JSON object with sections model, training, parallel, hardware");
   for (const char* key : {"model", "training", "parallel", "hardware"}) inline_section_file(doc, key, base);
   for (const auto& [pointer, text] : input.flags) {
-    const FieldFlag& f = flag_for(pointer);
-    Json value = flag_value(f, text);
+    const Json value = field_flag_value(field_flag_for(pointer), text);
     set_pointer(doc, pointer, value);
     if (pointer == "/model") inline_section_file(doc, "model", fs::current_path());
   }

@@ -6,6 +6,7 @@
 
 #include "command.hpp"
 #include "flag_checks.hpp"
+#include "flag_values.hpp"
 #include "models/checkpoint_model.hpp"
 #include "models/errors.hpp"
 #include "models/step.hpp"
@@ -31,18 +32,6 @@ struct SimulateFlags {
   bool checkpoint = false;
   int expand_rings = 0;
 };
-
-// "ID:FACTOR" with FACTOR >= 1 (a slowdown), else exit 2 naming the flag.
-std::pair<std::string, double> id_factor(const std::string& flag, const std::string& text) {
-  const auto colon = text.rfind(':');
-  const std::string expected = "ID:FACTOR with a slowdown FACTOR from 1 to 1000 (e.g. 3:1.5)";
-  if (colon == std::string::npos || colon == 0) throw InputError(flag, "\"" + text + "\"", expected);
-  std::size_t used = 0;
-  double f = 0;
-  try { f = std::stod(text.substr(colon + 1), &used); } catch (...) { used = 0; }
-  if (used == 0 || used != text.size() - colon - 1 || !(f >= 1 && f <= 1000)) throw InputError(flag, "\"" + text + "\"", expected);
-  return {text.substr(0, colon), f};
-}
 
 // The scenario's checkpoint (reliability.checkpoint: storage tier and bandwidth overrides) written once after
 // the iterations: the storage host on the spine takes this job's share of the tier's aggregate bandwidth, each
@@ -74,24 +63,12 @@ int run_simulate(const ScenarioInput& input, const SimulateFlags& flags) {
   opt.iterations = flags.iterations;
   opt.jitter = flags.jitter;
   opt.seed = flags.seed;
-  for (const std::string& s : flags.stragglers) {
-    auto [id, factor] = id_factor("--straggler", s);
-    std::size_t used = 0;
-    int gpu = -1;
-    try { gpu = std::stoi(id, &used); } catch (...) { used = 0; }
-    if (used != id.size() || gpu < 0) throw InputError("--straggler", "\"" + s + "\"", "GPU:FACTOR with a GPU rank (e.g. 3:1.5)");
-    opt.stragglers.emplace_back(gpu, factor);
-  }
-  // A slow node: every GPU of the job's node NODE (ranks NODE x gpus_per_node ..) a straggler.
+  // A straggler GPU, or a slow node: every GPU of the job's node NODE (ranks NODE x gpus_per_node ..).
   const int world = static_cast<int>(r.scenario.parallel.world()), per_node = std::max(1, r.scenario.hardware.gpus_per_node);
   const int nodes = (world + per_node - 1) / per_node;
+  for (const std::string& s : flags.stragglers) opt.stragglers.push_back(index_factor("--straggler", s, world, "GPU", "GPU rank"));
   for (const std::string& s : flags.slow_nodes) {
-    auto [id, factor] = id_factor("--slow-node", s);
-    std::size_t used = 0;
-    int node = -1;
-    try { node = std::stoi(id, &used); } catch (...) { used = 0; }
-    if (used != id.size() || node < 0 || node >= nodes)
-      throw InputError("--slow-node", "\"" + s + "\"", "NODE:FACTOR with a node from 0 to " + std::to_string(nodes - 1) + " (e.g. 1:1.5)");
+    const auto [node, factor] = index_factor("--slow-node", s, nodes, "NODE", "node");
     for (int g = node * per_node; g < std::min(world, (node + 1) * per_node); ++g) opt.stragglers.emplace_back(g, factor);
   }
   for (const std::string& s : flags.slow_links) opt.slow_links.push_back(id_factor("--slow-link", s));

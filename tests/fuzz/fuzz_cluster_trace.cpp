@@ -2,8 +2,8 @@
 // through import_trace. Bytes after a line "#nodes" become the Alibaba node list beside the pod list. Bad input
 // must end in an InputError or in counted skips; what is imported must keep the importers' promises (jobs sorted,
 // counts that add up, every number finite and in range). Anything else (a crash, a hang, another exception, a
-// sanitizer report, a broken promise) is a finding. Built with TRAINSIM_FUZZ_REPLAY_MAIN it is also a plain
-// program that replays files and folders (the sim.cluster_trace_fuzz_replay test over the committed corpus).
+// sanitizer report, a broken promise) is a finding. Linked with replay_main.cpp it is also a plain program
+// that replays files and folders (the sim.cluster_trace_fuzz_replay test over the committed corpus).
 #include <unistd.h>
 
 #include <algorithm>
@@ -96,33 +96,3 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   return 0;
 }
-
-#ifdef TRAINSIM_FUZZ_REPLAY_MAIN
-// Replays every file named, and every file in every folder named (sorted, for the same order everywhere).
-int main(int argc, char** argv) {
-  int replayed = 0;
-  auto replay = [&](const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    if (!in) {
-      std::fprintf(stderr, "cannot read %s\n", p.string().c_str());
-      std::exit(2);
-    }
-    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    LLVMFuzzerTestOneInput(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
-    ++replayed;
-  };
-  for (int i = 1; i < argc; ++i) {
-    if (fs::is_directory(argv[i])) {
-      std::vector<fs::path> files;
-      for (const auto& e : fs::directory_iterator(argv[i]))
-        if (e.is_regular_file()) files.push_back(e.path());
-      std::sort(files.begin(), files.end());
-      for (const fs::path& f : files) replay(f);
-    } else {
-      replay(argv[i]);
-    }
-  }
-  std::printf("%d inputs replayed\n", replayed);
-  return replayed > 0 ? 0 : 2;  // an empty corpus replays nothing: say so
-}
-#endif

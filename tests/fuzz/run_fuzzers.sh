@@ -24,11 +24,12 @@ declare -A seeds=(
   [fuzz_gemm_csv]="tests/calibrate/data"
   [fuzz_cluster_trace]=""
   [fuzz_output_escaping]="tests/cli/bad tests/sim/cluster"
+  [fuzz_flag_values]=""
 )
 declare -A dicts=([fuzz_scenario]=tests/fuzz/json.dict [fuzz_calibration_profile]=tests/fuzz/json.dict)
 
 status=0
-for target in fuzz_scenario fuzz_calibration_profile fuzz_training_log fuzz_nccl_tests fuzz_gemm_csv fuzz_cluster_trace fuzz_output_escaping; do
+for target in fuzz_scenario fuzz_calibration_profile fuzz_training_log fuzz_nccl_tests fuzz_gemm_csv fuzz_cluster_trace fuzz_output_escaping fuzz_flag_values; do
   bin="$build/tests/fuzz/$target"
   [[ -x "$bin" ]] || { echo "fuzz: $bin not built" >&2; exit 1; }
   committed="$root/tests/fuzz/corpus/$target"
