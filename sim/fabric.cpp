@@ -8,13 +8,11 @@
 #include <simgrid/kernel/resource/NetworkModelIntf.hpp>
 #include <simgrid/s4u.hpp>
 
+#include "fabric_zone.hpp"
+
 namespace sg4 = simgrid::s4u;
 
 namespace trainsim::sim {
-
-namespace {
-using Direction = sg4::LinkInRoute::Direction;
-}
 
 const char* to_string(Placement p) {
   switch (p) {
@@ -55,9 +53,10 @@ FabricLink& Fabric::add_link(const std::string& id, double bandwidth) {
 }
 
 Fabric::Fabric(const HardwareSpec& h, const CommModel& comm, int gpus, const FabricOptions& options) {
-  // Dijkstra routing over the switch graph (routes computed on demand and cached): a flat table would hold
-  // gpus² routes.
-  sg4::NetZone* zone = sg4::create_dijkstra_zone("fabric", true);
+  // Routes from the fabric's shape (fabric_zone.hpp): a flat table would hold gpus² routes, and a shortest-path
+  // search per source GPU costs gpus² too.
+  auto* tree = new TreeZone("fabric");  // owned by the engine, as the root zone
+  sg4::NetZone* zone = tree->get_iface();
   zone_ = zone;
   const int per_node = std::max(1, h.gpus_per_node);
   const int nodes = (gpus + per_node - 1) / per_node;
@@ -93,13 +92,10 @@ Fabric::Fabric(const HardwareSpec& h, const CommModel& comm, int gpus, const Fab
   std::vector<std::size_t> nvlink(static_cast<std::size_t>(positions));
   for (int p = 0; p < positions; ++p)
     if (at(p)) nvlink[static_cast<std::size_t>(p)] = links_.size(), add_link("nvlink" + std::to_string(p), comm.intra_bandwidth);
-  for (int a = 0; a < positions; ++a)
-    for (int b = a + 1; b < (a / per_node + 1) * per_node; ++b) {
-      if (!at(a) || !at(b)) continue;
-      const FabricLink& la = links_[nvlink[static_cast<std::size_t>(a)]];
-      const FabricLink& lb = links_[nvlink[static_cast<std::size_t>(b)]];
-      zone->add_route(at(a)->get_netpoint(), at(b)->get_netpoint(), nullptr, nullptr, {{la.up, Direction::NONE}, {lb.down, Direction::NONE}}, false);
-      zone->add_route(at(b)->get_netpoint(), at(a)->get_netpoint(), nullptr, nullptr, {{lb.up, Direction::NONE}, {la.down, Direction::NONE}}, false);
+  for (int p = 0; p < positions; ++p)
+    if (at(p)) {
+      const FabricLink& l = links_[nvlink[static_cast<std::size_t>(p)]];
+      tree->join_group(at(p)->get_netpoint(), p / per_node, l.up, l.down);
     }
   const bool storage = options.storage_bandwidth > 0;
   if (nodes <= 1 && !storage) {
@@ -114,10 +110,8 @@ Fabric::Fabric(const HardwareSpec& h, const CommModel& comm, int gpus, const Fab
   const int group_nodes = std::max(1, net.nodes_per_leaf);
   const int groups = (nodes + group_nodes - 1) / group_nodes;
   auto* spine = zone->create_router("spine");
-  auto connect = [&](simgrid::kernel::routing::NetPoint* a, simgrid::kernel::routing::NetPoint* b, const FabricLink& l) {
-    zone->add_route(a, b, nullptr, nullptr, {{l.up, Direction::NONE}}, false);
-    zone->add_route(b, a, nullptr, nullptr, {{l.down, Direction::NONE}}, false);
-  };
+  // `a` under switch `b` through link l (up: towards the switch).
+  auto connect = [&](simgrid::kernel::routing::NetPoint* a, simgrid::kernel::routing::NetPoint* b, const FabricLink& l) { tree->attach(a, b, l.up, l.down); };
   // First switch of each physical position: the leaf of its node's group, its rail switch, or the single switch.
   std::vector<simgrid::kernel::routing::NetPoint*> first(static_cast<std::size_t>(positions));
   // Each switch's links up to the spine (towards the storage host).
@@ -125,6 +119,29 @@ Fabric::Fabric(const HardwareSpec& h, const CommModel& comm, int gpus, const Fab
   if (net.topology == NetworkTopology::SingleSwitch) {
     for (int p = 0; p < positions; ++p) first[static_cast<std::size_t>(p)] = spine;
   } else if (net.topology == NetworkTopology::Rail) {
+    // Between two nodes of one rail group, traffic between different rails first crosses NVLink to the sender's
+    // GPU on the receiver's rail (NCCL's PXN), then takes that rail: the shortest way, the spine not touched. A
+    // node without that GPU (a job on part of one) relays on the receiver's node instead.
+    std::vector<int> position_of;
+    for (int p = 0; p < positions; ++p)
+      if (at(p)) {
+        const unsigned long id = at(p)->get_netpoint()->id();
+        if (id >= position_of.size()) position_of.resize(id + 1, -1);
+        position_of[id] = p;
+      }
+    std::vector<simgrid::kernel::routing::NetPoint*> point(static_cast<std::size_t>(positions), nullptr);
+    for (int p = 0; p < positions; ++p)
+      if (at(p)) point[static_cast<std::size_t>(p)] = at(p)->get_netpoint();
+    tree->set_relay([position_of, point, per_node, group_nodes](const simgrid::kernel::routing::NetPoint* src,
+                                                                 const simgrid::kernel::routing::NetPoint* dst) -> const simgrid::kernel::routing::NetPoint* {
+      auto pos = [&](const simgrid::kernel::routing::NetPoint* n) { return n->id() < position_of.size() ? position_of[n->id()] : -1; };
+      const int a = pos(src), b = pos(dst);
+      if (a < 0 || b < 0) return nullptr;
+      const int node_a = a / per_node, node_b = b / per_node;
+      if (node_a == node_b || a % per_node == b % per_node || node_a / group_nodes != node_b / group_nodes) return nullptr;
+      if (auto* r = point[static_cast<std::size_t>(node_a * per_node + b % per_node)]) return r;
+      return point[static_cast<std::size_t>(node_b * per_node + a % per_node)];
+    });
     for (int grp = 0; grp < groups; ++grp) {
       const int in_group = std::min(group_nodes, nodes - grp * group_nodes);
       for (int r = 0; r < per_node; ++r) {
@@ -180,7 +197,7 @@ Fabric::Fabric(const HardwareSpec& h, const CommModel& comm, int gpus, const Fab
       auto* port = zone->create_router("nicport" + std::to_string(n * nics + k));
       connect(port, first[static_cast<std::size_t>(p0)], links_.back());
       for (int p = p0; p < p1; ++p)
-        if (at(p)) zone->add_route(at(p)->get_netpoint(), port, nullptr, nullptr, {}, true);
+        if (at(p)) tree->attach(at(p)->get_netpoint(), port, nullptr, nullptr);
     }
   }
   if (storage) {
@@ -192,11 +209,11 @@ Fabric::Fabric(const HardwareSpec& h, const CommModel& comm, int gpus, const Fab
       sg4::Link* client = options.storage_client_bandwidth > 0 ? add_link("storage-client" + std::to_string(n), options.storage_client_bandwidth).up : nullptr;
       for (int p = n * per_node; p < (n + 1) * per_node; ++p) {
         if (!at(p)) continue;
-        std::vector<sg4::LinkInRoute> hops;
-        if (client) hops.emplace_back(client, Direction::NONE);
-        for (sg4::Link* l : storage_route[static_cast<std::size_t>(p)]) hops.emplace_back(l, Direction::NONE);
-        hops.emplace_back(storage_link, Direction::NONE);
-        zone->add_route(at(p)->get_netpoint(), storage_->get_netpoint(), nullptr, nullptr, hops, false);
+        std::vector<sg4::Link*> hops;
+        if (client) hops.push_back(client);
+        for (sg4::Link* l : storage_route[static_cast<std::size_t>(p)]) hops.push_back(l);
+        hops.push_back(storage_link);
+        tree->set_route(at(p)->get_netpoint(), storage_->get_netpoint(), std::move(hops));
       }
     }
   }

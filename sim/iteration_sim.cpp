@@ -655,7 +655,7 @@ SimulationResult simulate_iterations(const Scenario& sc, const StepModel& model,
                      "the simulator's rank grid has one data-parallel group");
   if (p.world() > kMaxSimulatedGpus)
     throw InputError("/parallel", std::to_string(p.world()) + " GPUs", "at most " + std::to_string(kMaxSimulatedGpus) + " GPUs in trainsim simulate",
-                     "one iteration takes about 24 s at 4,096 GPUs and grows with the flows; estimate and plan price any size, "
+                     "one iteration takes about 12 s at 4,096 GPUs and 5 min at 16,384; estimate and plan price any size, "
                      "and a slice with fewer data-parallel replicas (--dp) shows the same contention per group");
   static bool ran = false;
   if (ran) throw std::logic_error("simulate_iterations: one simulation per process (SimGrid engine)");
