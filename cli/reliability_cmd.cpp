@@ -6,12 +6,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <filesystem>
 #include <limits>
 #include <optional>
 #include <thread>
 
-#include "calibrate/profile_io.hpp"
 #include "command.hpp"
 #include "flag_checks.hpp"
 #include "models/errors.hpp"
@@ -24,7 +22,6 @@
 #include "progress.hpp"
 #include "reports/reliability_document.hpp"
 #include "reports/reliability_report.hpp"
-#include "run_files.hpp"
 #include "scenario_input.hpp"
 #include "sim/job_setup.hpp"
 #include "sim/reliability_study.hpp"
@@ -34,7 +31,6 @@ namespace {
 
 using Json = nlohmann::json;
 using namespace trainsim::sim;
-namespace fs = std::filesystem;
 
 struct ReliabilityOptions {
   ScenarioInput input;
@@ -158,16 +154,7 @@ int run_reliability(const ReliabilityOptions& opt) {
       break;
     }
   // Calibration profile, as `estimate` takes it.
-  std::optional<CalibrationProfile> calibration;
-  if (!input.calibration.empty()) {
-    note_input_file(input.calibration);
-    calibration = read_calibration_profile(input.calibration, "--calibration");
-  } else if (doc.contains("calibration") && doc["calibration"].is_string()) {
-    fs::path p = doc["calibration"].get<std::string>();
-    if (!p.is_absolute() && !input.path.empty()) p = fs::path(input.path).parent_path() / p;
-    note_input_file(p.string());
-    calibration = read_calibration_profile(p.string(), "/calibration");
-  }
+  const std::optional<LoadedCalibration> calibration = load_calibration(input, doc);
 
   ReliabilitySettings settings = parse_reliability_settings(doc, std::max(1, std::min(report.scenario.hardware.gpus_per_node, report.scenario.hardware.num_gpus)));
   apply_flags(opt, &settings);
@@ -179,7 +166,7 @@ int run_reliability(const ReliabilityOptions& opt) {
                            }),
             d.end());
   }
-  report.job = build_reliability_job(report.scenario, settings, calibration ? &*calibration : nullptr);
+  report.job = build_reliability_job(report.scenario, settings, calibration ? &calibration->profile : nullptr);
   ReliabilityJob& job = report.job;
   if (settings.recovery.elastic && job.elastic_speed.size() <= 1)
     report.notes.push_back("elastic is on, but this layout cannot shrink (data-parallel degree 1 or a single node): every failure restarts it");

@@ -156,23 +156,26 @@ Scenario load_scenario(const ScenarioInput& input, std::string* label, bool chec
   return parse_scenario(load_scenario_document(input, label), check_layout);
 }
 
+std::optional<LoadedCalibration> load_calibration(const ScenarioInput& input, const Json& doc) {
+  if (!input.calibration.empty()) {
+    note_input_file(input.calibration);
+    return LoadedCalibration{input.calibration, read_calibration_profile(input.calibration, "--calibration")};
+  }
+  if (!doc.contains("calibration") || doc["calibration"].is_null()) return std::nullopt;
+  const Json& value = doc["calibration"];
+  if (!value.is_string() || value.get<std::string>().empty())
+    throw InputError("/calibration", json_value_text(value), "a path to a calibration profile, relative to the scenario file");
+  fs::path p = value.get<std::string>();
+  if (!p.is_absolute() && !input.path.empty()) p = fs::path(input.path).parent_path() / p;
+  note_input_file(p.string());
+  return LoadedCalibration{p.string(), read_calibration_profile(p.string(), "/calibration")};
+}
+
 Scenario load_scenario(const ScenarioInput& input, std::string* label, bool check_layout,
                        std::optional<LoadedCalibration>* calibration) {
   const Json doc = load_scenario_document(input, label);
   Scenario scenario = parse_scenario(doc, check_layout);
-  calibration->reset();
-  if (!input.calibration.empty()) {
-    note_input_file(input.calibration);
-    *calibration = LoadedCalibration{input.calibration, read_calibration_profile(input.calibration, "--calibration")};
-  } else if (doc.contains("calibration") && !doc["calibration"].is_null()) {
-    const Json& value = doc["calibration"];
-    if (!value.is_string() || value.get<std::string>().empty())
-      throw InputError("/calibration", json_value_text(value), "a path to a calibration profile, relative to the scenario file");
-    fs::path p = value.get<std::string>();
-    if (!p.is_absolute() && !input.path.empty()) p = fs::path(input.path).parent_path() / p;
-    note_input_file(p.string());
-    *calibration = LoadedCalibration{p.string(), read_calibration_profile(p.string(), "/calibration")};
-  }
+  *calibration = load_calibration(input, doc);
   return scenario;
 }
 

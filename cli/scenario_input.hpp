@@ -37,6 +37,8 @@ Scenario load_scenario(const ScenarioInput& input, std::string* label, bool chec
 // (a path relative to the scenario file); nullopt when neither names one.
 Scenario load_scenario(const ScenarioInput& input, std::string* label, bool check_layout,
                        std::optional<LoadedCalibration>* calibration);
+// The calibration profile alone, for a command that reads the document itself (reliability).
+std::optional<LoadedCalibration> load_calibration(const ScenarioInput& input, const nlohmann::json& doc);
 // Adds --calibration FILE (estimate, plan).
 void add_calibration_option(CLI::App& app, ScenarioInput& input);
 
