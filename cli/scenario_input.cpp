@@ -2,7 +2,6 @@
 
 #include "output.hpp"
 
-#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
