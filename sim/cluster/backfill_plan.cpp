@@ -91,18 +91,24 @@ double BackfillPlan::earliest(const ClusterJob& job, double runtime_s, double la
   return best;
 }
 
+std::vector<double> BackfillPlan::instants(const std::vector<int>& nodes, double latest_s) const {
+  std::vector<double> times{now_};
+  for (int n : nodes)
+    for (int gpu = first_gpu_[static_cast<std::size_t>(n)]; gpu < first_gpu_[static_cast<std::size_t>(n) + 1]; ++gpu) {
+      const double b = busy_until_[static_cast<std::size_t>(gpu)];
+      if (b > now_ && b <= latest_s) times.push_back(b);
+      for (const auto& interval : held_[static_cast<std::size_t>(gpu)])
+        if (interval.second > now_ && interval.second <= latest_s) times.push_back(interval.second);
+    }
+  std::sort(times.begin(), times.end());
+  times.erase(std::unique(times.begin(), times.end()), times.end());
+  return times;
+}
+
 // A node's own instants in order, each tested GPU by GPU: the first is usually the answer or near it.
 double BackfillPlan::earliest_on_node(int node, int need, double runtime_s, double latest_s) const {
   const int first = first_gpu_[static_cast<std::size_t>(node)], last = first_gpu_[static_cast<std::size_t>(node) + 1];
-  std::vector<double> times{now_};
-  for (int gpu = first; gpu < last; ++gpu) {
-    const double b = busy_until_[static_cast<std::size_t>(gpu)];
-    if (b > now_ && b <= latest_s) times.push_back(b);
-    for (const auto& interval : held_[static_cast<std::size_t>(gpu)])
-      if (interval.second > now_ && interval.second <= latest_s) times.push_back(interval.second);
-  }
-  std::sort(times.begin(), times.end());
-  times.erase(std::unique(times.begin(), times.end()), times.end());
+  const std::vector<double> times = instants({node}, latest_s);
   for (double t : times) {
     int n = 0;
     for (int gpu = first; gpu < last; ++gpu) n += usable(gpu, t, runtime_s);
@@ -124,16 +130,7 @@ double BackfillPlan::earliest_over_nodes(int pool, int need, double runtime_s, d
   const int gpn = state_->spec().pools[static_cast<std::size_t>(pool)].gpus_per_node;
   const int full = need / gpn, rest = need % gpn;
   if (static_cast<int>(nodes.size()) < full + (rest > 0 ? 1 : 0)) return kNever;
-  std::vector<double> times{now_};
-  for (int n : nodes)
-    for (int gpu = first_gpu_[static_cast<std::size_t>(n)]; gpu < first_gpu_[static_cast<std::size_t>(n) + 1]; ++gpu) {
-      const double b = busy_until_[static_cast<std::size_t>(gpu)];
-      if (b > now_ && b <= latest_s) times.push_back(b);
-      for (const auto& interval : held_[static_cast<std::size_t>(gpu)])
-        if (interval.second > now_ && interval.second <= latest_s) times.push_back(interval.second);
-    }
-  std::sort(times.begin(), times.end());
-  times.erase(std::unique(times.begin(), times.end()), times.end());
+  const std::vector<double> times = instants(nodes, latest_s);
   const int K = static_cast<int>(times.size());
   auto first_at_or_after = [&](double t) { return static_cast<int>(std::lower_bound(times.begin(), times.end(), t) - times.begin()); };
 

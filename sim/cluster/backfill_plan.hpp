@@ -37,6 +37,9 @@ class BackfillPlan {
 
  private:
   bool usable(int gpu, double t, double runtime_s) const;  // free from t and no reservation over [t, t + runtime)
+  // When a GPU of `nodes` may become usable: now, the busy ends and the reservation ends up to `latest`; sorted,
+  // each once.
+  std::vector<double> instants(const std::vector<int>& nodes, double latest_s) const;
   // The earliest instant, at most `latest`, with `need` usable GPUs on `node`; over nodes of `pool` (whole nodes
   // and the rest on one more). +inf when none.
   double earliest_on_node(int node, int need, double runtime_s, double latest_s) const;
