@@ -45,6 +45,7 @@ constexpr FlagTrait kFlagTraits[] = {
     {"cross_entropy_keeps_softmax", &FrameworkTraits::cross_entropy_keeps_softmax},
     {"tp_available", &FrameworkTraits::tp_available},
     {"pp_available", &FrameworkTraits::pp_available},
+    {"vpp_available", &FrameworkTraits::vpp_available},
     {"cp_available", &FrameworkTraits::cp_available},
     {"ep_available", &FrameworkTraits::ep_available},
     {"moe_loop_host_sync", &FrameworkTraits::moe_loop_host_sync},

@@ -116,6 +116,9 @@ struct FrameworkTraits {
   // where the framework has none (HF Trainer is data parallel only; its modeling code keeps every expert on
   // every rank).
   bool tp_available = true, pp_available = true, cp_available = true, ep_available = true;
+  // Several pipeline stages per rank (the interleaved schedule, parallel.vpp > 1): Megatron-Core and torchtitan; DeepSpeed's
+  // pipeline engine runs one stage per rank.
+  bool vpp_available = true;
   // The per-expert loop reads the routing result on the host once per expert (torch.where on the routing mask
   // has a data-dependent size), so the host cannot launch ahead across experts: each expert's forward kernels
   // run at the pace of their launches (compute.cpp). Only where moe_grouped_gemm is false.

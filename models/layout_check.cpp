@@ -17,6 +17,7 @@ struct Dimension {
 };
 Dimension unavailable(const FrameworkTraits& fw, const ParallelLayout& p) {
   for (Dimension d : {Dimension{"tp", p.tp, &FrameworkTraits::tp_available}, Dimension{"pp", p.pp, &FrameworkTraits::pp_available},
+                      Dimension{"vpp", p.vpp, &FrameworkTraits::vpp_available},
                       Dimension{"cp", p.cp, &FrameworkTraits::cp_available}, Dimension{"ep", p.ep, &FrameworkTraits::ep_available},
                       Dimension{"etp", p.etp, &FrameworkTraits::ep_available}})
     if (d.degree > 1 && !(fw.*d.available)) return d;
@@ -115,7 +116,7 @@ InputError layout_error(LayoutIssue issue, const ModelSpec& m, const TrainingSpe
       std::string others;
       for (const auto& name : framework_names())
         if (find_framework(name)->*d.available) others += (others.empty() ? "" : ", ") + name;
-      return InputError(std::string("/parallel/") + d.key, s(d.degree), std::string("1 in ") + fw.name + " (it runs no " + d.key + " parallelism)",
+      return InputError(std::string("/parallel/") + d.key, s(d.degree), std::string("1 in ") + fw.name + " (it runs no " + (std::string(d.key) == "vpp" ? "interleaved pipeline" : d.key + std::string(" parallelism")) + ")",
                         "set training.framework to one that does: " + others);
     }
     case LayoutIssue::BatchSplit:

@@ -102,6 +102,7 @@ Json to_json(const ModelSpec& m) {
             {"qkv_bias", m.qkv_bias},
             {"mlp_bias", m.mlp_bias},
             {"qk_norm", m.qk_norm},
+            {"norm_epsilon", m.norm_epsilon},
             {"attention_dropout", m.attention_dropout},
             {"hidden_dropout", m.hidden_dropout}};
   if (m.rope_theta > 0) j["rope_theta"] = m.rope_theta;
@@ -115,6 +116,12 @@ Json to_json(const ModelSpec& m) {
     j["moe_intermediate_size"] = m.moe_intermediate_size;
     j["shared_expert_intermediate_size"] = m.shared_expert_intermediate_size;
     j["first_k_dense_replace"] = m.first_k_dense_replace;
+    j["scoring_func"] = m.router_score;
+    j["norm_topk_prob"] = m.router_norm_topk;
+    if (m.router_groups > 0) j["n_group"] = m.router_groups;
+    if (m.router_group_topk > 0) j["topk_group"] = m.router_group_topk;
+    if (m.router_scaling_factor > 0) j["routed_scaling_factor"] = m.router_scaling_factor;
+    if (m.router_expert_bias) j["topk_method"] = "noaux_tc";
   }
   if (m.is_mla()) {
     if (m.q_lora_rank > 0) j["q_lora_rank"] = m.q_lora_rank;
@@ -174,6 +181,7 @@ Json to_json(const HardwareSpec& h) {
   put("fp32", g.flops_fp32); put("tf32", g.flops_tf32); put("fp16", g.flops_fp16); put("bf16", g.flops_bf16); put("fp8", g.flops_fp8);
   Json gpu = {{"name", g.name}, {"memory", g.memory_bytes}, {"memory_bandwidth", g.memory_bandwidth}, {"peak_flops", flops},
               {"intra_node", g.default_intra_node}, {"inter_node", g.default_inter_node}, {"gpus_per_node", g.default_gpus_per_node}};
+  gpu["vendor"] = g.vendor;
   if (g.tdp_watts > 0) gpu["tdp"] = g.tdp_watts;
   if (g.price_per_hour > 0) gpu["price_per_hour"] = g.price_per_hour;
   if (!g.source.empty()) gpu["source"] = g.source;

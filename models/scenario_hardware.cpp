@@ -125,6 +125,7 @@ GpuSpec parse_gpu(const Json& value, const std::string& path) {
     throw InputError(path + "/peak_flops", json_value_text(gpu["peak_flops"]), "at least a bf16 or fp16 dense peak");
   g.tdp_watts = r.get_quantity("tdp", Quantity::Power, 0, "", limits::kGpuPower);
   g.price_per_hour = r.get_quantity("price_per_hour", Quantity::Money, 0, "", limits::kPricePerGpuHour);  // absent: unknown
+  g.vendor = r.get_enum("vendor", {"nvidia", "amd", "huawei"}, "nvidia", "");
   g.default_intra_node = r.get_string("intra_node", "pcie5", "");
   g.default_inter_node = r.get_string("inter_node", "ib-ndr-400", "");
   g.default_gpus_per_node = r.get_int("gpus_per_node", 8, "", 1, limits::kMaxGpusPerNode);

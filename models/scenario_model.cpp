@@ -22,8 +22,7 @@ MlpKind mlp_kind(const std::string& act, const std::string& path) {
 // They are not listed as ignored; anything else unknown is.
 const char* const kQuietHfKeys[] = {"architectures", "model_type", "torch_dtype", "transformers_version",
                                     "bos_token_id", "eos_token_id", "pad_token_id", "use_cache",
-                                    "initializer_range", "rms_norm_eps",
-                                    "layer_norm_eps", "layer_norm_epsilon", "published_parameters",
+                                    "initializer_range", "published_parameters",
                                     "published_active_parameters", "published_parameters_source",
                                     "_name_or_path", "hf_config"};
 
@@ -202,6 +201,11 @@ ModelSpec parse_model(const Json& section_value, std::vector<AppliedDefault>* de
   std::string norm = r.get_enum("norm_type", {"rmsnorm", "layernorm"}, norm_default,
                                 norm_default == "layernorm" ? "the config has layer_norm_eps" : "RMSNorm (Llama family)");
   m.norm = norm == "layernorm" ? NormKind::LayerNorm : NormKind::RmsNorm;
+  // The norms' epsilon under its Hugging Face names (Llama, Qwen: rms_norm_eps; GPT-2, BLOOM: layer_norm_eps(ilon)).
+  double eps = 1e-5;  // Llama's and Megatron's default
+  for (const char* key : {"rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon"})
+    if (r.has(key)) eps = r.get_number(key, eps, "", 1e-12, 0.1);
+  m.norm_epsilon = r.get_number("norm_epsilon", eps, "", 1e-12, 0.1);
   m.attention_bias = r.get_bool("attention_bias", false, "no attention biases");
   // Architectures whose Hugging Face configs do not spell these out (transformers' modeling code hard-codes
   // them): Qwen2 / Qwen2.5 (modeling_qwen2.py: q/k/v projections with bias=True) and Qwen3 (modeling_qwen3.py:
@@ -249,11 +253,23 @@ ModelSpec parse_model(const Json& section_value, std::vector<AppliedDefault>* de
     m.shared_expert_intermediate_size = r.get_int("shared_expert_intermediate_size", static_cast<int>(shared_default), "no shared expert", 0,
                                                   limits::kMaxIntermediate);
     m.first_k_dense_replace = r.get_int("first_k_dense_replace", 0, "every layer is an MoE layer", 0, limits::kMaxLayers);
+    // The router as DeepSeek's and Qwen's configs describe it (transformers' modeling_deepseek_v3.py, modeling_qwen3_moe.py).
+    m.router_score = r.get_enum("scoring_func", {"softmax", "sigmoid"}, "softmax", "");
+    m.router_norm_topk = r.get_bool("norm_topk_prob", true, "");
+    m.router_groups = r.get_int("n_group", 0, "", 0, limits::kMaxExperts);
+    m.router_group_topk = r.get_int("topk_group", 0, "", 0, limits::kMaxExperts);
+    if (m.router_group_topk > m.router_groups)
+      throw InputError(path + "/topk_group", std::to_string(m.router_group_topk), "at most n_group (" + std::to_string(m.router_groups) + ")");
+    if (m.router_groups > 0 && m.num_experts % m.router_groups != 0)
+      throw InputError(path + "/n_group", std::to_string(m.router_groups), "a divisor of num_experts (" + std::to_string(m.num_experts) + ")");
+    m.router_scaling_factor = r.get_number("routed_scaling_factor", 0, "", 0, 1000);
+    m.router_expert_bias = r.get_enum("topk_method", {"greedy", "group_limited_greedy", "noaux_tc"}, "greedy", "") == "noaux_tc";
     if (m.first_k_dense_replace > m.num_hidden_layers)
       throw InputError(path + "/first_k_dense_replace", std::to_string(m.first_k_dense_replace),
                        "at most num_hidden_layers (" + std::to_string(m.num_hidden_layers) + ")");
   } else {
-    r.mark_read({"num_experts_per_tok", "moe_intermediate_size", "shared_expert_intermediate_size", "first_k_dense_replace", "n_shared_experts"});
+    r.mark_read({"num_experts_per_tok", "moe_intermediate_size", "shared_expert_intermediate_size", "first_k_dense_replace", "n_shared_experts",
+                 "scoring_func", "norm_topk_prob", "n_group", "topk_group", "routed_scaling_factor", "topk_method"});
   }
   if (m.num_dense_layers() > 0) m.intermediate_size = r.required_int("intermediate_size", 1, limits::kMaxIntermediate);
   else m.intermediate_size = r.get_int("intermediate_size", 0, "", 0, limits::kMaxIntermediate);

@@ -69,6 +69,17 @@ struct ModelSpec {
   // one more transformer layer of the last layer's kind and the shared LM head and loss. Megatron puts them on the
   // last pipeline stage.
   int mtp_layers = 0;
+  // Described, not priced (exports write them so the launched model is the one priced): the norms' epsilon
+  // (config.json rms_norm_eps / layer_norm_eps) and the MoE router (DeepSeek-V3 arXiv 2412.19437 §2.1.2): the score
+  // function ("softmax" | "sigmoid", config scoring_func), whether the top-k weights are renormalised (norm_topk_prob),
+  // group-limited routing (router_groups groups, tokens routed within the best router_group_topk; 0 = none), the
+  // routed weights' scaling factor (0 = none) and the auxiliary-loss-free expert bias (topk_method "noaux_tc").
+  double norm_epsilon = 1e-5;
+  std::string router_score = "softmax";
+  bool router_norm_topk = true;
+  int router_groups = 0, router_group_topk = 0;
+  double router_scaling_factor = 0;
+  bool router_expert_bias = false;
 
   bool is_moe() const { return num_experts > 0; }
   bool is_mla() const { return kv_lora_rank > 0; }
@@ -193,6 +204,8 @@ struct GpuSpec {
   double flops_fp32 = 0, flops_tf32 = 0, flops_fp16 = 0, flops_bf16 = 0, flops_fp8 = 0;  // dense peak FLOP/s
   double tdp_watts = 0;
   double price_per_hour = 0;  // USD per GPU-hour (on-demand cloud list price; override in the scenario)
+  // Who makes it: the device plugin, collectives library and software stack a launch file names (exports).
+  std::string vendor = "nvidia";  // "nvidia" | "amd" | "huawei"
   std::string default_intra_node;
   std::string default_inter_node = "ib-ndr-400";  // the preset's usual inter-node fabric (gpus.json "inter_node")
   int default_gpus_per_node = 8;
