@@ -2,6 +2,7 @@
 
 #include "output.hpp"
 
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -30,6 +31,14 @@ bool looks_like_path(const std::string& s) {
   return s.find('/') != std::string::npos || (s.size() > 5 && s.substr(s.size() - 5) == ".json");
 }
 
+// "Org/Model-Name": a Hugging Face Hub id (one '/', neither part empty nor a relative-path word, no .json).
+bool looks_like_hub_id(const std::string& s) {
+  const auto slash = s.find('/');
+  if (slash == std::string::npos || slash == 0 || slash + 1 == s.size() || s.find('/', slash + 1) != std::string::npos) return false;
+  const std::string org = s.substr(0, slash);
+  return org != "." && org != ".." && !(s.size() > 5 && s.substr(s.size() - 5) == ".json");
+}
+
 // The name a model read from a file goes by: Hugging Face's _name_or_path, else the folder of a config.json
 // ("Qwen2.5-7B/config.json" -> "Qwen2.5-7B"), else the file's stem.
 std::string model_name_from_file(const Json& config, const fs::path& file) {
@@ -48,6 +57,16 @@ void inline_section_file(Json& doc, const char* key, const fs::path& base) {
   fs::path p = fs::path(value).is_absolute() ? fs::path(value) : base / value;
   std::error_code ec;
   if (!fs::exists(p, ec) && std::string(key) == "model" && !canonical_preset_name(PresetKind::Model, value).empty()) return;
+  if (!fs::exists(p, ec) && std::string(key) == "model" && looks_like_hub_id(value)) {
+    // A Hugging Face id that is no preset: trainsim reads no network, so say how to give its config.json.
+    std::string name = value.substr(value.find('/') + 1);
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const std::vector<std::string> near = closest_names(name, preset_names(PresetKind::Model), 3);
+    throw InputError("/model", "\"" + value + "\"", "a model preset or a path to a Hugging Face config.json",
+                     "no preset has this Hugging Face id and no such file exists; download its config.json (huggingface-cli download " + value +
+                         " config.json --local-dir DIR) and pass --model DIR/config.json, or \"model\": {\"hf_config\": \"DIR/config.json\"}" +
+                         (near.empty() ? std::string() : "; closest presets: " + join(near)));
+  }
   doc[key] = read_json_file(p.string(), std::string("/") + key);
   if (std::string(key) == "model" && doc[key].is_object() && !doc[key].contains("name") && !doc[key].contains("preset"))
     doc[key]["name"] = model_name_from_file(doc[key], p);

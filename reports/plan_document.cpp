@@ -160,8 +160,7 @@ void write_plan_html(std::ostream& os, const PlanReport& r) {
   const Scenario& s = r.scenario;
   d.facts({{"Scenario", r.scenario_label},
            {"Training", describe_training(s)},
-           {"Framework", s.training.framework.name.empty() ? std::string("implied by each layout (") + kImpliedFrameworkRule + ")"
-                                                           : describe_framework(s.training, s.parallel)}});
+           {"Framework", framework_summary(r)}});
   if (r.result.plans.empty()) {
     d.paragraph("No plan: none of the layouts fits in memory" + std::string(r.budget_text.empty() ? "" : " within the budget") + ".");
     os << d.str();

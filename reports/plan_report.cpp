@@ -1,7 +1,11 @@
 #include "plan_report.hpp"
 
+#include <algorithm>
+
 #include "estimate_report.hpp"
 #include "models/accuracy_bands.hpp"
+#include "models/framework.hpp"
+#include "models/json_reader.hpp"
 #include "models/recompute_policy.hpp"
 #include "models/scenario.hpp"
 #include "models/units.hpp"
@@ -160,6 +164,21 @@ std::vector<std::vector<std::string>> plan_table_rows(const PlanReport& r) {
   return rows;
 }
 
+std::string framework_summary(const PlanReport& r) {
+  const TrainingSpec& t = r.scenario.training;
+  if (!t.framework.name.empty()) return describe_framework(t, r.scenario.parallel);
+  std::vector<std::string> shown;
+  for (const Plan& p : r.result.plans) {
+    const std::string& name = framework_for(p.training, p.layout).name;
+    if (std::find(shown.begin(), shown.end(), name) == shown.end()) shown.push_back(name);
+  }
+  std::string out = std::string("implied by each layout (") + kImpliedFrameworkRule + ")";
+  if (shown.size() > 1)
+    out += "; these plans mix " + join(shown) + ", each priced for its own: --framework NAME ranks within one, and trainsim export re-prices a "
+           "plan for the stack it writes";
+  return out;
+}
+
 void print_plan_table(std::ostream& os, const PlanReport& r) {
   const Scenario& s = r.scenario;
   os << "Scenario   " << r.scenario_label << "\n";
@@ -170,10 +189,7 @@ void print_plan_table(std::ostream& os, const PlanReport& r) {
   for (std::size_t i = 0; i < r.result.gpu_counts.size(); ++i) os << (i ? ", " : "") << r.result.gpu_counts[i];
   os << "} GPUs, " << s.hardware.gpus_per_node << " per node, " << s.hardware.intra_node.name << " + " << s.hardware.inter_node.name
      << ", " << (s.hardware.has_price() ? "$" + fixed(s.hardware.price_per_gpu_hour, 2) + "/GPU-hour" : std::string("price unknown")) << "\n";
-  os << "Framework  "
-     << (s.training.framework.name.empty() ? std::string("implied by each layout (") + kImpliedFrameworkRule + ")"
-                                           : describe_framework(s.training, s.parallel))
-     << "\n";
+  os << "Framework  " << framework_summary(r) << "\n";
   const SearchResult& res = r.result;
   os << "Searched   " << res.searched << " layouts in " << fixed(r.seconds, 2) << " s on " << r.threads << " threads; " << res.fit_memory
      << " fit in memory";

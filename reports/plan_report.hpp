@@ -30,6 +30,9 @@ void print_plan_csv(std::ostream& os, const PlanReport& r);
 
 // "tp2+sp pp1 dp4" (with cp, ep, etp, vpp, gpipe and offload when they apply).
 std::string layout_text(const Plan& p);
+// The Framework line: the scenario's framework, or the rule that implies one per layout and, when the plans shown
+// are priced for more than one framework, which (so a ranking across stacks is not read as one within a stack).
+std::string framework_summary(const PlanReport& r);
 // The ranked plans as table cells (the terminal table, Markdown and HTML show the same).
 const std::vector<std::string>& plan_table_header();
 std::vector<std::vector<std::string>> plan_table_rows(const PlanReport& r);
