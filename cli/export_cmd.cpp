@@ -8,7 +8,10 @@
 #include "command.hpp"
 #include "models/errors.hpp"
 #include "models/json_reader.hpp"
+#include "models/framework.hpp"
+#include "models/layout_check.hpp"
 #include "models/memory.hpp"
+#include "models/search.hpp"
 #include "models/scenario.hpp"
 #include "models/step.hpp"
 #include "models/units.hpp"
@@ -53,6 +56,84 @@ std::string default_job_name(const Scenario& s) {
 
 std::string exporter_list() { return join(exporter_names()); }
 
+// The likely step range (the accuracy band around the plan's own step time) and the memory of the most loaded GPU.
+void add_band_and_memory(ExportPlan& plan) {
+  const StepEstimate step = StepModel(plan.model, plan.training, plan.hardware).estimate(plan.layout);
+  if (plan.step_time_s > 0 && step.time_s > 0) {
+    plan.step_time_low_s = plan.step_time_s * step.time_s_low / step.time_s;
+    plan.step_time_high_s = plan.step_time_s * step.time_s_high / step.time_s;
+  }
+  const MemoryEstimate memory = MemoryModel(plan.model, plan.training, plan.hardware).estimate(plan.layout);
+  plan.memory_bytes = memory.worst.total;
+  plan.capacity_bytes = memory.capacity;
+}
+
+std::string plan_text(const Plan& p) {
+  std::string out = "tp " + std::to_string(p.layout.tp) + ", pp " + std::to_string(p.layout.pp) + ", dp " + std::to_string(p.layout.dp);
+  if (p.layout.cp > 1) out += ", cp " + std::to_string(p.layout.cp);
+  if (p.layout.ep > 1) out += ", ep " + std::to_string(p.layout.ep);
+  out += ", micro-batch " + std::to_string(p.layout.micro_batch_size) + ", ZeRO " + std::to_string(p.training.zero_stage) + ", recompute " +
+         to_string(p.training.recompute);
+  if (p.training.offload_optimizer) out += ", optimizer offloaded";
+  return out;
+}
+
+// What would run under `framework` on the plan's GPUs: the fastest layout that fits, as a hint for a refusal.
+std::string what_fits(const Scenario& scenario, int gpus, const std::string& framework, const std::string& scenario_file) {
+  SearchOptions so;
+  so.top = 1;
+  so.threads = 1;
+  const SearchResult r = search_plans(scenario, {gpus}, SearchSpace{}, so);
+  const std::string command = "trainsim plan " + (scenario_file.empty() ? std::string() : scenario_file + " ") + "--framework " + framework +
+                              " --gpus " + std::to_string(gpus) + " lists them" + (scenario_file.empty() ? " (on the plan's scenario)" : "");
+  if (r.plans.empty()) return "no layout of " + std::to_string(gpus) + " GPUs fits under " + framework + ": try more GPUs (" + command + ")";
+  const Plan& best = r.plans.front();
+  return "under " + framework + " on " + std::to_string(gpus) + " GPUs the fastest layout that fits is " + plan_text(best) + " (" +
+         gib(best.memory.total, 1) + " GiB, step " + format_seconds(best.step.time_s) + "); " + command;
+}
+
+// Prices the plan again under the target's framework: step time, MFU, time to train, band and memory as that stack
+// would run it. Refuses (InputError, exit 2) a layout the framework cannot run or that does not fit there.
+// `scenario_file`: the plan's scenario file for the hint, empty when the plan came as JSON.
+void reprice_for_framework(ExportPlan& plan, const std::string& name, Scenario scenario, const std::string& target, const std::string& scenario_file) {
+  const FrameworkTraits* fw = find_framework(name);
+  if (!fw) throw std::logic_error("export target " + target + " names an unknown framework " + name);
+  const std::string was = plan.framework;
+  plan.training.framework = *fw;
+  plan.layout.split_rule = fw->pipeline_split;
+  scenario.training = plan.training;
+  scenario.parallel = plan.layout;
+  const int gpus = plan.hardware.num_gpus;
+  if (const LayoutIssue issue = check_layout(plan.model, plan.training, plan.layout, gpus); issue != LayoutIssue::None) {
+    const InputError why = layout_error(issue, plan.model, plan.training, plan.layout, gpus);
+    throw InputError("--to", "\"" + target + "\"", "a target that runs this " + was + " layout (" + target + " runs " + name + ")",
+                     why.path() + " " + why.value() + " cannot run there: " + why.expected() + "; " + what_fits(scenario, gpus, name, scenario_file));
+  }
+  StepModel sm(plan.model, plan.training, plan.hardware);
+  const StepEstimate step = sm.estimate(plan.layout);
+  const MemoryEstimate memory = MemoryModel(plan.model, plan.training, plan.hardware).estimate(plan.layout);
+  if (!memory.fits)
+    throw InputError("--to", "\"" + target + "\"", "a target this layout fits under (" + target + " runs " + name + ")",
+                     "under " + name + " it needs " + gib(memory.worst.total, 1) + " GiB of the " + gib(memory.capacity, 1) + " GiB of a " +
+                         plan.hardware.gpu.name + "; " + what_fits(scenario, gpus, name, scenario_file));
+  const TrainingCost cost = sm.training_cost(step, plan.layout);
+  plan.plan_framework = was;
+  plan.plan_step_time_s = plan.step_time_s;
+  plan.plan_mfu = plan.mfu;
+  plan.framework = name;
+  plan.step_time_s = step.time_s;
+  plan.step_time_low_s = step.time_s_low;
+  plan.step_time_high_s = step.time_s_high;
+  plan.mfu = step.mfu;
+  plan.time_to_train_s = cost.time_to_train_s;
+  plan.iterations = cost.iterations;
+  plan.memory_bytes = memory.worst.total;
+  plan.capacity_bytes = memory.capacity;
+  std::cerr << "note: --to " << target << " runs " << name << ", not the plan's " << was << ": re-evaluated there, step " << format_seconds(step.time_s)
+            << " (was " << format_seconds(plan.plan_step_time_s) << "), MFU " << fixed(100 * step.mfu, 1) << "% (was " << fixed(100 * plan.plan_mfu, 1)
+            << "%), " << gib(memory.worst.total, 1) << " GiB of " << gib(memory.capacity, 1) << " GiB\n";
+}
+
 int run_export(const ExportOptions& opt) {
   const Exporter* exporter = find_exporter(opt.target);
   if (!exporter) throw InputError("--to", "\"" + opt.target + "\"", "one of " + exporter_list());
@@ -76,21 +157,29 @@ int run_export(const ExportOptions& opt) {
   plan.hardware = input.scenario.hardware;
   plan.job_name = default_job_name(input.scenario);
   plan.source = input.source;
+  plan.framework = framework_for(plan.training, plan.layout).name;
   plan.step_time_s = input.step_time_s;
   plan.mfu = input.mfu;
   plan.time_to_train_s = input.time_to_train_s;
   plan.iterations = input.iterations;
   if (!opt.job_name.empty()) plan.job_name = opt.job_name;
   plan.queue = opt.queue;
-  if (!opt.image.empty()) plan.image = opt.image;
-  if (plan.time_to_train_s > 0)
-    plan.walltime = walltime_estimate(plan.model, plan.training, plan.layout, plan.hardware, plan.time_to_train_s, *margin);
+  plan.image = opt.image;
 
-  MemoryModel mm(plan.model, plan.training, plan.hardware);
-  const MemoryEstimate memory = mm.estimate(plan.layout);
-  if (!memory.fits)
-    std::cerr << "warning: this layout needs " << gib(memory.worst.total, 1) << " GiB on its most loaded GPU, more than the "
-              << gib(memory.capacity, 1) << " GiB of a " << plan.hardware.gpu.name << " (trainsim estimate " << opt.plan << " shows why)\n";
+  // The target's framework: a launcher or scheduler starts the plan's own; a framework target may run another one,
+  // and then the plan is priced again there, or refused where it cannot run or does not fit.
+  if (const std::string target = exporter->framework_for(plan); !target.empty() && target != plan.framework)
+    reprice_for_framework(plan, target, input.scenario, exporter->name(), kind == "scenario" ? opt.plan : std::string());
+  else
+    add_band_and_memory(plan);
+  if (plan.time_to_train_s > 0) {
+    plan.walltime = walltime_estimate(plan.model, plan.training, plan.layout, plan.hardware, plan.time_to_train_s, *margin);
+    if (plan.step_time_s > 0 && std::isfinite(plan.walltime.interval_s) && plan.walltime.interval_s > 0)
+      plan.checkpoint_interval_steps = std::max(1LL, std::llround(plan.walltime.interval_s / plan.step_time_s));
+  }
+  if (plan.memory_bytes > plan.capacity_bytes)
+    std::cerr << "warning: this layout needs " << gib(plan.memory_bytes, 1) << " GiB on its most loaded GPU, more than the " << gib(plan.capacity_bytes, 1)
+              << " GiB of a " << plan.hardware.gpu.name << " (trainsim estimate " << opt.plan << " shows why)\n";
 
   const std::vector<ExportFile> files = exporter->render(plan);
   if (opt.dry_run) {
@@ -119,7 +208,7 @@ int run_export(const ExportOptions& opt) {
 }
 
 const RegisterCommand registered{
-    {"export", "Write the files that launch a plan: Megatron-LM, DeepSpeed, torchrun, Slurm, Volcano, Kubeflow",
+    {"export", "Write the files that launch a plan as priced: Megatron-LM, DeepSpeed, torchrun, Slurm, Volcano, Kubeflow, ...",
      [](CLI::App& app) -> std::function<int()> {
        auto opt = std::make_shared<ExportOptions>();
        std::string targets;
@@ -133,7 +222,7 @@ const RegisterCommand registered{
        app.add_option("-o,--output", opt->output, "folder to write into (created if missing)")->check(non_empty_path())->capture_default_str();
        app.add_flag("--dry-run", opt->dry_run, "print every file instead of writing it");
        app.add_option("--queue", opt->queue, "Volcano / Kubeflow queue")->capture_default_str();
-       app.add_option("--image", opt->image, "container image for Volcano / Kubeflow, holding Megatron-LM at /workspace/Megatron-LM (default: nvcr.io/nvidia/pytorch:24.12-py3 plus your checkout)");
+       app.add_option("--image", opt->image, "container image for Volcano / Kubeflow, holding the plan's stack (default: the accelerator vendor's PyTorch image; Megatron-LM expected at /workspace/Megatron-LM)");
        app.add_option("--job-name", opt->job_name, "job name (default: from the model and mode, e.g. gpt3-175b-pretrain)");
        app.add_option("--time-margin", opt->time_margin,
                       "Slurm --time: added to the expected run (time to train plus the expected cost of failures), e.g. 0.25 or 25%")

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "models/framework.hpp"
 #include "models/name_registry.hpp"
 #include "models/recompute_policy.hpp"
 #include "models/transformer.hpp"
@@ -35,6 +36,8 @@ bool Exporter::accepts_job_name(const std::string& name) const {
       return false;
   return true;
 }
+
+std::string Exporter::framework_for(const ExportPlan&) const { return ""; }
 
 std::string Exporter::job_name_rule() const { return "1 to 200 letters, digits, '.', '_', '+' or '-'"; }
 
@@ -90,10 +93,20 @@ std::vector<std::string> header_lines(const ExportPlan& p, const std::string& ta
                   (p.hardware.num_nodes == 1 ? " node" : " nodes") + " x " + s(p.gpus_per_node_used()) +
                   (p.gpus_per_node_used() == 1 ? " GPU" : " GPUs"));
   if (p.step_time_s > 0) {
-    std::string pred = "Predicted by trainsim: step " + format_seconds(p.step_time_s) + ", MFU " + percent(p.mfu);
+    std::string pred = "Predicted by trainsim for " + (p.framework.empty() ? std::string("the plan's framework") : p.framework) + ": step " +
+                       format_seconds(p.step_time_s);
+    if (p.step_time_high_s > 0) pred += " (likely " + format_seconds(p.step_time_low_s) + " to " + format_seconds(p.step_time_high_s) + ")";
+    pred += ", MFU " + percent(p.mfu);
     if (const long long it = p.train_iterations(); it > 0) pred += ", " + s(it) + " steps";
     if (p.time_to_train_s > 0) pred += ", time to train " + format_seconds(p.time_to_train_s);
-    lines.push_back(pred + " (lower bounds; see trainsim's README, Accuracy)");
+    lines.push_back(pred);
+    if (p.memory_bytes > 0)
+      lines.push_back("Memory: " + format_bytes(p.memory_bytes) + " on the most loaded " + p.hardware.gpu.name + " of " + format_bytes(p.capacity_bytes));
+    if (p.step_time_high_s > 0)
+      lines.push_back("Likely: the 10th-90th percentile of measured / predicted step time over published runs like this one (trainsim's README, Accuracy)");
+    if (!p.plan_framework.empty())
+      lines.push_back("Re-evaluated for " + p.framework + ": the plan was priced for " + p.plan_framework + " (step " + format_seconds(p.plan_step_time_s) +
+                      ", MFU " + percent(p.plan_mfu) + ")");
   } else {
     lines.push_back("Predicted step time and MFU: not known for this plan (run trainsim estimate on it)");
   }
@@ -120,17 +133,8 @@ std::vector<Argument> megatron_arguments(const ExportPlan& p) {
   // which Megatron takes as explicit first/last stage sizes (it rejects an uneven --num-layers otherwise), or,
   // interleaved or with the embedding and loss as slots, as a layout string with one "|"-separated entry per
   // virtual stage: E embedding, t*N layers, L loss (--pipeline-model-parallel-layout, Megatron MR 2795).
-  const int stages = virtual_stages(l), slots = pipeline_slots(m.num_hidden_layers, l);
-  const bool uneven = slots % stages != 0;
-  if (l.embedding_in_pipeline_split || l.loss_in_pipeline_split || (l.vpp > 1 && uneven)) {
-    std::string layout;
-    for (int v = 0; v < stages; ++v) {
-      if (v > 0) layout += "|";
-      if (v == 0 && l.embedding_in_pipeline_split) layout += "E";
-      const int n = layers_in_virtual_stage(m.num_hidden_layers, l, v);
-      if (n > 0) layout += n == 1 ? "t" : "t*" + s(n);
-      if (v == stages - 1 && l.loss_in_pipeline_split) layout += "L";
-    }
+  const int stages = virtual_stages(l);
+  if (const std::string layout = megatron_pipeline_layout(p); !layout.empty()) {
     add("--pipeline-model-parallel-layout '" + layout + "'",
         s(stages) + " virtual stages (pp " + s(l.pp) + " x vpp " + s(l.vpp) + "), " + s(m.num_hidden_layers) + " layers" +
             (l.embedding_in_pipeline_split || l.loss_in_pipeline_split ? ", embedding/loss as slots" : ""));
@@ -150,17 +154,7 @@ std::vector<Argument> megatron_arguments(const ExportPlan& p) {
   }
   if (l.sequence_parallel && l.tp > 1) add("--sequence-parallel");
   if (l.tp_comm_overlap && l.tp > 1) add("--tp-comm-overlap", "Transformer Engine userbuffers");
-  // Batch and sequence.
-  add("--micro-batch-size " + s(l.micro_batch_size));
-  add("--global-batch-size " + s(t.global_batch_size),
-      "= micro " + s(l.micro_batch_size) + " x dp " + s(l.dp) + " x accumulation " + s(l.gradient_accumulation_steps));
-  add("--seq-length " + s(t.seq_len));
-  add("--max-position-embeddings " + s(std::max(m.max_position_embeddings, t.seq_len)));
-  // Model.
-  add("--num-layers " + s(m.num_hidden_layers));
-  add("--hidden-size " + s(m.hidden_size));
-  add("--ffn-hidden-size " + s(m.intermediate_size));
-  add("--num-attention-heads " + s(m.num_attention_heads));
+  for (auto& arg : megatron_shape_arguments(p)) a.push_back(std::move(arg));
   if (m.num_key_value_heads != m.num_attention_heads) {
     add("--group-query-attention");
     add("--num-query-groups " + s(m.num_key_value_heads), "key/value heads");
@@ -179,6 +173,7 @@ std::vector<Argument> megatron_arguments(const ExportPlan& p) {
   }
   if (m.mlp == MlpKind::Gated && (m.hidden_act == "silu" || m.hidden_act == "swiglu" || m.hidden_act == "swish")) add("--swiglu");
   add(std::string("--normalization ") + (m.norm == NormKind::RmsNorm ? "RMSNorm" : "LayerNorm"));
+  add("--norm-epsilon " + number_text(m.norm_epsilon));
   switch (m.position_embedding) {
     case PositionEmbedding::Rope:
       add("--position-embedding-type rope");
@@ -207,7 +202,20 @@ std::vector<Argument> megatron_arguments(const ExportPlan& p) {
       add("--moe-layer-freq '([0]*" + s(m.first_k_dense_replace) + "+[1]*" + s(m.num_hidden_layers - m.first_k_dense_replace) + ")'",
           "the first " + s(m.first_k_dense_replace) + " layers dense");
     if (l.ep > 1) add("--moe-token-dispatcher-type alltoall", "expert parallel all-to-all, as planned");
+    // The router the model was trained with (megatron/core/transformer/moe/router.py): sigmoid or softmax scores,
+    // softmax over all experts before the top-k when the top-k weights are not renormalised, group-limited routing,
+    // the routed weights' scale and the auxiliary-loss-free expert bias.
+    add("--moe-router-score-function " + m.router_score);
+    if (m.router_score == "softmax" && !m.router_norm_topk) add("--moe-router-pre-softmax", "norm_topk_prob false: softmax over all experts");
+    if (m.router_groups > 1) {
+      add("--moe-router-num-groups " + s(m.router_groups), "group-limited routing");
+      add("--moe-router-group-topk " + s(m.router_group_topk));
+    }
+    if (m.router_scaling_factor > 0 && m.router_scaling_factor != 1) add("--moe-router-topk-scaling-factor " + number_text(m.router_scaling_factor));
+    if (m.router_expert_bias) add("--moe-router-enable-expert-bias", "topk_method noaux_tc: auxiliary-loss-free load balancing");
+    if (framework_for(t, l).moe_grouped_gemm) add("--moe-grouped-gemm", "experts as one grouped GEMM, as priced");
   }
+  if (m.mtp_layers > 0) add("--mtp-num-layers " + s(m.mtp_layers), "multi-token prediction on the last stage");
   // Precision.
   switch (t.precision) {
     case Precision::Bf16: add("--bf16"); break;
@@ -251,16 +259,51 @@ std::vector<Argument> megatron_arguments(const ExportPlan& p) {
       break;
     case Recompute::None: break;
   }
-  if (t.flash_attention) add("--use-flash-attn");
+  // The attention kernel priced: cuDNN fused attention through Transformer Engine, FlashAttention-2, or none.
+  if (!t.flash_attention) add("--attention-backend unfused", "no fused attention, as priced");
+  else add(std::string("--attention-backend ") + (framework_for(t, l).attention_kernel == AttentionKernel::Flash2 ? "flash" : "fused"),
+           "the fused attention kernel priced");
   // Run length.
   if (const long long iters = p.train_iterations(); iters > 0)
     add("--train-iters " + s(iters), "train_tokens / (global batch x seq length)");
+  if (p.checkpoint_interval_steps > 0)
+    add("--save-interval " + s(p.checkpoint_interval_steps), "steps between checkpoints (the interval trainsim reliability finds best); give --save DIR");
   add("--lr \"${LR:-3.0e-4}\"", "not planned by trainsim: set yours");
   // Data: mock data with the model's vocabulary size until a real dataset and tokenizer are given.
   add("--mock-data", "replace with --data-path PREFIX");
   add("--tokenizer-type NullTokenizer", "replace with the model's tokenizer, e.g. --tokenizer-type HuggingFaceTokenizer --tokenizer-model PATH");
   add("--vocab-size " + s(m.vocab_size), "with NullTokenizer only; a real tokenizer sets the vocabulary");
   return a;
+}
+
+std::vector<Argument> megatron_shape_arguments(const ExportPlan& p) {
+  const ModelSpec& m = p.model;
+  const TrainingSpec& t = p.training;
+  const ParallelLayout& l = p.layout;
+  return {{"--micro-batch-size " + s(l.micro_batch_size)},
+          {"--global-batch-size " + s(t.global_batch_size),
+           "= micro " + s(l.micro_batch_size) + " x dp " + s(l.dp) + " x accumulation " + s(l.gradient_accumulation_steps)},
+          {"--seq-length " + s(t.seq_len)},
+          {"--max-position-embeddings " + s(std::max(m.max_position_embeddings, t.seq_len))},
+          {"--num-layers " + s(m.num_hidden_layers)},
+          {"--hidden-size " + s(m.hidden_size)},
+          {"--ffn-hidden-size " + s(m.intermediate_size)},
+          {"--num-attention-heads " + s(m.num_attention_heads)}};
+}
+
+std::string megatron_pipeline_layout(const ExportPlan& p) {
+  const ParallelLayout& l = p.layout;
+  const int layers = p.model.num_hidden_layers, stages = virtual_stages(l);
+  if (!(l.embedding_in_pipeline_split || l.loss_in_pipeline_split || (l.vpp > 1 && pipeline_slots(layers, l) % stages != 0))) return "";
+  std::string layout;
+  for (int v = 0; v < stages; ++v) {
+    if (v > 0) layout += "|";
+    if (v == 0 && l.embedding_in_pipeline_split) layout += "E";
+    const int n = layers_in_virtual_stage(layers, l, v);
+    if (n > 0) layout += n == 1 ? "t" : "t*" + s(n);
+    if (v == stages - 1 && l.loss_in_pipeline_split) layout += "L";
+  }
+  return layout;
 }
 
 std::vector<std::string> megatron_warnings(const ExportPlan& p) {
@@ -316,44 +359,6 @@ std::string bash_array(const std::string& name, const std::vector<Argument>& arg
     out += line + "\n";
   }
   return out + ")\n";
-}
-
-std::vector<std::string> megatron_container_script(const ExportPlan& p, const std::string& rendezvous) {
-  std::vector<std::string> lines{"set -euo pipefail"};
-  for (const auto& [key, value] : launch_environment(p)) lines.push_back("export " + key + "=" + value);
-  lines.push_back("exec torchrun --nnodes " + s(p.hardware.num_nodes) + " --nproc-per-node " + s(p.gpus_per_node_used()) + " " + rendezvous +
-                  " \\");
-  lines.push_back(std::string("  ") + kMegatronScript + " \\");
-  const auto args = megatron_arguments(p);
-  for (std::size_t i = 0; i < args.size(); ++i) lines.push_back("  " + args[i].text + (i + 1 < args.size() ? " \\" : ""));
-  return lines;
-}
-
-std::string pod_template_yaml(const ExportPlan& p, const std::string& container, const std::string& rendezvous,
-                              const std::string& restart_policy, int indent) {
-  std::string out;
-  auto line = [&](int depth, const std::string& text) { out += std::string(std::size_t(indent + 2 * depth), ' ') + text + "\n"; };
-  line(0, "template:");
-  line(1, "spec:");
-  if (!restart_policy.empty()) line(2, "restartPolicy: " + restart_policy);
-  line(2, "containers:");
-  line(3, "- name: " + container);
-  line(4, "image: " + yaml_quote(p.image));
-  line(4, "command: [\"/bin/bash\", \"-c\"]");
-  line(4, "args:");
-  line(5, "- |");
-  for (const auto& l : megatron_container_script(p, rendezvous)) line(6, l);
-  line(4, "resources:");
-  line(5, "limits:");
-  line(6, "nvidia.com/gpu: " + s(p.gpus_per_node_used()));
-  line(4, "volumeMounts:");
-  line(5, "- name: dshm");
-  line(6, "mountPath: /dev/shm");
-  line(2, "volumes:");
-  line(3, "- name: dshm");
-  line(4, "emptyDir:");
-  line(5, "medium: Memory");
-  return out;
 }
 
 std::vector<std::pair<std::string, std::string>> launch_environment(const ExportPlan& p) {

@@ -26,14 +26,26 @@ struct ExportPlan {
   HardwareSpec hardware;  // num_nodes, gpus_per_node and num_gpus are the job's
   std::string job_name;   // DNS-1123 label: lowercase letters, digits and '-'
   std::string source;     // where the plan came from (for the header comment)
-  // Predictions for this plan; 0 when not known.
+  // The framework preset the figures below were priced for, which the files launch (framework.hpp).
+  std::string framework;
+  // When the target runs another framework than the plan was priced for, export re-evaluates the plan there:
+  // the plan's own framework and figures, for the header; empty / 0 otherwise.
+  std::string plan_framework;
+  double plan_step_time_s = 0, plan_mfu = 0;
+  // Predictions for this plan; 0 when not known. The likely step range is the accuracy band's (accuracy_bands.hpp).
   double step_time_s = 0, mfu = 0, time_to_train_s = 0, iterations = 0;
+  double step_time_low_s = 0, step_time_high_s = 0;
+  // Memory on the most loaded GPU and the GPU's capacity, bytes; 0 when not known.
+  double memory_bytes = 0, capacity_bytes = 0;
+  // Optimizer steps between checkpoints: the interval that minimises the expected lost time under the default failure
+  // rates (reliability.hpp, as trainsim reliability computes it); 0 when not known.
+  long long checkpoint_interval_steps = 0;
   // The time limit to ask a scheduler for (time to train with the expected failure overhead and a margin);
   // limit_s = 0 when the time to train is not known.
   WalltimeEstimate walltime;
   // Scheduler settings (Volcano, Kubeflow).
   std::string queue = "default";
-  std::string image = "nvcr.io/nvidia/pytorch:24.12-py3";
+  std::string image;  // empty: the vendor's PyTorch image (vendor.hpp)
 
   // GPUs the job uses on each node (all of them, or fewer on a single partial node).
   int gpus_per_node_used() const { return hardware.num_nodes > 0 ? hardware.num_gpus / hardware.num_nodes : hardware.num_gpus; }
@@ -46,6 +58,10 @@ class Exporter {
   virtual ~Exporter() = default;
   virtual std::string name() const = 0;
   virtual std::string description() const = 0;
+  // The framework preset the target runs this plan with; empty: the plan's own (launchers and schedulers start
+  // whatever stack the plan was priced for). Export re-evaluates the plan when it differs, and refuses it when
+  // the layout cannot run or does not fit there.
+  virtual std::string framework_for(const ExportPlan& plan) const;
   virtual std::vector<ExportFile> render(const ExportPlan& plan) const = 0;
   // The job names the target accepts (checked before rendering), and that rule in words for the error.
   // Default: what bash scripts and launchers take safely: 1-200 of A-Z a-z 0-9 . _ + -.
@@ -76,28 +92,31 @@ std::string layout_text(const ExportPlan& plan);
 
 // One Megatron-LM (pretrain_gpt.py / megatron-core) argument with its value(s), as shell words.
 struct Argument {
+  Argument(std::string text_, std::string note_ = {}) : text(std::move(text_)), note(std::move(note_)) {}
   std::string text;  // e.g. "--tensor-model-parallel-size 8"
   std::string note;  // why, or what to replace (empty: none)
 };
 std::vector<Argument> megatron_arguments(const ExportPlan& plan);
+// The batch, sequence and model-shape arguments that Megatron-LM and Megatron-DeepSpeed spell alike (--micro-batch-size
+// ... --num-attention-heads).
+std::vector<Argument> megatron_shape_arguments(const ExportPlan& plan);
+// Megatron's --pipeline-model-parallel-layout for the split the step was priced with, one "|"-separated entry per
+// virtual stage (E embedding, t*N layers, L loss); empty when the plain degrees express it (no embedding/loss slots and
+// an interleaved split that divides evenly).
+std::string megatron_pipeline_layout(const ExportPlan& plan);
 // What Megatron-LM cannot express for this plan, or what must be done by hand.
 std::vector<std::string> megatron_warnings(const ExportPlan& plan);
-// Where Megatron-LM's pretrain_gpt.py lives in the container / on the nodes.
-constexpr const char* kMegatronScript = "/workspace/Megatron-LM/pretrain_gpt.py";
 
 // A bash array assignment, one argument a line with its note as a trailing comment.
 std::string bash_array(const std::string& name, const std::vector<Argument>& args);
-// Lines of a container's bash script: environment, then `exec torchrun <rendezvous> pretrain_gpt.py`
-// with every Megatron argument on its own continuation line (for Kubernetes job manifests).
-std::vector<std::string> megatron_container_script(const ExportPlan& plan, const std::string& torchrun_rendezvous);
 
-// A Kubernetes `template:` block (at `indent` spaces) whose pod runs that script in `container` with
-// the plan's GPUs per node as nvidia.com/gpu limits and a memory-backed /dev/shm for NCCL.
-std::string pod_template_yaml(const ExportPlan& plan, const std::string& container, const std::string& torchrun_rendezvous,
-                              const std::string& restart_policy, int indent);
+// DeepSpeed's ds_config.json for the plan (the DeepSpeed and Megatron-DeepSpeed stacks, Hugging Face's DeepSpeed plugin),
+// and the ZeRO stage it sets: Megatron's distributed optimizer shards optimizer states = stage 1.
+std::string deepspeed_config_json(const ExportPlan& plan, const std::string& target);
+int deepspeed_zero_stage(const TrainingSpec& t);
 
-// Environment a launcher sets: CUDA_DEVICE_MAX_CONNECTIONS=1 when tp > 1 (Megatron requires it for
-// overlapping TP communication with compute).
+// Environment Megatron's layers need: CUDA_DEVICE_MAX_CONNECTIONS=1 when tp or cp > 1 (Megatron requires it for
+// overlapping TP communication with compute), unless Megatron-FSDP forbids it.
 std::vector<std::pair<std::string, std::string>> launch_environment(const ExportPlan& plan);
 
 // A double-quoted YAML scalar.

@@ -1,6 +1,8 @@
 // --to kubeflow: a Kubeflow PyTorchJob (kubeflow.org/v1): one Master and nodes-1 Workers, one pod per
-// node running torchrun + Megatron-LM on its GPUs (pytorchjob.yaml).
-#include "export_registry.hpp"
+// node running torchrun + the plan's stack on its devices, with the stack's config files in a ConfigMap
+// (pytorchjob.yaml).
+#include "launch_stack.hpp"
+#include "vendor.hpp"
 
 namespace trainsim {
 namespace {
@@ -19,15 +21,17 @@ class KubeflowExporter final : public Exporter {
   }
 
   std::vector<ExportFile> render(const ExportPlan& p) const override {
+    const StackLaunch st = stack_launch(p, name());
+    const VendorLaunch& v = vendor_launch(p.hardware.gpu);
     const int nodes = p.hardware.num_nodes;
+    const std::string config_map = config_map_name(p, st);
     // The training operator sets MASTER_ADDR/MASTER_PORT and the pod's node rank (PET_NODE_RANK; RANK in older operators).
     const std::string rendezvous = "--node-rank \"${PET_NODE_RANK:-$RANK}\" --master-addr \"$MASTER_ADDR\" --master-port \"$MASTER_PORT\"";
     std::string out = comment_header(p, name());
-    out += "#\n# One pod per node with all its GPUs: Master (node rank 0) + " + std::to_string(nodes - 1) + " Workers = " + std::to_string(nodes) +
-           (nodes == 1 ? " node" : " nodes") + ". No elasticPolicy: the layout is fixed.\n";
+    out += "#\n# One pod per node with all its " + v.device_word + "s: Master (node rank 0) + " + std::to_string(nodes - 1) + " Workers = " +
+           std::to_string(nodes) + (nodes == 1 ? " node" : " nodes") + ". No elasticPolicy: the layout is fixed.\n";
     out += "# schedulingPolicy gang-schedules the pods when the training operator runs with Volcano or scheduler-plugins.\n";
-    out += "# The image must hold Megatron-LM at /workspace/Megatron-LM (--image). Add your RDMA device resources and volumes.\n";
-    for (const auto& w : megatron_warnings(p)) out += "# WARNING: " + w + "\n";
+    out += k8s_stack_preamble(p, st);
     out += "apiVersion: kubeflow.org/v1\n";
     out += "kind: PyTorchJob\n";
     out += "metadata:\n";
@@ -39,11 +43,12 @@ class KubeflowExporter final : public Exporter {
     out += "      minAvailable: " + std::to_string(nodes) + "\n";
     out += "      queue: " + p.queue + "\n";
     out += "  pytorchReplicaSpecs:\n";
+    const auto script = stack_script(p, st, "exec " + torchrun_words(p, rendezvous), kConfigMountPath, "");
     auto replica = [&](const std::string& role, int replicas) {
       out += "    " + role + ":\n";
       out += "      replicas: " + std::to_string(replicas) + "\n";
       out += "      restartPolicy: OnFailure\n";
-      out += pod_template_yaml(p, "pytorch", rendezvous, "", 6);
+      out += pod_template_yaml(p, "pytorch", script, "", config_map, "training.kubeflow.org/job-name", 6);
     };
     replica("Master", 1);
     if (nodes > 1) replica("Worker", nodes - 1);

@@ -1,52 +1,44 @@
-// --to torchrun: the torchrun line that starts the plan's processes on every node, with the layout and
-// batch passed in Megatron-LM's argument names (launch_torchrun.sh).
-#include <set>
-
-#include "export_registry.hpp"
+// --to torchrun: the torchrun line that starts the plan's own stack on every node (launch_torchrun.sh), and the
+// pytorch stack: a plain training loop (one GPU, or DDP across several).
+#include "launch_stack.hpp"
 
 namespace trainsim {
 namespace {
 
 using namespace export_detail;
 
-// The arguments that carry the layout, batch and run length (the rest describe the model: --to megatron).
-bool is_layout_argument(const std::string& text) {
-  static const std::set<std::string> keep{"--tensor-model-parallel-size", "--pipeline-model-parallel-size",
-                                          "--num-layers-per-virtual-pipeline-stage", "--decoder-first-pipeline-num-layers",
-                                          "--decoder-last-pipeline-num-layers", "--pipeline-model-parallel-layout", "--context-parallel-size",
-                                          "--expert-model-parallel-size", "--expert-tensor-parallel-size", "--sequence-parallel",
-                                          "--micro-batch-size", "--global-batch-size", "--seq-length", "--train-iters"};
-  return keep.count(text.substr(0, text.find(' '))) > 0;
+StackLaunch pytorch_stack(const ExportPlan& p) {
+  const ParallelLayout& l = p.layout;
+  StackLaunch s;
+  s.stack = "a plain PyTorch train.py (DistributedDataParallel across ranks)";
+  s.needs = "your train.py ($TRAIN_SCRIPT)";
+  s.program = "\"${TRAIN_SCRIPT:-train.py}\"";
+  s.notes.push_back("As priced: micro-batch " + std::to_string(l.micro_batch_size) + " per GPU, " + std::to_string(l.gradient_accumulation_steps) +
+                    " accumulation steps, global batch " + std::to_string(p.training.global_batch_size) + "; give them to train.py in its own flags.");
+  if (p.training.recompute != Recompute::None) s.notes.push_back("Recompute as priced: wrap each layer in torch.utils.checkpoint.");
+  return s;
 }
 
 class TorchrunExporter final : public Exporter {
  public:
   std::string name() const override { return "torchrun"; }
-  std::string description() const override { return "torchrun launch line with the layout and batch as arguments (launch_torchrun.sh)"; }
+  std::string description() const override { return "torchrun launch of the plan's own stack on every node (launch_torchrun.sh)"; }
 
   std::vector<ExportFile> render(const ExportPlan& p) const override {
-    const int nodes = p.hardware.num_nodes, per_node = p.gpus_per_node_used();
-    std::vector<Argument> args;
-    for (const auto& a : megatron_arguments(p))
-      if (is_layout_argument(a.text)) args.push_back(a);
-    std::string out = "#!/usr/bin/env bash\n" + comment_header(p, name());
-    out += "#\n# Starts " + std::to_string(per_node) + " processes per node on " + std::to_string(nodes) + (nodes == 1 ? " node" : " nodes") +
-           "; run this same script on every node (c10d rendezvous at $MASTER_ADDR:29500).\n";
-    out += "# TRAIN_ARGS are in Megatron-LM's names (pretrain_gpt.py reads them as they are; --to megatron adds the model, precision and\n";
-    out += "# memory settings). For another train.py, map them to its own flags. Data-parallel size = GPUs / (tp x pp x cp) = " +
-           std::to_string(p.layout.dp) + ", gradient accumulation = " + std::to_string(p.layout.gradient_accumulation_steps) + ".\n";
-    out += "set -euo pipefail\n\n";
-    out += nodes > 1 ? ": \"${MASTER_ADDR:?set MASTER_ADDR to the address of the first node}\"\n" : "MASTER_ADDR=\"${MASTER_ADDR:-localhost}\"\n";
-    for (const auto& [key, value] : launch_environment(p)) out += "export " + key + "=" + value + "  # Megatron-style TP overlap (tp > 1)\n";
-    out += "\n" + bash_array("TRAIN_ARGS", args) + "\n";
-    out += "torchrun --nnodes " + std::to_string(nodes) + " --nproc-per-node " + std::to_string(per_node) +
-           " --rdzv-backend c10d --rdzv-endpoint \"$MASTER_ADDR:29500\" --rdzv-id \"${JOB_ID:-" + p.job_name + "}\" \\\n";
-    out += "  \"${TRAIN_SCRIPT:-train.py}\" \"${TRAIN_ARGS[@]}\" \"$@\"\n";
-    return {{"launch_torchrun.sh", out}};
+    const StackLaunch st = stack_launch(p, name());
+    const int nodes = p.hardware.num_nodes;
+    const std::vector<std::string> body = torchrun_script_body(p, st);
+    const std::vector<std::string> notes{"Starts " + std::to_string(p.gpus_per_node_used()) + " processes per node on " + std::to_string(nodes) +
+                                         (nodes == 1 ? " node" : " nodes") + "; run this same script on every node (c10d rendezvous at $MASTER_ADDR:29500).",
+                                         "The stack is the plan's framework, " + p.framework + "."};
+    std::vector<ExportFile> files = st.files;
+    files.push_back({"launch_torchrun.sh", launch_file(p, name(), st, notes, body)});
+    return files;
   }
 };
 
 const RegisterExporter registered{std::make_unique<TorchrunExporter>()};
+const RegisterStack stack{"pytorch", pytorch_stack};
 
 }  // namespace
 }  // namespace trainsim

@@ -1,6 +1,8 @@
 // --to volcano: a Volcano Job (batch.volcano.sh/v1alpha1) that gang-schedules one pod per node
-// (minAvailable = nodes), each running torchrun + Megatron-LM on its GPUs (volcano-job.yaml).
-#include "export_registry.hpp"
+// (minAvailable = nodes), each running torchrun + the plan's stack on its devices, with the stack's config files in
+// a ConfigMap (volcano-job.yaml).
+#include "launch_stack.hpp"
+#include "vendor.hpp"
 
 namespace trainsim {
 namespace {
@@ -19,13 +21,15 @@ class VolcanoExporter final : public Exporter {
   }
 
   std::vector<ExportFile> render(const ExportPlan& p) const override {
+    const StackLaunch st = stack_launch(p, name());
+    const VendorLaunch& v = vendor_launch(p.hardware.gpu);
     const std::string nodes = std::to_string(p.hardware.num_nodes);
+    const std::string config_map = config_map_name(p, st);
     std::string out = comment_header(p, name());
-    out += "#\n# One pod per node with all its GPUs; minAvailable = replicas = " + nodes +
+    out += "#\n# One pod per node with all its " + v.device_word + "s; minAvailable = replicas = " + nodes +
            " makes Volcano start all of them together or none (gang scheduling).\n";
     out += "# The svc plugin gives every pod VC_WORKER_HOSTS (worker-0 is torchrun's master) and the env plugin VC_TASK_INDEX (its node rank).\n";
-    out += "# The image must hold Megatron-LM at /workspace/Megatron-LM (--image). Add your RDMA device resources and volumes.\n";
-    for (const auto& w : megatron_warnings(p)) out += "# WARNING: " + w + "\n";
+    out += k8s_stack_preamble(p, st);
     out += "apiVersion: batch.volcano.sh/v1alpha1\n";
     out += "kind: Job\n";
     out += "metadata:\n";
@@ -49,7 +53,9 @@ class VolcanoExporter final : public Exporter {
     out += "      policies:\n";
     out += "        - event: TaskCompleted\n";
     out += "          action: CompleteJob\n";
-    out += pod_template_yaml(p, "megatron", "--node-rank \"$VC_TASK_INDEX\" --master-addr \"${VC_WORKER_HOSTS%%,*}\" --master-port 29500", "Never", 6);
+    const auto script = stack_script(p, st, "exec " + torchrun_words(p, "--node-rank \"$VC_TASK_INDEX\" --master-addr \"${VC_WORKER_HOSTS%%,*}\" --master-port 29500"),
+                                     kConfigMountPath, "");
+    out += pod_template_yaml(p, "trainer", script, "Never", config_map, "volcano.sh/job-name", 6);
     return {{"volcano-job.yaml", out}};
   }
 };

@@ -18,6 +18,8 @@ import tempfile
 
 import yaml
 
+import upstream_interfaces as upstream  # the targets' own interfaces, from upstream/*.json
+
 TARGETS = ["megatron", "deepspeed", "torchrun", "slurm", "volcano", "kubeflow"]
 
 
@@ -39,7 +41,7 @@ def run(cmd, cwd=None, expect=0):
 
 # ---- What the plan says --------------------------------------------------------------------------
 
-def expected_from(scenario, layout, num_gpus, step, training_cost):
+def expected_from(scenario, layout, num_gpus, step, training_cost, framework):
     hw, tr, model = scenario["hardware"], scenario["training"], scenario["model"]
     gpn = hw["gpus_per_node"]
     nodes = max(1, -(-num_gpus // gpn))
@@ -54,6 +56,7 @@ def expected_from(scenario, layout, num_gpus, step, training_cost):
         "layers": model["num_hidden_layers"], "moe": model.get("num_experts", 0) > 0,
         "num_gpus": num_gpus, "nodes": nodes, "gpus_per_node": num_gpus // nodes,
         "time_known": training_cost.get("time_to_train_s", 0) > 0, "mfu": step.get("mfu", 0),
+        "step_s": step.get("time_s", 0), "framework": framework, "scenario_doc": None,
     }
     check(e["gbs"] == e["mbs"] * e["dp"] * e["gas"], f"plan itself inconsistent: {e}")
     check(e["num_gpus"] == e["tp"] * e["pp"] * e["cp"] * e["dp"], f"plan itself inconsistent: {e}")
@@ -63,7 +66,8 @@ def expected_from(scenario, layout, num_gpus, step, training_cost):
 def expected_for_scenario(trainsim, path):
     est = json.loads(run([trainsim, "estimate", path, "--format", "json"]).stdout)
     s = est["scenario"]
-    e = expected_from(s, s["parallel"], s["hardware"]["num_gpus"], est["step"], est["training"])
+    e = expected_from(s, s["parallel"], s["hardware"]["num_gpus"], est["step"], est["training"], est["framework"]["name"])
+    e["scenario_doc"] = s
     # The scenario's own fixed values, independently of trainsim's resolution.
     with open(path) as f:
         raw = json.load(f)
@@ -79,14 +83,16 @@ def expected_for_plan(plan_path):
     with open(plan_path) as f:
         doc = json.load(f)
     p = doc["plans"][0]
-    return expected_from(doc["scenario"], p["layout"], p["num_gpus"], p["step"], p["training"])
+    return expected_from(doc["scenario"], p["layout"], p["num_gpus"], p["step"], p["training"], p["framework"]["name"])
 
 
 def expected_for_estimate(est_path):
     with open(est_path) as f:
         est = json.load(f)
     s = est["scenario"]
-    return expected_from(s, s["parallel"], s["hardware"]["num_gpus"], est["step"], est["training"])
+    e = expected_from(s, s["parallel"], s["hardware"]["num_gpus"], est["step"], est["training"], est["framework"]["name"])
+    e["scenario_doc"] = s
+    return e
 
 
 # ---- Reading the files back ------------------------------------------------------------------------
@@ -121,13 +127,14 @@ def bash_syntax_ok(script, what):
     check(proc.returncode == 0, f"{what}: bash -n failed: {proc.stderr}")
 
 
-def container_args(script):
-    """Arguments after pretrain_gpt.py in a container's bash script."""
+def container_args(script, path):
+    """The Megatron arguments a container's bash script runs pretrain_gpt.py with, checked against Megatron-LM's flags
+    (bash evaluates the array, so a ${VAR:-default} word is its default)."""
     bash_syntax_ok(script, "container script")
-    words = shlex.split(script.replace("\\\n", " "), comments=True)
-    i = next((k for k, w in enumerate(words) if w.endswith("pretrain_gpt.py")), None)
-    check(i is not None, "container script does not run pretrain_gpt.py")
-    return words, parse_args(words[i + 1:])
+    check(re.search(r'"\$MEGATRON_DIR/pretrain_gpt\.py" "\$\{MEGATRON_ARGS\[@\]\}"', script), "container script does not run pretrain_gpt.py")
+    words = bash_array(script, "MEGATRON_ARGS")
+    upstream.check_megatron_args(words, path)
+    return script, parse_args(words)
 
 
 def torchrun_counts(text):
@@ -185,13 +192,16 @@ def check_megatron(files, e):
     text = files["pretrain_gpt.sh"]
     header_ok(text, "pretrain_gpt.sh", e)
     bash_syntax_ok(text, "pretrain_gpt.sh")
-    check_megatron_args(parse_args(bash_array(text, "MEGATRON_ARGS")), e)
+    words = bash_array(text, "MEGATRON_ARGS")
+    upstream.check_megatron_args(words, "pretrain_gpt.sh")
+    check_megatron_args(parse_args(words), e)
     check(torchrun_counts(text) == (e["nodes"], e["gpus_per_node"]), "torchrun nodes / processes per node")
     check(("CUDA_DEVICE_MAX_CONNECTIONS=1" in text) == needs_one_connection(e), "CUDA_DEVICE_MAX_CONNECTIONS=1 iff tp or cp > 1 without FSDP")
 
 
 def check_deepspeed(files, e):
     c = json.loads(files["ds_config.json"])
+    upstream.check_deepspeed_config(c, "ds_config.json")
     check("trainsim" in c["comment"][0], "ds_config.json: comment does not name trainsim")
     check(c["train_batch_size"] == e["gbs"], "train_batch_size")
     check(c["train_micro_batch_size_per_gpu"] == e["mbs"], "train_micro_batch_size_per_gpu")
@@ -209,10 +219,20 @@ def check_deepspeed(files, e):
     sh = files["launch_deepspeed.sh"]
     header_ok(sh, "launch_deepspeed.sh", e)
     bash_syntax_ok(sh, "launch_deepspeed.sh")
-    m = re.search(r"^deepspeed .*--num_nodes (\d+) --num_gpus (\d+) train\.py --deepspeed_config ds_config\.json", sh, re.M)
-    check(m, "no deepspeed --num_nodes N --num_gpus G train.py --deepspeed_config ds_config.json line")
+    m = re.search(r"^deepspeed .*--num_nodes (\d+) --num_gpus (\d+) \\\n  (\S+) \"\$\{(\w+)\[@\]\}\"", sh, re.M)
+    check(m, "no `deepspeed ... --num_nodes N --num_gpus G` line running a program with its argument array")
     check((int(m.group(1)), int(m.group(2))) == (e["nodes"], e["gpus_per_node"]), "deepspeed nodes / GPUs")
-    check(("WARNING" in sh and "Megatron-DeepSpeed" in sh) == (e["tp"] > 1 or e["pp"] > 1), "Megatron-DeepSpeed warning iff tp > 1 or pp > 1")
+    args = parse_args(bash_array(sh, m.group(4)))
+    check(args["--deepspeed_config"].endswith("/ds_config.json"), "--deepspeed_config $CONFIG_DIR/ds_config.json")
+    # tp or pp > 1 runs as Megatron-DeepSpeed (DeepSpeed has no tensor parallelism of its own; its pipeline engine needs a
+    # PipelineModule): pretrain_gpt.py with the layout in the fork's names and --zero-stage as in ds_config.json.
+    megatron_ds = e["tp"] > 1 or e["pp"] > 1
+    check(("pretrain_gpt.py" in m.group(3)) == megatron_ds, f"program {m.group(3)}: Megatron-DeepSpeed iff tp > 1 or pp > 1")
+    if megatron_ds:
+        upstream.check_megatron_args(bash_array(sh, m.group(4)), "launch_deepspeed.sh", snapshot="megatron_deepspeed")
+        check((int(args["--tensor-model-parallel-size"]), int(args["--pipeline-model-parallel-size"])) == (e["tp"], e["pp"]), "tp / pp")
+        check(int(args["--zero-stage"]) == c["zero_optimization"]["stage"] and args.get("--deepspeed") is True, "--zero-stage, --deepspeed")
+        check((int(args["--micro-batch-size"]), int(args["--global-batch-size"])) == (e["mbs"], e["gbs"]), "micro / global batch")
 
 
 def check_torchrun(files, e):
@@ -221,7 +241,11 @@ def check_torchrun(files, e):
     bash_syntax_ok(text, "launch_torchrun.sh")
     check(re.search(r"--rdzv-backend c10d --rdzv-endpoint \"\$MASTER_ADDR:29500\"", text), "c10d rendezvous at $MASTER_ADDR:29500")
     check(torchrun_counts(text) == (e["nodes"], e["gpus_per_node"]), "torchrun nodes / processes per node")
-    check_megatron_args(parse_args(bash_array(text, "TRAIN_ARGS")), e, full=False)
+    # torchrun starts the plan's own stack: Megatron-LM for these megatron-core plans.
+    check(e["framework"] == "megatron-core" and '"$MEGATRON_DIR/pretrain_gpt.py" "${MEGATRON_ARGS[@]}"' in text, "torchrun runs the plan's Megatron-LM")
+    words = bash_array(text, "MEGATRON_ARGS")
+    upstream.check_megatron_args(words, "launch_torchrun.sh")
+    check_megatron_args(parse_args(words), e)
 
 
 def check_slurm(files, e):
@@ -246,7 +270,19 @@ def check_slurm(files, e):
           "CUDA_DEVICE_MAX_CONNECTIONS=1 iff tp or cp > 1 without FSDP")
     check(re.search(r"^srun .*torchrun", text, re.M), "srun + torchrun")
     check(torchrun_counts(text) == (e["nodes"], e["gpus_per_node"]), "torchrun nodes / processes per node")
-    check_megatron_args(parse_args(bash_array(text, "MEGATRON_ARGS")), e)
+    words = bash_array(text, "MEGATRON_ARGS")
+    upstream.check_megatron_args(words, "train.sbatch")
+    check_megatron_args(parse_args(words), e)
+
+
+def job_document(text, kind):
+    """The job of a manifest (after the ConfigMap of the stack's files, when it has some)."""
+    docs = [d for d in yaml.safe_load_all(text) if d]
+    jobs = [d for d in docs if d.get("kind") == kind]
+    check(len(jobs) == 1, f"one {kind} in the manifest, found kinds {[d.get('kind') for d in docs]}")
+    for d in docs:
+        check(d.get("kind") in (kind, "ConfigMap"), f"unexpected document {d.get('kind')}")
+    return jobs[0]
 
 
 def gpu_limit(pod_template):
@@ -257,7 +293,8 @@ def gpu_limit(pod_template):
 def check_volcano(files, e, queue="default", job="", **_):
     text = files["volcano-job.yaml"]
     header_ok(text, "volcano-job.yaml", e)
-    y = yaml.safe_load(text)
+    y = job_document(text, "Job")
+    upstream.check_volcano_job(y, "volcano-job.yaml")
     check(y["apiVersion"] == "batch.volcano.sh/v1alpha1" and y["kind"] == "Job", "apiVersion / kind")
     if job:
         check(y["metadata"]["name"] == job, "--job-name")
@@ -270,15 +307,16 @@ def check_volcano(files, e, queue="default", job="", **_):
     check(any(p["event"] == "PodFailed" for p in s["policies"]), "policies")
     gpus, c = gpu_limit(s["tasks"][0]["template"])
     check(gpus == e["gpus_per_node"], "nvidia.com/gpu limit")
-    words, a = container_args(c["args"][0])
+    words, a = container_args(c["args"][0], "volcano-job.yaml")
     check_megatron_args(a, e)
-    check(torchrun_counts(" ".join(words)) == (e["nodes"], e["gpus_per_node"]), "torchrun nodes / processes per node")
+    check(torchrun_counts(words) == (e["nodes"], e["gpus_per_node"]), "torchrun nodes / processes per node")
 
 
 def check_kubeflow(files, e, queue="default", job="", **_):
     text = files["pytorchjob.yaml"]
     header_ok(text, "pytorchjob.yaml", e)
-    y = yaml.safe_load(text)
+    y = job_document(text, "PyTorchJob")
+    upstream.check_pytorchjob(y, "pytorchjob.yaml")
     check(y["apiVersion"] == "kubeflow.org/v1" and y["kind"] == "PyTorchJob", "apiVersion / kind")
     if job:
         check(y["metadata"]["name"] == job, "--job-name")
@@ -295,9 +333,9 @@ def check_kubeflow(files, e, queue="default", job="", **_):
         gpus, c = gpu_limit(spec["template"])
         check(c["name"] == "pytorch", f"{role}: the container must be named pytorch")
         check(gpus == e["gpus_per_node"], f"{role}: nvidia.com/gpu limit")
-        words, a = container_args(c["args"][0])
+        words, a = container_args(c["args"][0], f"pytorchjob.yaml {role}")
         check_megatron_args(a, e)
-        check(torchrun_counts(" ".join(words)) == (e["nodes"], e["gpus_per_node"]), "torchrun nodes / processes per node")
+        check(torchrun_counts(words) == (e["nodes"], e["gpus_per_node"]), "torchrun nodes / processes per node")
 
 
 CHECKS = {"megatron": check_megatron, "deepspeed": check_deepspeed, "torchrun": check_torchrun, "slurm": check_slurm,
@@ -325,9 +363,58 @@ def split_dry_run(stdout, out_dir):
     return {k: v[:-1] for k, v in files.items()}
 
 
+def target_framework(target, e):
+    """The framework a target runs the plan with: Megatron-LM is megatron-core; DeepSpeed runs tp or pp > 1 as
+    Megatron-DeepSpeed (DeepSpeed has no tensor parallelism of its own); launchers and schedulers start the plan's own."""
+    if target == "megatron":
+        return "megatron-core"
+    if target == "deepspeed":
+        return "megatron-deepspeed" if e["tp"] > 1 or e["pp"] > 1 else "deepspeed"
+    return e["framework"]
+
+
+def estimate_under(trainsim, e, framework, tmp):
+    """`trainsim estimate` of the plan's own scenario with training.framework set: its JSON, or None when the layout cannot
+    run there (exit 2) or does not fit in memory. An independent route to the figures a re-priced export must carry."""
+    doc = json.loads(json.dumps(e["scenario_doc"]))
+    doc["training"]["framework"] = framework
+    path = os.path.join(tmp, f"under-{framework}.json")
+    with open(path, "w") as f:
+        json.dump(doc, f)
+    proc = run([trainsim, "estimate", path, "--format", "json"], expect=None)
+    if proc.returncode == 2:
+        return None
+    check(proc.returncode == 0, f"estimate under {framework}: exit {proc.returncode}: {proc.stderr}")
+    est = json.loads(proc.stdout)
+    return est if est["memory"]["fits"] else None
+
+
+def check_priced_for(text, path, framework, mfu, plan_framework):
+    """The header names the framework the figures were priced for, with that framework's MFU."""
+    m = re.search(r"^(?:# |\s*\")Predicted by trainsim for ([\w-]+): step [^,]*, MFU ([\d.]+)%", text, re.M)
+    check(m, f"{path}: no 'Predicted by trainsim for FRAMEWORK: step ..., MFU ...' header line")
+    check(m.group(1) == framework, f"{path}: priced for {m.group(1)}, expected {framework}")
+    check(m.group(2) == f"{100 * mfu:.1f}", f"{path}: MFU {m.group(2)}% != {100 * mfu:.1f}% that estimate gives under {framework}")
+    check(("Re-evaluated for " + framework) in text if framework != plan_framework else "Re-evaluated" not in text,
+          f"{path}: says it was re-evaluated iff the target runs another framework than the plan's {plan_framework}")
+
+
 def export_and_check(trainsim, plan, e, tmp):
     for target in TARGETS:
         extra = ["--queue", "research", "--job-name", "my-run-1"] if target in ("volcano", "kubeflow") else []
+        framework, mfu = target_framework(target, e), e["mfu"]
+        if framework != e["framework"] and e["scenario_doc"] is not None:
+            est = estimate_under(trainsim, e, framework, tmp)
+            if est is None:
+                # The layout cannot run or does not fit under the target's framework: refused, saying what would fit.
+                out = os.path.join(tmp, f"refused-{target}")
+                proc = run([trainsim, "export", plan, "--to", target, "-o", out] + extra, expect=2)
+                check(re.search(rf'--to: got "{target}"; expected a target .*trainsim plan (\S+ )?--framework {framework}', proc.stderr),
+                      f"{target}: refusal does not say why and what fits: {proc.stderr}")
+                check(not os.path.exists(out), f"{target}: refused but wrote {out}")
+                print(f"ok  {target}: refused ({framework}): {proc.stderr.strip()[:160]}")
+                continue
+            mfu = est["step"]["mfu"]
         # Dry run, from an empty folder: prints, writes nothing.
         cwd = os.path.join(tmp, f"cwd-{target}")
         os.makedirs(cwd)
@@ -349,11 +436,15 @@ def export_and_check(trainsim, plan, e, tmp):
                 check(os.access(os.path.join(out, name), os.X_OK), f"{target}: {name} is not executable")
         check(written == printed, f"{target}: --dry-run printed {sorted(printed)} differently from what was written {sorted(written)}")
         try:
+            for name, text in written.items():
+                if e["mfu"] > 0 and e["scenario_doc"] is not None:
+                    check_priced_for(text, name, framework, mfu, e["framework"])
             if extra:
                 CHECKS[target](written, e, queue="research", job="my-run-1")
             else:
                 CHECKS[target](written, e)
-        except (Failure, KeyError, ValueError, TypeError, yaml.YAMLError, json.JSONDecodeError) as ex:
+        except (Failure, upstream.InterfaceError, KeyError, ValueError, TypeError, yaml.YAMLError,
+                json.JSONDecodeError) as ex:
             raise Failure(f"{target} from {plan}: {type(ex).__name__}: {ex}") from ex
         print(f"ok  {target}: {', '.join(sorted(written))}")
 
