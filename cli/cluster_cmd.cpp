@@ -64,6 +64,8 @@ struct ClusterFlags {
   int nodes = 0, gpus_per_node = 8, nodes_per_leaf = 0;
   std::string gpu = "h100-sxm-80gb";
   std::string failures;
+  std::string job_failures;
+  int retries = -1;
   std::string checkpoint_interval;
   std::string gpu_sharing;
   double time_scale = 1;
@@ -147,6 +149,14 @@ int run_cluster(const ClusterFlags& f) {
     }
   }
   if (!f.failures.empty()) section["failures"] = f.failures;
+  // Job errors: a preset (or none) from the flag, its retries on top of the scenario's or the preset's.
+  if (!f.job_failures.empty()) section["job_failures"] = Json{{"preset", f.job_failures}};
+  if (f.job_failures == "none") section["job_failures"] = "none";
+  if (f.retries >= 0) {
+    if (!section.contains("job_failures") || !section["job_failures"].is_object())
+      throw InputError("--retries", std::to_string(f.retries), "job failures to retry: --job-failures PRESET or the scenario's cluster.job_failures");
+    section["job_failures"]["retries"] = f.retries;
+  }
   if (!f.checkpoint_interval.empty()) section["checkpoint_interval"] = f.checkpoint_interval;
   if (f.nodes_per_leaf > 0) section["network"]["nodes_per_leaf"] = f.nodes_per_leaf;
   if (f.nodes > 0) section["pools"] = Json::array({{{"gpu", f.gpu}, {"gpus_per_node", f.gpus_per_node}, {"nodes", f.nodes}}});
@@ -318,6 +328,12 @@ const RegisterCommand registered{
        app.add_option("--gpu", f->gpu, "GPU model with --nodes (default h100-sxm-80gb)");
        app.add_option("--nodes-per-leaf", f->nodes_per_leaf, "nodes under one leaf switch (default 32)");
        app.add_option("--failures", f->failures, "failure preset (default, llama3-405b, ...) or none");
+       {
+         std::vector<std::string> presets;
+         for (const auto& p : cl::job_failure_presets()) presets.push_back(p.name);
+         app.add_option("--job-failures", f->job_failures, "user and code errors ending runs early, from a trace summary: " + join(presets) + ", or none");
+       }
+       app.add_option("--retries", f->retries, "retries of a run ended by a job error (Kubernetes backoffLimit; Slurm: 0)")->check(CLI::Range(0, 100));
        app.add_option("--checkpoint-interval", f->checkpoint_interval, "checkpoint interval of jobs that name none (default 1h)");
        app.add_option("--gpu-sharing", f->gpu_sharing, "true or false: fractional GPU requests share a GPU (default: true when the trace has them)");
        app.add_option("--time-scale", f->time_scale, "multiply the trace's submit times and durations by this factor");

@@ -34,7 +34,9 @@ Json policy_json(const PolicyResult& p, double wall_s) {
           {"mean_jct_s", p.mean_jct_s}, {"mean_slowdown", p.mean_slowdown}, {"makespan_s", p.makespan_s},
           {"preemptions", p.preemptions}, {"failures", p.failures}, {"spot_reclaims", p.spot_reclaims}, {"resizes", p.resizes}, {"gpu_hours_lost", p.gpu_hours_lost}, {"goodput", p.goodput},
           {"gpu_hours", p.gpu_hours}, {"energy_kwh", p.energy_kwh}, {"carbon_kg", p.carbon_kg}, {"cost_usd", p.cost_usd},
-          {"allocated_at_end", p.allocated_at_end}, {"waiting_gpus_at_end", p.waiting_gpus_at_end}, {"wall_s", wall_s}};
+          {"allocated_at_end", p.allocated_at_end}, {"waiting_gpus_at_end", p.waiting_gpus_at_end},
+          {"job_errors", p.job_errors}, {"job_retries", p.job_retries}, {"failed_jobs", p.failed_jobs}, {"failed_gpu_hours", p.failed_gpu_hours},
+          {"wall_s", wall_s}};
 }
 
 }  // namespace
@@ -92,6 +94,14 @@ std::string failures_text(const sim::cluster::ClusterSpec& c) {
   const int gpn = c.max_gpus_per_node() > 0 ? c.max_gpus_per_node() : 8;
   return c.failures.name + " at " + fixed(c.failures.failures_per_1000_node_days(gpn), 2) + " per 1,000 node-days";
 }
+// Job-level failures (user and code errors) and their retries.
+std::string job_failures_text(const sim::cluster::ClusterSpec& c) {
+  const auto& f = c.job_failures;
+  if (!f.on()) return "off";
+  return f.name + ": " + fixed(100 * f.attempt_failure_probability, 1) + "% of runs fail, at " + fixed(100 * f.failure_point_mean, 0) +
+         "% of their work on average; " + std::to_string(f.retries) + (f.retries == 1 ? " retry" : " retries") +
+         (f.retries > 0 ? " after " + format_seconds(f.retry_backoff_s) + " doubling to " + format_seconds(f.retry_backoff_max_s) : std::string());
+}
 }  // namespace
 
 std::string cluster_text(const ClusterRun& r) {
@@ -99,7 +109,8 @@ std::string cluster_text(const ClusterRun& r) {
   std::string s = count_text(c.total_nodes()) + " nodes, " + count_text(c.total_gpus()) + " GPUs (" + r.cluster_source + "):";
   for (const auto& p : c.pools) s += " " + p.name + " " + std::to_string(p.nodes) + (p.spare_nodes ? " +" + std::to_string(p.spare_nodes) + " spare" : "") + ";";
   return s + " " + std::to_string(c.nodes_per_leaf) + " nodes per leaf switch, GPU sharing " + (c.gpu_sharing ? "on" : "off") + ", failures " +
-         failures_text(c) + ", checkpoint every " + format_seconds(c.checkpoint_interval_s) + " (jobs that name none)";
+         failures_text(c) + ", job errors " + job_failures_text(c) + ", checkpoint every " + format_seconds(c.checkpoint_interval_s) +
+         " (jobs that name none)";
 }
 
 std::string workload_text(const ClusterRun& r) {
@@ -116,6 +127,7 @@ void print_cluster_table(std::ostream& os, const ClusterRun& r) {
   for (const auto& p : c.pools) os << " " << p.name << " " << p.nodes << (p.spare_nodes ? " +" + std::to_string(p.spare_nodes) + " spare" : "") << ";";
   os << "\n           " << c.nodes_per_leaf << " nodes per leaf switch, GPU sharing " << (c.gpu_sharing ? "on" : "off") << ", failures "
  << failures_text(c) << ", checkpoint every " << format_seconds(c.checkpoint_interval_s) << " (jobs that name none)\n";
+  if (c.job_failures.on()) os << "           job errors " << job_failures_text(c) << "\n";
   os << "Workload   " << r.workload.source << ": " << count_text(static_cast<double>(r.workload.rows)) << " rows, "
      << count_text(static_cast<double>(r.workload.jobs)) << " jobs";
   if (r.time_scale != 1) os << ", times x" << r.time_scale;
@@ -173,6 +185,9 @@ void print_cluster_table(std::ostream& os, const ClusterRun& r) {
     }
     if (p.unfinished > 0) os << p.name << ": " << p.unfinished << " jobs had not ended at the horizon\n";
     if (p.timed_out > 0) os << p.name << ": " << p.timed_out << " jobs stopped at their walltime before their work was done (Slurm: TIMEOUT)\n";
+    if (p.job_errors > 0)
+      os << p.name << ": " << p.job_errors << " runs ended by job errors, " << p.job_retries << " retried; " << p.failed_jobs
+         << " jobs failed for good (not among the finished), holding " << fixed(p.failed_gpu_hours, 1) << " GPU-hours that finished nothing\n";
     if (p.mean_wait_s > p.mean_first_wait_s * 1.01 + 1)
       os << p.name << ": waits count the time re-queued after preemptions and failures (mean " << format_seconds(p.mean_wait_s)
          << "; until the first start only: " << format_seconds(p.mean_first_wait_s) << ")\n";
@@ -203,15 +218,16 @@ void print_cluster_table(std::ostream& os, const ClusterRun& r) {
 
 void print_cluster_csv(std::ostream& os, const ClusterRun& r) {
   os << "policy,jobs,rejected,unfinished,utilization,mean_wait_s,p50_wait_s,p99_wait_s,mean_jct_s,mean_slowdown,makespan_s,preemptions,failures,"
-        "spot_reclaims,resizes,gpu_hours_lost,goodput,gpu_hours,energy_kwh,carbon_kg,cost_usd\n";
+        "spot_reclaims,resizes,gpu_hours_lost,goodput,gpu_hours,energy_kwh,carbon_kg,cost_usd,job_errors,job_retries,failed_jobs,failed_gpu_hours\n";
   for (const PolicyResult& p : r.policies)
     os << csv_field(p.name) << ',' << p.jobs << ',' << p.rejected << ',' << p.unfinished << ',' << p.utilization << ',' << p.mean_wait_s << ','
        << p.p50_wait_s << ',' << p.p99_wait_s << ',' << p.mean_jct_s << ',' << p.mean_slowdown << ',' << p.makespan_s << ',' << p.preemptions << ','
-       << p.failures << ',' << p.spot_reclaims << ',' << p.resizes << ',' << p.gpu_hours_lost << ',' << p.goodput << ',' << p.gpu_hours << ',' << p.energy_kwh << ',' << p.carbon_kg << ',' << p.cost_usd << '\n';
+       << p.failures << ',' << p.spot_reclaims << ',' << p.resizes << ',' << p.gpu_hours_lost << ',' << p.goodput << ',' << p.gpu_hours << ',' << p.energy_kwh << ',' << p.carbon_kg << ',' << p.cost_usd
+       << ',' << p.job_errors << ',' << p.job_retries << ',' << p.failed_jobs << ',' << p.failed_gpu_hours << '\n';
 }
 
 void write_cluster_jobs_csv(std::ostream& os, const ClusterRun& r, const std::vector<sim::cluster::ClusterJob>& jobs) {
-  os << "policy,id,user,queue,gpus,gpu_milli,submit_s,start_s,end_s,wait_s,jct_s,slowdown,preemptions,failures,reclaims,resizes,gpu_hours_lost,leaves,first_wait_s\n";
+  os << "policy,id,user,queue,gpus,gpu_milli,submit_s,start_s,end_s,wait_s,jct_s,slowdown,preemptions,failures,reclaims,resizes,gpu_hours_lost,leaves,first_wait_s,job_errors,failed\n";
   auto cell = [](double v) { return v < 0 ? std::string() : std::to_string(v); };
   for (const PolicyResult& p : r.policies)
     for (const auto& rec : p.records) {
@@ -219,7 +235,7 @@ void write_cluster_jobs_csv(std::ostream& os, const ClusterRun& r, const std::ve
       os << csv_field(p.name) << ',' << csv_field(j.id) << ',' << csv_field(j.user) << ',' << csv_field(j.queue) << ',' << j.gpus << ','
          << j.gpu_milli << ',' << rec.submit_s << ',' << cell(rec.start_s) << ',' << cell(rec.end_s) << ',' << cell(rec.wait_s) << ','
          << cell(rec.jct_s) << ',' << cell(rec.slowdown) << ',' << rec.preemptions << ',' << rec.failures << ',' << rec.reclaims << ',' << rec.resizes << ',' << rec.gpu_hours_lost << ','
-         << rec.leaves << ',' << cell(rec.first_wait_s) << '\n';
+         << rec.leaves << ',' << cell(rec.first_wait_s) << ',' << rec.job_errors << ',' << (rec.failed ? 1 : 0) << '\n';
     }
 }
 

@@ -41,7 +41,7 @@ sg4::Host* cluster_host() {
 }
 
 struct Message {
-  enum Kind { Arrival, End, Timeout, NodeBack, Repaired, SpotBack, Alarm } kind;
+  enum Kind { Arrival, End, Timeout, NodeBack, Repaired, SpotBack, Alarm, JobError, Retry } kind;
   int a = 0;    // job (Arrival: first job of the batch; End) or node
   int b = 0;    // End: the run's generation; Arrival: one past the batch's last job
   double t = 0; // Alarm: the time it was set for (the clock, offset by earlier runs, may read a hair earlier)
@@ -65,7 +65,9 @@ struct JobState {
   int partial_gpus = 0;
   double run_overhead_s = 0;     // startup time of this run before work (restart, recovery, the cycle's cost)
   double next_overhead_s = 0;    // startup time the next run pays
-  double planned_end_s = 0;
+  double planned_end_s = 0;      // when this run's End, Timeout or JobError is due
+  double expected_end_s = 0;     // when it would end without a job error (what the scheduler can know)
+  double attempts_gpu_s = 0;     // GPU-seconds of all its runs (a job that fails for good wasted them)
   double slowdown = 1;           // this run's placement: work takes this much longer (cross_leaf_slowdown over leaves)
   double held = 0;               // GPUs this run holds (an elastic job's may differ from its request)
   double speed = 1;              // this run's throughput relative to the request (elastic jobs)
@@ -115,6 +117,7 @@ class Simulation final : public SchedulingPass {
     }
     repair_ = make_distribution(spec.recovery.repair_distribution, spec.recovery.repair_mean_s, spec.recovery.repair_shape, "/cluster/recovery/repair");
     rng_.reseed(run_seed(opt.seed, 0, 11));
+    job_error_rng_.reseed(run_seed(opt.seed, 0, 17));
     scripted_ = spec.scripted_failures;
     std::stable_sort(scripted_.begin(), scripted_.end(), [](const ScriptedFailure& a, const ScriptedFailure& b) { return a.at_s < b.at_s; });
     int first_node = 0;
@@ -191,7 +194,7 @@ class Simulation final : public SchedulingPass {
     const JobState& s = jobs_state_[static_cast<std::size_t>(j)];
     const ClusterJob& c = job(j);
     if (s.running) {
-      return c.walltime_s > 0 ? std::max(0.0, c.walltime_s - (now_ - s.limit_start_s)) : std::max(0.0, s.planned_end_s - now_);
+      return c.walltime_s > 0 ? std::max(0.0, c.walltime_s - (now_ - s.limit_start_s)) : std::max(0.0, s.expected_end_s - now_);
     }
     return c.walltime_s > 0 ? c.walltime_s : s.next_overhead_s + s.status.remaining_work_s;
   }
@@ -369,6 +372,18 @@ class Simulation final : public SchedulingPass {
         JobState& s = jobs_state_[static_cast<std::size_t>(m.a)];
         if (!s.running || s.generation != m.b) return false;
         time_out(m.a);
+        return true;
+      }
+      case Message::JobError: {
+        JobState& s = jobs_state_[static_cast<std::size_t>(m.a)];
+        if (!s.running || s.generation != m.b) return false;
+        job_error(m.a);
+        return true;
+      }
+      case Message::Retry: {  // back in the queue after its backoff, in its arrival place
+        JobState& s = jobs_state_[static_cast<std::size_t>(m.a)];
+        s.waiting = true;
+        waiting_.insert(std::lower_bound(waiting_.begin(), waiting_.end(), m.a), m.a);
         return true;
       }
       case Message::NodeBack: {  // a spare swapped in: in service, and a spot node can now be reclaimed
@@ -565,11 +580,7 @@ class Simulation final : public SchedulingPass {
     auto& u = user_history_[c.user];
     u.first += c.duration_s, u.second += 1;
     all_history_.first += c.duration_s, all_history_.second += 1;
-    ++ended_;
-    if (opt_.progress && (ended_ - last_progress_) * 200 >= static_cast<int>(jobs_.size())) {
-      last_progress_ = ended_;
-      opt_.progress(static_cast<double>(ended_) / static_cast<double>(jobs_.size()));
-    }
+    count_ended();
   }
 
   // The job reached its walltime before its work was done: the scheduler ends it there (Slurm's TIMEOUT), with
@@ -603,7 +614,51 @@ class Simulation final : public SchedulingPass {
     s.status.remaining_work_s = std::max(0.0, c.duration_s - kept);
     s.status.attained_gpu_s += elapsed * s.held;
     s.status.run_s += elapsed;
+    s.attempts_gpu_s += elapsed * s.held;
     ++s.generation;  // its End or Timeout, still in the heap, is now stale
+  }
+
+  // Ends a job's current run (end_run) and frees its GPUs: it is neither running nor waiting.
+  void stop_run(int j) {
+    JobState& s = jobs_state_[static_cast<std::size_t>(j)];
+    end_run(j, false);
+    s.status.started_s = -1;
+    state_.release(s.placement);
+    s.placement = {};
+    s.running = false;
+    if (jobs_[static_cast<std::size_t>(j)].elastic()) --elastic_running_;
+    remove_from(running_, j);
+  }
+
+  // A user or code error ended the run: it keeps the work up to its last checkpoint and is retried from there after
+  // its backoff (a restart's startup), or, past its retries, ends as failed.
+  void job_error(int j) {
+    JobState& s = jobs_state_[static_cast<std::size_t>(j)];
+    JobRecord& r = result_.records[static_cast<std::size_t>(j)];
+    ++r.job_errors;
+    ++result_.job_errors;
+    stop_run(j);
+    s.status.queued_since_s = now_;
+    if (r.job_errors <= spec_.job_failures.retries) {
+      ++result_.job_retries;
+      s.next_overhead_s = spec_.recovery.restart_s + spec_.recovery.warmup_s;
+      timer({Message::Retry, j}, spec_.job_failures.backoff_s(r.job_errors));
+      return;
+    }
+    s.done = true;
+    r.failed = true;
+    r.end_s = now_;
+    ++result_.failed_jobs;
+    result_.failed_gpu_hours += s.attempts_gpu_s / 3600;
+    count_ended();
+  }
+
+  void count_ended() {
+    ++ended_;
+    if (opt_.progress && (ended_ - last_progress_) * 200 >= static_cast<int>(jobs_.size())) {
+      last_progress_ = ended_;
+      opt_.progress(static_cast<double>(ended_) / static_cast<double>(jobs_.size()));
+    }
   }
 
   // A running job stops: it keeps the work up to its last checkpoint; a failure also costs the recovery when
@@ -613,15 +668,8 @@ class Simulation final : public SchedulingPass {
     JobState& s = jobs_state_[static_cast<std::size_t>(j)];
     if (!s.running) return;
     if (now_ + kSameInstantS >= s.planned_end_s) return;  // its run is over; its end message is on the way
-    const ClusterJob& c = jobs_[static_cast<std::size_t>(j)];
     JobRecord& r = result_.records[static_cast<std::size_t>(j)];
-    end_run(j, false);
-    s.status.started_s = -1;
-    state_.release(s.placement);
-    s.placement = {};
-    s.running = false;
-    if (c.elastic()) --elastic_running_;
-    remove_from(running_, j);
+    stop_run(j);
     if (why == Stop::Failed) {
       // Detection, drain, restart and warm-up; finding a node is the cluster's (a spare's swap, or the wait).
       const RecoveryTimes rt = recovery_times(spec_.recovery, 0, hardware);
@@ -720,8 +768,14 @@ class Simulation final : public SchedulingPass {
     double run_s = overhead_s + s.status.remaining_work_s * s.slowdown / s.speed;
     // A walltime is enforced: the run stops at the limit, counted from the job's start out of the queue.
     const double limit_left = c.walltime_s > 0 ? std::max(0.0, c.walltime_s - (now_ - s.limit_start_s)) : kInf;
-    const Message::Kind ending = run_s > limit_left + kSameInstantS ? Message::Timeout : Message::End;
+    Message::Kind ending = run_s > limit_left + kSameInstantS ? Message::Timeout : Message::End;
     if (ending == Message::Timeout) run_s = limit_left;
+    s.expected_end_s = now_ + run_s;
+    if (const JobFailureSpec& jf = spec_.job_failures; jf.on() && job_error_rng_.uniform() < jf.attempt_failure_probability) {
+      // A user or code error at a random point of the work this run has left (the same stream order every run).
+      const double error_s = overhead_s + jf.failure_point(job_error_rng_) * s.status.remaining_work_s * s.slowdown / s.speed;
+      if (error_s < run_s - kSameInstantS) ending = Message::JobError, run_s = error_s;
+    }
     s.planned_end_s = now_ + run_s;
     const int gen = ++s.generation;
     timer({ending, j, gen}, run_s);
@@ -879,6 +933,7 @@ class Simulation final : public SchedulingPass {
   std::vector<std::unique_ptr<FailureInjector>> injectors_, reclaimers_;  // per pool (reclaimers: null unless spot)
   std::unique_ptr<TimeDistribution> repair_;
   Rng rng_;
+  Rng job_error_rng_;  // whether each run meets a user or code error, and where (its own stream: node failures unchanged)
   std::vector<ScriptedFailure> scripted_;
   std::size_t next_scripted_ = 0;
   std::vector<int> pool_first_node_, active_;

@@ -25,6 +25,8 @@ struct JobRecord {
   double wait_s = -1, first_wait_s = -1, jct_s = -1, slowdown = -1;
   int preemptions = 0, failures = 0, reclaims = 0;  // reclaims: runs stopped by a spot node taken back
   int resizes = 0;            // an elastic job's shrinks and growths
+  int job_errors = 0;         // runs ended by a user or code error (job_failures.hpp)
+  bool failed = false;        // its last retry failed too: it ended without finishing (end_s is then)
   double gpu_hours_lost = 0;  // rolled-back work and recoveries, GPU-hours
   int leaves = 0;             // leaf switches of its first placement
   bool finished = false;      // ended: its work done, or stopped at its walltime
@@ -52,6 +54,10 @@ struct PolicyResult {
   double mean_slowdown = 0;
   int preemptions = 0, failures = 0;
   int spot_reclaims = 0;       // spot nodes taken back
+  // User and code errors (job_failures.hpp): runs they ended, retries queued, jobs that failed for good (not counted
+  // among the finished), and the GPU-hours those jobs held (allocated to work that finished nothing).
+  int job_errors = 0, job_retries = 0, failed_jobs = 0;
+  double failed_gpu_hours = 0;
   int resizes = 0;             // elastic jobs' shrinks and growths
   double gpu_hours_lost = 0;
   double goodput = 0;          // useful GPU-time (the jobs' durations) / allocated GPU-time

@@ -131,6 +131,7 @@ ClusterSpec parse_cluster(const Json& value, const std::string& path, std::vecto
     c.failures_on = !(f.is_string() && f.get<std::string>() == "none");
     if (c.failures_on) c.failures = parse_failure_model(f, path + "/failures", gpn, defaults);
   }
+  if (r.has("job_failures")) c.job_failures = parse_job_failures(r.raw("job_failures"), path + "/job_failures", defaults);
   c.recovery = parse_recovery_settings(r.has("recovery") ? r.raw("recovery") : Json(), path + "/recovery", defaults);
   if (r.has("failure_events")) {
     const Json& list = r.raw("failure_events");
@@ -209,7 +210,7 @@ Json to_json(const ClusterSpec& c) {
     queues.push_back({{"name", q.name}, {"quota_gpus", q.quota_gpus}, {"borrowing_limit_gpus", q.borrowing_limit_gpus < 0 ? Json() : Json(q.borrowing_limit_gpus)}, {"weight", q.weight}});
   return {{"pools", pools}, {"gpus", c.total_gpus()}, {"nodes", c.total_nodes()}, {"queues", queues},
           {"network", {{"nodes_per_leaf", c.nodes_per_leaf}, {"oversubscription", c.oversubscription}}},
-          {"gpu_sharing", c.gpu_sharing}, {"failures", c.failures_on ? c.failures.name : "none"},
+          {"gpu_sharing", c.gpu_sharing}, {"failures", c.failures_on ? c.failures.name : "none"}, {"job_failures", to_json(c.job_failures)},
           {"checkpoint_interval_s", c.checkpoint_interval_s},
           {"scheduler", {{"cycle_s", c.cycle.period_s}, {"cycle_cost_s", c.cycle.cost_s}, {"admissions_per_queue_per_cycle", c.cycle.admissions_per_queue},
                          {"las_thresholds_gpu_s", c.las_thresholds_gpu_s}, {"las_promote_knob", c.las_promote_knob},

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cluster_job.hpp"
+#include "job_failures.hpp"
 #include "models/failure_model.hpp"
 #include "models/recovery_model.hpp"
 #include "models/spec.hpp"
@@ -70,6 +71,7 @@ struct ClusterSpec {
   FailureModel failures;
   RecoverySettings recovery;      // detection, drain, restart, warm-up; repair times of failed nodes
   std::vector<ScriptedFailure> scripted_failures;
+  JobFailureSpec job_failures;    // user and code errors that end runs early, and their retries
   double checkpoint_interval_s = 3600;  // jobs that name none
   SchedulerCycle cycle;
   BackfillSettings backfill;
