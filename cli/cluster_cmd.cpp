@@ -40,13 +40,19 @@ std::vector<std::string> policy_notes(const std::vector<cl::PolicyChoice>& choic
   };
   std::vector<std::string> notes;
   const auto no_walltime = std::count_if(jobs.begin(), jobs.end(), [](const cl::ClusterJob& j) { return j.walltime_s <= 0; });
-  if (uses("backfill") && no_walltime > 0)
+  if ((uses("backfill") || uses("easy") || uses("multifactor")) && no_walltime > 0)
     notes.push_back(std::to_string(no_walltime) + " of " + std::to_string(jobs.size()) +
                     " jobs give no walltime: backfill takes their true runtimes as the estimate (an oracle; a real scheduler sees only "
                     "the requested limits, usually well above the runtime)");
   if (uses("quota") && cluster.queues.empty())
     notes.push_back("quota: the cluster defines no queues, so no job has a quota and every job only borrows idle GPUs (quota runs as "
                     "arrival order that skips jobs which do not fit); define cluster.queues to compare quotas");
+  if (uses("multifactor")) {
+    const auto users = std::count_if(jobs.begin(), jobs.end(), [&](const cl::ClusterJob& j) { return !j.user.empty() && j.user != jobs.front().user; });
+    if (users == 0)
+      notes.push_back("multifactor: every job belongs to one user (or the trace names none), so fair-share orders nothing; the order is by "
+                      "age, size and QOS");
+  }
   if (uses("las") && cluster.las_promote_knob <= 0)
     notes.push_back("las: no starvation guard (cluster.scheduler.las_promote_knob 0); jobs of a low queue can wait without bound "
                     "while short jobs keep arriving; waits include the time re-queued after preemptions");

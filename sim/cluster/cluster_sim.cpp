@@ -169,6 +169,8 @@ class Simulation final : public SchedulingPass {
   const std::vector<int>& running() const override { return running_; }
   const ClusterJob& job(int j) const override { return jobs_[static_cast<std::size_t>(j)]; }
   const JobStatus& status(int j) const override { return jobs_state_[static_cast<std::size_t>(j)].status; }
+  bool is_waiting(int j) const override { return jobs_state_[static_cast<std::size_t>(j)].waiting; }
+  std::uint64_t queue_entries() const override { return queue_entries_; }
   bool fits(int j) const override { return state_.fits(job(j)) || (job(j).elastic() && state_.fits(sized(job(j), job(j).elastic_min))); }
   bool fits_without(int j, const std::vector<int>& victims) const override {
     ClusterState trial = state_;
@@ -360,6 +362,7 @@ class Simulation final : public SchedulingPass {
           if (s.done) continue;
           s.waiting = true;
           waiting_.push_back(j);
+          ++queue_entries_;
         }
         return true;
       case Message::End: {
@@ -384,6 +387,7 @@ class Simulation final : public SchedulingPass {
         JobState& s = jobs_state_[static_cast<std::size_t>(m.a)];
         s.waiting = true;
         waiting_.insert(std::lower_bound(waiting_.begin(), waiting_.end(), m.a), m.a);
+        ++queue_entries_;
         return true;
       }
       case Message::NodeBack: {  // a spare swapped in: in service, and a spot node can now be reclaimed
@@ -690,6 +694,7 @@ class Simulation final : public SchedulingPass {
     s.status.queued_since_s = now_;
     const auto pos = std::lower_bound(waiting_.begin(), waiting_.end(), j);
     waiting_.insert(pos, j);
+    ++queue_entries_;
   }
 
   // An elastic job that loses `node` runs on without it when what it keeps is at least elastic_min GPUs: it
@@ -933,7 +938,8 @@ class Simulation final : public SchedulingPass {
   std::vector<std::unique_ptr<FailureInjector>> injectors_, reclaimers_;  // per pool (reclaimers: null unless spot)
   std::unique_ptr<TimeDistribution> repair_;
   Rng rng_;
-  Rng job_error_rng_;  // whether each run meets a user or code error, and where (its own stream: node failures unchanged)
+  Rng job_error_rng_;
+  std::uint64_t queue_entries_ = 0;  // jobs that entered the waiting queue: arrivals and returns  // whether each run meets a user or code error, and where (its own stream: node failures unchanged)
   std::vector<ScriptedFailure> scripted_;
   std::size_t next_scripted_ = 0;
   std::vector<int> pool_first_node_, active_;

@@ -150,6 +150,19 @@ ClusterSpec parse_cluster(const Json& value, const std::string& path, std::vecto
     c.backfill.interval_s = s.get_quantity("backfill_interval", Quantity::Time, c.backfill.interval_s, "", {1, 10800});
     c.backfill.depth = s.get_int("backfill_depth", c.backfill.depth, "", 1, 1'000'000);
     c.backfill.window_s = s.get_quantity("backfill_window", Quantity::Time, c.backfill.window_s, "", {60, 30 * 86400.0});
+    if (s.has("priority")) {
+      JsonReader m(s.raw("priority"), path + "/scheduler/priority", defaults);
+      MultifactorSettings& p = c.priority;
+      // Slurm's weights are 32-bit unsigned integers; its times are minutes to years.
+      p.weight_age = m.get_number("weight_age", p.weight_age, "", 0, 4294967295.0);
+      p.weight_fairshare = m.get_number("weight_fairshare", p.weight_fairshare, "", 0, 4294967295.0);
+      p.weight_job_size = m.get_number("weight_job_size", p.weight_job_size, "", 0, 4294967295.0);
+      p.weight_qos = m.get_number("weight_qos", p.weight_qos, "", 0, 4294967295.0);
+      p.max_age_s = m.get_quantity("max_age", Quantity::Time, p.max_age_s, "", {60, 3650 * 86400.0});
+      p.decay_half_life_s = m.get_quantity("decay_half_life", Quantity::Time, p.decay_half_life_s, "", {60, 3650 * 86400.0});
+      p.favor_small = m.get_bool("favor_small", p.favor_small, "");
+      m.reject_unknown();
+    }
     if (s.has("las_thresholds")) {
       const Json& t = s.raw("las_thresholds");
       if (!t.is_array() || t.empty()) throw InputError(path + "/scheduler/las_thresholds", json_value_text(t), "a list of increasing GPU-second thresholds");
@@ -214,7 +227,11 @@ Json to_json(const ClusterSpec& c) {
           {"checkpoint_interval_s", c.checkpoint_interval_s},
           {"scheduler", {{"cycle_s", c.cycle.period_s}, {"cycle_cost_s", c.cycle.cost_s}, {"admissions_per_queue_per_cycle", c.cycle.admissions_per_queue},
                          {"las_thresholds_gpu_s", c.las_thresholds_gpu_s}, {"las_promote_knob", c.las_promote_knob},
-                         {"backfill_interval_s", c.backfill.interval_s}, {"backfill_depth", c.backfill.depth}, {"backfill_window_s", c.backfill.window_s}}}};
+                         {"backfill_interval_s", c.backfill.interval_s}, {"backfill_depth", c.backfill.depth}, {"backfill_window_s", c.backfill.window_s},
+                         {"priority", {{"weight_age", c.priority.weight_age}, {"weight_fairshare", c.priority.weight_fairshare},
+                                       {"weight_job_size", c.priority.weight_job_size}, {"weight_qos", c.priority.weight_qos},
+                                       {"max_age_s", c.priority.max_age_s}, {"decay_half_life_s", c.priority.decay_half_life_s},
+                                       {"favor_small", c.priority.favor_small}}}}}};
 }
 
 }  // namespace trainsim::sim::cluster

@@ -53,6 +53,18 @@ struct BackfillSettings {
   double window_s = 86400;  // bf_window (1,440 minutes)
 };
 
+// Slurm's priority/multifactor (slurm.conf PriorityWeight*, PriorityMaxAge, PriorityDecayHalfLife, PriorityFavorSmall),
+// the `multifactor` policy's job priority: the weighted sum of an age factor (time queued over max_age, at most 1), a
+// fair-share factor (Fair Tree, Slurm's default since 19.05, over the workload's users with equal shares: usage decayed
+// with the half-life), a job-size factor (GPUs asked over the cluster's; 1 minus that when favor_small) and a QOS factor
+// (the job's priority over the largest). Defaults: the example configuration of Slurm's priority/multifactor guide.
+struct MultifactorSettings {
+  double weight_age = 1000, weight_fairshare = 10000, weight_job_size = 1000, weight_qos = 0;
+  double max_age_s = 14 * 86400.0;
+  double decay_half_life_s = 14 * 86400.0;
+  bool favor_small = false;
+};
+
 // A queue with a guaranteed share (Kueue ClusterQueue nominal quota, Volcano queue capability / guarantee):
 // its jobs may borrow GPUs other queues leave idle, up to a limit, and get their quota back by preemption.
 struct QueueSpec {
@@ -75,6 +87,7 @@ struct ClusterSpec {
   double checkpoint_interval_s = 3600;  // jobs that name none
   SchedulerCycle cycle;
   BackfillSettings backfill;
+  MultifactorSettings priority;      // `multifactor`'s job priority
   std::vector<QueueSpec> queues;     // for `quota` and `drf`; jobs of a queue not listed have no quota
   // `las`: attained-service thresholds (GPU-seconds) between its priority queues (Tiresias' discretized LAS).
   std::vector<double> las_thresholds_gpu_s{3600};

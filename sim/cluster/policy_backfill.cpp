@@ -7,9 +7,13 @@
 //    starting each that delays no reservation and reserving for each that cannot start (many reservations, not
 //    one), up to bf_window ahead (cluster.scheduler.backfill_interval, backfill_depth, backfill_window).
 //  - `easy` is EASY backfilling (Lifka 1995): at every event, one reservation, for the first waiting job.
+//  - `multifactor` is Slurm's backfill with priority/multifactor: both loops walk the queue in that priority order
+//    (multifactor_priority.hpp) instead of arrival order.
 #include <algorithm>
 #include <limits>
+#include <memory>
 
+#include "multifactor_priority.hpp"
 #include "scheduler_policy.hpp"
 
 namespace trainsim::sim::cluster {
@@ -17,13 +21,31 @@ namespace {
 
 class Backfill : public SchedulerPolicy {
  public:
-  explicit Backfill(bool slurm) : slurm_(slurm) {}
+  explicit Backfill(bool slurm, bool multifactor = false) : slurm_(slurm) {
+    if (multifactor) priority_ = std::make_unique<MultifactorPriority>();
+  }
 
   void schedule(SchedulingPass& pass) override {
-    // The main loop: the head starts, or it blocks (a started job leaves the queue; no copy of it per pass).
-    while (!pass.waiting().empty() && pass.start(pass.waiting().front())) {
+    if (!priority_) {
+      // The main loop in arrival order: the head starts, or it blocks (a started job leaves the queue; no copy).
+      while (!pass.waiting().empty() && pass.start(pass.waiting().front())) {
+      }
+      loops(pass, pass.waiting(), 0);
+      return;
     }
-    if (pass.waiting().empty()) return;
+    // The main loop in priority order; each start changes the queue (and the QOS scale), so the rest is ranked again.
+    // Only the first bf_max_job_test are ranked: no loop of this pass looks further.
+    const std::size_t ranked_first = static_cast<std::size_t>(std::max(1, pass.cluster().backfill.depth));
+    std::vector<int> ranked = priority_->order(pass, ranked_first);
+    while (!ranked.empty() && pass.start(ranked.front())) ranked = priority_->order(pass, ranked_first);
+    loops(pass, ranked, 0);
+    priority_->note_running(pass);
+  }
+
+ private:
+  // The backfill loop over queue[head...] (queue: the waiting jobs in priority order; queue[head] the blocked head).
+  void loops(SchedulingPass& pass, const std::vector<int>& queue_in, std::size_t head) {
+    if (head >= queue_in.size()) return;
     const BackfillSettings& bf = pass.cluster().backfill;
     if (slurm_) {
       if (pass.now() < next_loop_s_) {
@@ -35,9 +57,10 @@ class Backfill : public SchedulerPolicy {
     const double window = slurm_ ? bf.window_s : std::numeric_limits<double>::infinity();
     // The jobs this loop tests, the blocked head first (starting one changes the queue): Slurm's first
     // bf_max_job_test, EASY's whole queue.
-    const std::vector<int>& queue = pass.waiting();
-    const std::size_t tested = slurm_ ? std::min(queue.size(), static_cast<std::size_t>(std::max(0, bf.depth))) : queue.size();
-    const std::vector<int> order(queue.begin(), queue.begin() + static_cast<std::ptrdiff_t>(tested));
+    const std::size_t left = queue_in.size() - head;
+    const std::size_t tested = slurm_ ? std::min(left, static_cast<std::size_t>(std::max(0, bf.depth))) : left;
+    const auto first = queue_in.begin() + static_cast<std::ptrdiff_t>(head);
+    const std::vector<int> order(first, first + static_cast<std::ptrdiff_t>(tested));
     // A reservation holds GPUs back only from the jobs after it that could start now, and a pass only takes
     // GPUs, so a job that does not fit stays unable to: once no later job fits (or no GPU is free), the rest of
     // the loop would start nothing, and its reservations would hold GPUs back from no one. The loop stops
@@ -54,14 +77,17 @@ class Backfill : public SchedulerPolicy {
     }
   }
 
- private:
   bool slurm_;
   double next_loop_s_ = 0;  // when the backfill loop runs next (Slurm: every bf_interval)
+  std::unique_ptr<MultifactorPriority> priority_;  // `multifactor`: the queue's order
 };
 
 const RegisterPolicy kBackfill{{"backfill", "Slurm's backfill: priority order; every bf_interval, up to bf_max_job_test waiting jobs start if they delay no reservation, else are reserved",
                                 "Slurm sched/backfill (slurm.conf bf_interval, bf_max_job_test, bf_window)",
                                 [] { return std::make_unique<Backfill>(true); }}};
+const RegisterPolicy kMultifactor{{"multifactor", "Slurm's backfill in priority/multifactor order: age, Fair Tree fair-share over decayed usage, job size, QOS (cluster.scheduler.priority)",
+                                   "Slurm priority/multifactor with Fair Tree (slurm.conf PriorityWeight*, PriorityDecayHalfLife, PriorityMaxAge) + sched/backfill",
+                                   [] { return std::make_unique<Backfill>(true, true); }}};
 const RegisterPolicy kEasy{{"easy", "EASY backfilling: arrival order, the first waiting job reserved, later jobs fill holes that do not delay it",
                             "Lifka, 'The ANL/IBM SP scheduling system' (JSSPP 1995)",
                             [] { return std::make_unique<Backfill>(false); }}};

@@ -3,6 +3,7 @@
 // waiting jobs in queue order and the running ones, and acts through the SchedulingPass: start a job (placed
 // by the run's placement strategy: binpack, spread, topology), or preempt one (gang-aware: a whole job).
 // It knows no nodes, clocks or actors; the simulator (cluster_sim.cpp) owns those.
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -32,6 +33,11 @@ class SchedulingPass {
   virtual const std::vector<int>& running() const = 0;
   virtual const ClusterJob& job(int j) const = 0;
   virtual const JobStatus& status(int j) const = 0;
+  // Whether the job waits now, and how many times a job has entered the waiting queue so far (its arrival, and each
+  // return after a preemption, failure or job error): a policy that keeps its own view of the queue between passes
+  // (multifactor's sorted sets) learns from these what changed without reading the whole queue.
+  virtual bool is_waiting(int j) const = 0;
+  virtual std::uint64_t queue_entries() const = 0;
   // Would the job fit the free GPUs now (placement included)?
   virtual bool fits(int j) const = 0;
   // Would it fit once `victims` (running jobs) released their GPUs?
