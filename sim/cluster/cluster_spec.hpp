@@ -71,6 +71,11 @@ struct QueueSpec {
   std::string name;
   double quota_gpus = 0;             // guaranteed (nominal) GPUs
   double borrowing_limit_gpus = -1;  // most GPUs beyond the quota (-1: any idle GPU)
+  // Kueue: queues borrow only within their cohort (the unused quota its queues lend, and the GPUs no queue is
+  // guaranteed), and take back lent GPUs from their cohort first; a queue lends at most lending_limit_gpus of its
+  // unused quota (-1: all of it), keeping the rest for itself. Queues without a cohort share the cohort "".
+  std::string cohort;
+  double lending_limit_gpus = -1;
   double weight = 1;                 // fair-share weight (drf)
 };
 

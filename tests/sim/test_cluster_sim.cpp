@@ -279,6 +279,47 @@ TEST_CASE("quotas are honoured, idle quota is lent, and borrowed GPUs are return
   CHECK(strict.preemptions == 0);
 }
 
+TEST_CASE("Kueue cohorts: queues borrow only within their cohort; a lending limit keeps part of the unused quota") {
+  // Queues a and b, 8 GPUs guaranteed each on 16 (no GPU unguaranteed). a submits two 8-GPU jobs at t=0 while b is
+  // idle. In one cohort, a2 borrows b's unused quota and starts at 0; in cohorts x and y it may not borrow across, and
+  // starts when a1 ends at 100, though 8 GPUs stay idle.
+  ClusterJob a1 = job("a1", 0, 8, 100), a2 = job("a2", 0, 8, 100);
+  a1.queue = a2.queue = "a";
+  Json one = {{{"name", "a"}, {"quota_gpus", 8}}, {{"name", "b"}, {"quota_gpus", 8}}};
+  CHECK(run(two_nodes({{"queues", one}}), {a1, a2}, "quota").records[1].start_s == doctest::Approx(0));
+  Json two = {{{"name", "a"}, {"quota_gpus", 8}, {"cohort", "x"}}, {{"name", "b"}, {"quota_gpus", 8}, {"cohort", "y"}}};
+  CHECK(run(two_nodes({{"queues", two}}), {a1, a2}, "quota").records[1].start_s == doctest::Approx(100));
+  // One cohort, b lending at most 4 of its 8: a's 4-GPU job borrows 4 at once; its 8-GPU job would borrow 8 > 4 and
+  // waits until a1 ends at 100 (then a holds 4 + 8 = 12: 4 borrowed, within the limit).
+  ClusterJob small = job("a-small", 0, 4, 100), big = job("a-big", 0, 8, 100);
+  small.queue = big.queue = "a";
+  Json lending = {{{"name", "a"}, {"quota_gpus", 8}}, {{"name", "b"}, {"quota_gpus", 8}, {"lending_limit_gpus", 4}}};
+  const PolicyResult r = run(two_nodes({{"queues", lending}}), {a1, small, big}, "quota");
+  CHECK(r.records[1].start_s == doctest::Approx(0));
+  CHECK(r.records[2].start_s == doctest::Approx(100));
+}
+
+TEST_CASE("Kueue reclaim within the cohort; a queue outside every cohort borrows nothing") {
+  // Queues a (8 GPUs) and b (8) in cohort x on 16 GPUs; queue c is not listed (no quota, cohort ""). b1 runs within
+  // b's quota from 0; b2 borrows a's unused quota at t=1 (same cohort); a1 arrives at t=10 within a's quota and
+  // takes it back: b2, the cohort's borrower, is preempted. c1 may borrow only what cohort "" lends: no queue there
+  // lends and every GPU is some queue's quota, so it never starts (Kueue would keep it pending), and the run rejects
+  // it when nothing else runs.
+  Json queues = {{{"name", "a"}, {"quota_gpus", 8}, {"cohort", "x"}}, {{"name", "b"}, {"quota_gpus", 8}, {"cohort", "x"}}};
+  ClusterJob b1 = job("b1", 0, 8, 1000), cjob = job("c1", 0, 8, 50), b2 = job("b2", 1, 8, 1000), a1 = job("a1", 10, 8, 100);
+  b1.queue = b2.queue = "b";
+  cjob.queue = "c";
+  a1.queue = "a";
+  const PolicyResult r = run(two_nodes({{"queues", queues}}), {b1, cjob, b2, a1}, "quota");
+  CHECK(r.records[0].start_s == doctest::Approx(0));
+  CHECK(r.records[2].start_s == doctest::Approx(1));   // b2 borrows a's unused quota (cohort x)
+  CHECK(r.records[3].start_s == doctest::Approx(10));  // a1 takes it back
+  CHECK(r.records[2].preemptions == 1);
+  CHECK(r.records[0].preemptions == 0);
+  CHECK(r.records[1].start_s < 0);
+  CHECK(r.rejected == 1);
+}
+
 TEST_CASE("drf gives a freed GPU to the tenant with the smallest share; FIFO to the earliest job") {
   // One node of 2 GPUs. Alice runs A1 (100 s) and A2 (1,000 s) from t=0; A3 (alice, t=1) and B1 (bob, t=2) wait.
   // At t=100 one GPU frees: FIFO starts A3 (earlier); DRF starts B1 (bob holds 0 GPUs, alice 1), A3 at 200.
