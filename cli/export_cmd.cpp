@@ -18,6 +18,7 @@
 #include "models/walltime.hpp"
 #include "plan_input.hpp"
 #include "reports/export/export_registry.hpp"
+#include "reports/plan_report.hpp"
 #include "reports/table.hpp"
 #include "run_files.hpp"
 
@@ -68,14 +69,10 @@ void add_band_and_memory(ExportPlan& plan) {
   plan.capacity_bytes = memory.capacity;
 }
 
+// "tp1 pp1 dp16, ZeRO 3, micro-batch 1, recompute none": the plan table's layout and the rest a launch needs.
 std::string plan_text(const Plan& p) {
-  std::string out = "tp " + std::to_string(p.layout.tp) + ", pp " + std::to_string(p.layout.pp) + ", dp " + std::to_string(p.layout.dp);
-  if (p.layout.cp > 1) out += ", cp " + std::to_string(p.layout.cp);
-  if (p.layout.ep > 1) out += ", ep " + std::to_string(p.layout.ep);
-  out += ", micro-batch " + std::to_string(p.layout.micro_batch_size) + ", ZeRO " + std::to_string(p.training.zero_stage) + ", recompute " +
-         to_string(p.training.recompute);
-  if (p.training.offload_optimizer) out += ", optimizer offloaded";
-  return out;
+  return layout_text(p) + ", ZeRO " + std::to_string(p.training.zero_stage) + ", micro-batch " + std::to_string(p.layout.micro_batch_size) +
+         ", recompute " + to_string(p.training.recompute);
 }
 
 // What would run under `framework` on the plan's GPUs: the fastest layout that fits, as a hint for a refusal.

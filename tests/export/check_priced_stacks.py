@@ -86,7 +86,7 @@ def framework_checks(trainsim, tmp):
     _, err = export(trainsim, zero2, "deepspeed", tmp, expect=2)
     check(re.search(r'--to: got "deepspeed"; expected a target this layout fits under \(deepspeed runs deepspeed\)', err), err)
     check(re.search(r"under deepspeed it needs [\d.]+ GiB of the [\d.]+ GiB", err), err)
-    check(re.search(r"the fastest layout that fits is tp \d+, pp \d+, dp \d+.*trainsim plan \S+ --framework deepspeed --gpus 16", err), err)
+    check(re.search(r"the fastest layout that fits is tp\d+ pp\d+ dp\d+, ZeRO \d, micro-batch \d+.*trainsim plan \S+ --framework deepspeed --gpus 16", err), err)
     print("ok  zero2 plan refused by --to deepspeed:", err.strip()[:200])
 
     # An FSDP2 plan exported to Megatron-LM is priced again as Megatron-Core: the figures `estimate` gives under megatron-core.
