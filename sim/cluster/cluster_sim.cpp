@@ -1,6 +1,7 @@
 #include "cluster_sim.hpp"
 
 #include <algorithm>
+#include <unordered_map>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -67,6 +68,7 @@ struct JobState {
   double next_overhead_s = 0;    // startup time the next run pays
   double planned_end_s = 0;      // when this run's End, Timeout or JobError is due
   double expected_end_s = 0;     // when it would end without a job error (what the scheduler can know)
+  double counted_gpus = 0;       // GPUs counted against its user's limit while it runs
   double attempts_gpu_s = 0;     // GPU-seconds of all its runs (a job that fails for good wasted them)
   double slowdown = 1;           // this run's placement: work takes this much longer (cross_leaf_slowdown over leaves)
   double held = 0;               // GPUs this run holds (an elastic job's may differ from its request)
@@ -79,6 +81,7 @@ class Simulation final : public SchedulingPass {
   Simulation(const ClusterSpec& spec, const std::vector<ClusterJob>& jobs, const ClusterSimOptions& opt)
       : spec_(spec), jobs_(jobs), opt_(opt), state_(spec), scratch_(spec), jobs_state_(jobs.size()) {
     choice_ = parse_policy_choice(opt.policy, "--policy");
+    limits_on_ = spec.has_user_limits();
     placement_from_string(choice_.placement, &placement_);
     policy_ = find_policy(choice_.ordering)->make();
     result_.name = opt.policy;
@@ -165,11 +168,14 @@ class Simulation final : public SchedulingPass {
 
   // ---- SchedulingPass ----
   double now() const override { return now_; }
-  const std::vector<int>& waiting() const override { return waiting_; }
+  // With per-user limits, the jobs their users' limits let start: the others are not eligible (Slurm skips them).
+  const std::vector<int>& waiting() const override { return limits_on_ ? eligible_ : waiting_; }
   const std::vector<int>& running() const override { return running_; }
   const ClusterJob& job(int j) const override { return jobs_[static_cast<std::size_t>(j)]; }
   const JobStatus& status(int j) const override { return jobs_state_[static_cast<std::size_t>(j)].status; }
-  bool is_waiting(int j) const override { return jobs_state_[static_cast<std::size_t>(j)].waiting; }
+  bool is_waiting(int j) const override {
+    return jobs_state_[static_cast<std::size_t>(j)].waiting && (!limits_on_ || within_limits(j));
+  }
   std::uint64_t queue_entries() const override { return queue_entries_; }
   bool fits(int j) const override { return state_.fits(job(j)) || (job(j).elastic() && state_.fits(sized(job(j), job(j).elastic_min))); }
   bool fits_without(int j, const std::vector<int>& victims) const override {
@@ -217,6 +223,9 @@ class Simulation final : public SchedulingPass {
   std::string never_fits(const ClusterJob& j) const {
     bool typed = false;
     const int need = j.elastic() ? j.elastic_min : j.gpus;
+    const UserLimits& l = spec_.limits_of(j.user);
+    if (l.max_gpus > 0 && gpus_held(j, spec_.gpu_sharing) > l.max_gpus + 1e-9 && need > l.max_gpus + 1e-9)
+      return "more GPUs than its user's limit (max_gpus)";
     for (std::size_t p = 0; p < spec_.pools.size(); ++p) {
       if (!state_.pool_allowed(j, static_cast<int>(p))) continue;
       typed = true;
@@ -572,6 +581,7 @@ class Simulation final : public SchedulingPass {
     s.status.run_s += now_ - s.run_start_s;
     state_.release(s.placement);
     if (c.elastic()) --elastic_running_;
+    release_user_use(j);
     s.running = false;
     s.done = true;
     s.status.remaining_work_s = 0;
@@ -631,7 +641,18 @@ class Simulation final : public SchedulingPass {
     s.placement = {};
     s.running = false;
     if (jobs_[static_cast<std::size_t>(j)].elastic()) --elastic_running_;
+    release_user_use(j);
     remove_from(running_, j);
+  }
+
+  // A run ended: its job and GPUs no longer count against its user's limits.
+  void release_user_use(int j) {
+    if (!limits_on_) return;
+    JobState& s = jobs_state_[static_cast<std::size_t>(j)];
+    auto& use = user_use_[jobs_[static_cast<std::size_t>(j)].user];
+    --use.first;
+    use.second -= s.counted_gpus;
+    s.counted_gpus = 0;
   }
 
   // A user or code error ended the run: it keeps the work up to its last checkpoint and is retried from there after
@@ -765,6 +786,10 @@ class Simulation final : public SchedulingPass {
     for (const Placement::Part& part : s.placement.parts) whole += part.whole;
     s.held = c.elastic() ? whole : gpus_held(c, spec_.gpu_sharing);
     s.speed = c.elastic() ? c.speed_on(whole) : 1.0;
+    if (limits_on_) {
+      user_use_[c.user].second += s.held - s.counted_gpus;
+      s.counted_gpus = s.held;
+    }
     s.run_start_s = now_;
     s.status.started_s = now_;
     s.run_overhead_s = overhead_s;
@@ -838,9 +863,19 @@ class Simulation final : public SchedulingPass {
   }
 
   // Whether a job may start in this pass at all: waiting, and its queue's admissions not used up.
+  // Whether the job's user may run it beside what the user runs now (per-user limits).
+  bool within_limits(int j) const {
+    const ClusterJob& c = job(j);
+    const UserLimits& l = spec_.limits_of(c.user);
+    const auto it = user_use_.find(c.user);
+    const int jobs = it == user_use_.end() ? 0 : it->second.first;
+    const double gpus = it == user_use_.end() ? 0.0 : it->second.second;
+    return (l.max_running_jobs <= 0 || jobs + 1 <= l.max_running_jobs) && (l.max_gpus <= 0 || gpus + gpus_held(c, spec_.gpu_sharing) <= l.max_gpus + 1e-9);
+  }
   bool startable(int j) {
     const ClusterJob& c = job(j);
     if (!jobs_state_[static_cast<std::size_t>(j)].waiting) return false;
+    if (limits_on_ && !within_limits(j)) return false;
     return spec_.cycle.admissions_per_queue <= 0 || admitted_[c.queue] < spec_.cycle.admissions_per_queue;
   }
   // Where the job would run in `state` (whose free GPUs are free now): its request, or for an elastic job that
@@ -907,6 +942,12 @@ class Simulation final : public SchedulingPass {
 
   void pass() {
     admitted_.clear();
+    if (limits_on_) {
+      eligible_.clear();
+      for (int j : waiting_)
+        if (within_limits(j)) eligible_.push_back(j);
+      ++queue_entries_;  // jobs a limit held may be eligible again: a policy's own view of the queue must look again
+    }
     reservations_.clear();
     plan_.reset();
     give_back_grown();
@@ -955,6 +996,10 @@ class Simulation final : public SchedulingPass {
   std::priority_queue<Timed, std::vector<Timed>, std::greater<>> timed_;
   std::uint64_t timed_seq_ = 0;
   std::map<std::string, int> admitted_;
+  // Per-user limits: the running jobs and GPUs of each user, and this pass's eligible waiting jobs.
+  bool limits_on_ = false;
+  std::unordered_map<std::string, std::pair<int, double>> user_use_;
+  std::vector<int> eligible_;
   std::map<std::string, std::pair<double, double>> user_history_;
   std::pair<double, double> all_history_{0, 0};
   sg4::Mailbox* mailbox_ = nullptr;
@@ -1064,6 +1109,10 @@ bool Simulation::begin(int j, Placement p, bool allocated) {
   s.running = true;
   if (c.elastic()) ++elastic_running_;
   remove_from(waiting_, j);
+  if (limits_on_) {
+    if (const auto it = std::find(eligible_.begin(), eligible_.end(), j); it != eligible_.end()) eligible_.erase(it);
+    ++user_use_[c.user].first;
+  }
   running_.push_back(j);
   JobRecord& r = result_.records[static_cast<std::size_t>(j)];
   if (r.start_s < 0) {

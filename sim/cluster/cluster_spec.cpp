@@ -63,6 +63,13 @@ ScriptedFailure parse_scripted(const Json& value, const std::string& path, int n
   return f;
 }
 
+UserLimits parse_user_limits(JsonReader& r) {
+  UserLimits l;
+  l.max_running_jobs = r.get_int("max_running_jobs", 0, "", 0, 1 << 24);
+  l.max_gpus = r.get_number("max_gpus", 0, "", 0, 1e7);
+  return l;
+}
+
 QueueSpec parse_queue(const Json& value, const std::string& path) {
   if (!value.is_object()) throw InputError(path, json_value_text(value), "a queue {name, quota_gpus, borrowing_limit_gpus, cohort, lending_limit_gpus, weight}");
   JsonReader r(value, path, nullptr);
@@ -79,6 +86,18 @@ QueueSpec parse_queue(const Json& value, const std::string& path) {
 }
 
 }  // namespace
+
+const UserLimits& ClusterSpec::limits_of(const std::string& user) const {
+  const auto it = user_limit_overrides.find(user);
+  return it == user_limit_overrides.end() ? user_limits : it->second;
+}
+
+bool ClusterSpec::has_user_limits() const {
+  if (user_limits.any()) return true;
+  for (const auto& [user, l] : user_limit_overrides)
+    if (l.any()) return true;
+  return false;
+}
 
 const QueueSpec* ClusterSpec::queue(const std::string& name) const {
   for (const QueueSpec& q : queues)
@@ -132,6 +151,21 @@ ClusterSpec parse_cluster(const Json& value, const std::string& path, std::vecto
     const Json& f = r.raw("failures");
     c.failures_on = !(f.is_string() && f.get<std::string>() == "none");
     if (c.failures_on) c.failures = parse_failure_model(f, path + "/failures", gpn, defaults);
+  }
+  if (r.has("user_limits")) {
+    const std::string where = path + "/user_limits";
+    JsonReader u(r.raw("user_limits"), where, defaults);
+    c.user_limits = parse_user_limits(u);
+    if (u.has("users")) {
+      const Json& users = u.raw("users");
+      if (!users.is_object()) throw InputError(where + "/users", json_value_text(users), "an object {user: {max_running_jobs, max_gpus}}");
+      for (auto it = users.begin(); it != users.end(); ++it) {
+        JsonReader one(it.value(), where + "/users/" + it.key(), defaults);
+        c.user_limit_overrides[it.key()] = parse_user_limits(one);
+        one.reject_unknown();
+      }
+    }
+    u.reject_unknown();
   }
   if (r.has("job_failures")) c.job_failures = parse_job_failures(r.raw("job_failures"), path + "/job_failures", defaults);
   c.recovery = parse_recovery_settings(r.has("recovery") ? r.raw("recovery") : Json(), path + "/recovery", defaults);
@@ -227,6 +261,11 @@ Json to_json(const ClusterSpec& c) {
   return {{"pools", pools}, {"gpus", c.total_gpus()}, {"nodes", c.total_nodes()}, {"queues", queues},
           {"network", {{"nodes_per_leaf", c.nodes_per_leaf}, {"oversubscription", c.oversubscription}}},
           {"gpu_sharing", c.gpu_sharing}, {"failures", c.failures_on ? c.failures.name : "none"}, {"job_failures", to_json(c.job_failures)},
+          {"user_limits", {{"max_running_jobs", c.user_limits.max_running_jobs}, {"max_gpus", c.user_limits.max_gpus}, {"users", [&] {
+             Json users = Json::object();
+             for (const auto& [name, l] : c.user_limit_overrides) users[name] = {{"max_running_jobs", l.max_running_jobs}, {"max_gpus", l.max_gpus}};
+             return users;
+           }()}}},
           {"checkpoint_interval_s", c.checkpoint_interval_s},
           {"scheduler", {{"cycle_s", c.cycle.period_s}, {"cycle_cost_s", c.cycle.cost_s}, {"admissions_per_queue_per_cycle", c.cycle.admissions_per_queue},
                          {"las_thresholds_gpu_s", c.las_thresholds_gpu_s}, {"las_promote_knob", c.las_promote_knob},

@@ -3,6 +3,7 @@
 // spares), how nodes hang under leaf switches, GPU sharing, failures and repairs, the default checkpoint
 // interval of jobs that name none, and the scheduler's cycle. Read from a scenario's "cluster" section
 // (the contract in scenarios/FORMAT.md) or made from a trace's own node list.
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -65,6 +66,15 @@ struct MultifactorSettings {
   bool favor_small = false;
 };
 
+// Per-user limits (Slurm's MaxJobsPerUser and MaxTRESPerUser=gres/gpu=N on a QOS or association): a user's jobs
+// beyond them stay pending, skipped by the scheduler (Slurm's reasons QOSMaxJobsPerUserLimit, QOSMaxGRESPerUser)
+// without holding back other users' jobs. 0: no limit.
+struct UserLimits {
+  int max_running_jobs = 0;
+  double max_gpus = 0;
+  bool any() const { return max_running_jobs > 0 || max_gpus > 0; }
+};
+
 // A queue with a guaranteed share (Kueue ClusterQueue nominal quota, Volcano queue capability / guarantee):
 // its jobs may borrow GPUs other queues leave idle, up to a limit, and get their quota back by preemption.
 struct QueueSpec {
@@ -93,6 +103,10 @@ struct ClusterSpec {
   SchedulerCycle cycle;
   BackfillSettings backfill;
   MultifactorSettings priority;      // `multifactor`'s job priority
+  UserLimits user_limits;            // every user's
+  std::map<std::string, UserLimits> user_limit_overrides;  // by user name, replacing user_limits
+  const UserLimits& limits_of(const std::string& user) const;
+  bool has_user_limits() const;
   std::vector<QueueSpec> queues;     // for `quota` and `drf`; jobs of a queue not listed have no quota
   // `las`: attained-service thresholds (GPU-seconds) between its priority queues (Tiresias' discretized LAS).
   std::vector<double> las_thresholds_gpu_s{3600};

@@ -320,6 +320,35 @@ TEST_CASE("Kueue reclaim within the cohort; a queue outside every cohort borrows
   CHECK(r.rejected == 1);
 }
 
+TEST_CASE("per-user limits: a user's job beyond them waits without holding back other users' jobs, under every ordering") {
+  // One 8-GPU node; every user may run 1 job (Slurm MaxJobsPerUser=1), alice at most 4 GPUs (MaxTRESPerUser).
+  // alice's A1 (1 GPU, 100 s) starts at 0; her A2 is held by the job limit and, not eligible, does not block bob's
+  // B1 (t=1), which starts at once; A2 starts when A1 ends at 100. A 5-GPU job of alice can never start: rejected.
+  Json limits = {{"max_running_jobs", 1}, {"users", {{"alice", {{"max_running_jobs", 1}, {"max_gpus", 4}}}}}};
+  ClusterJob a1 = job("A1", 0, 1, 100), a2 = job("A2", 0, 1, 100), b1 = job("B1", 1, 1, 100), a5 = job("A5", 0, 5, 10);
+  a1.user = a2.user = a5.user = "alice";
+  b1.user = "bob";
+  for (const char* policy : {"fifo", "backfill", "multifactor", "priority"}) {
+    const std::string name = policy;
+    CAPTURE(name);
+    const PolicyResult r = run(one_node({{"user_limits", limits}}), {a1, a2, a5, b1}, policy);
+    CHECK(r.records[0].start_s == doctest::Approx(0));
+    CHECK(r.records[1].start_s == doctest::Approx(100));
+    CHECK(r.records[3].start_s == doctest::Approx(1));
+    CHECK(r.records[2].start_s < 0);
+    REQUIRE(r.rejected_reasons.size() == 1);
+    CHECK(r.rejected_reasons[0].first == "more GPUs than its user's limit (max_gpus)");
+  }
+  // Without limits all three 1-GPU jobs start on arrival.
+  const PolicyResult free = run(one_node(), {a1, a2, b1}, "fifo");
+  CHECK(free.records[1].start_s == doctest::Approx(0));
+  // The GPU limit alone: alice's two 3-GPU jobs would hold 6 > 4, so the second waits for the first (100 s).
+  ClusterJob a3 = job("A3", 0, 3, 100), a4 = job("A4", 0, 3, 100);
+  a3.user = a4.user = "alice";
+  const PolicyResult g = run(one_node({{"user_limits", {{"max_gpus", 4}}}}), {a3, a4}, "fifo");
+  CHECK(g.records[1].start_s == doctest::Approx(100));
+}
+
 TEST_CASE("drf gives a freed GPU to the tenant with the smallest share; FIFO to the earliest job") {
   // One node of 2 GPUs. Alice runs A1 (100 s) and A2 (1,000 s) from t=0; A3 (alice, t=1) and B1 (bob, t=2) wait.
   // At t=100 one GPU frees: FIFO starts A3 (earlier); DRF starts B1 (bob holds 0 GPUs, alice 1), A3 at 200.
