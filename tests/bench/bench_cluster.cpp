@@ -37,7 +37,7 @@ void ChronusAllPolicies(benchmark::State& state) {
     return;
   }
   const ClusterSpec cluster = nodes_of_8(160, "none");
-  const std::vector<std::string> all = {"fifo", "sjf", "sjf-estimate", "priority", "easy", "backfill", "multifactor", "las", "drf", "quota", "backfill+topology", "fifo+spread"};
+  const std::vector<std::string> all = {"fifo", "sjf", "sjf-estimate", "priority", "easy", "backfill", "multifactor", "las", "drf", "quota", "proportion", "backfill+topology", "fifo+spread"};
   for (auto _ : state)
     for (const std::string& p : all) {
       ClusterSimOptions o;

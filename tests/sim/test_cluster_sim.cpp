@@ -349,6 +349,30 @@ TEST_CASE("per-user limits: a user's job beyond them waits without holding back 
   CHECK(g.records[1].start_s == doctest::Approx(100));
 }
 
+TEST_CASE("Volcano proportion: deserved shares water-filled by weight; a queue below its share reclaims") {
+  // 16 GPUs, queues a (weight 1) and b (weight 3). At t=0 only a asks: two 8-GPU jobs, deserved 16, both run. b's
+  // 8-GPU job at t=10 makes the requests a 16, b 8: round 1 gives a 16 x 1/4 = 4 and b 12, capped at its 8; round 2
+  // gives a the 4 left: a 8, b 8. a is above its share, b below: b reclaims a's most recent job and starts at 10.
+  Json queues = {{{"name", "a"}, {"weight", 1}}, {{"name", "b"}, {"weight", 3}}};
+  ClusterJob a1 = job("a1", 0, 8, 1000), a2 = job("a2", 1, 8, 1000), b1 = job("b1", 10, 8, 100);
+  a1.queue = a2.queue = "a";
+  b1.queue = "b";
+  const PolicyResult r = run(two_nodes({{"queues", queues}}), {a1, a2, b1}, "proportion");
+  CHECK(r.records[0].start_s == doctest::Approx(0));
+  CHECK(r.records[1].start_s == doctest::Approx(1));
+  CHECK(r.records[2].start_s == doctest::Approx(10));
+  CHECK(r.records[1].preemptions == 1);  // a2, the most recently started
+  CHECK(r.records[0].preemptions == 0);
+  // Without reclaim (fifo), b1 waits for a1 to end at 1000.
+  CHECK(run(two_nodes({{"queues", queues}}), {a1, a2, b1}, "fifo").records[2].start_s == doctest::Approx(1000));
+  // Weights 3 : 1 the other way round: a deserves 12 of 16 (its request 16 capped by 16 x 3/4), b 4 < its 8-GPU job:
+  // b1 does not start (it would pass its share) until a1 ends at 1000: a's request falls to 8, so b deserves 8.
+  Json swapped = {{{"name", "a"}, {"weight", 3}}, {{"name", "b"}, {"weight", 1}}};
+  const PolicyResult s = run(two_nodes({{"queues", swapped}}), {a1, a2, b1}, "proportion");
+  CHECK(s.preemptions == 0);
+  CHECK(s.records[2].start_s == doctest::Approx(1000));
+}
+
 TEST_CASE("drf gives a freed GPU to the tenant with the smallest share; FIFO to the earliest job") {
   // One node of 2 GPUs. Alice runs A1 (100 s) and A2 (1,000 s) from t=0; A3 (alice, t=1) and B1 (bob, t=2) wait.
   // At t=100 one GPU frees: FIFO starts A3 (earlier); DRF starts B1 (bob holds 0 GPUs, alice 1), A3 at 200.
