@@ -7,7 +7,9 @@
 // queues above theirs by evicting whole jobs, the most recently started first, the fewest that free a placement
 // (reclaim action, ReclaimableFn). Weights come from cluster.queues (1 for a queue not listed).
 #include <algorithm>
-#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "scheduler_policy.hpp"
 #include "victim_search.hpp"
@@ -18,24 +20,24 @@ namespace {
 constexpr double kEps = 1e-9;
 
 // Water-filling of `total` over the queues by weight, each capped at its request.
-std::map<std::string, double> deserved_shares(double total, const std::map<std::string, double>& request,
-                                              const std::map<std::string, double>& weight) {
-  std::map<std::string, double> deserved;
-  std::map<std::string, bool> met;
-  for (const auto& [q, r] : request) deserved[q] = 0, met[q] = r <= kEps;
+std::vector<double> deserved_shares(double total, const std::vector<double>& request, const std::vector<double>& weight) {
+  const std::size_t n = request.size();
+  std::vector<double> deserved(n, 0.0);
+  std::vector<bool> met(n);
+  for (std::size_t q = 0; q < n; ++q) met[q] = request[q] <= kEps;
   double remaining = total;
   while (remaining > kEps) {
     double weights = 0;
-    for (const auto& [q, m] : met)
-      if (!m) weights += weight.at(q);
+    for (std::size_t q = 0; q < n; ++q)
+      if (!met[q]) weights += weight[q];
     if (weights <= 0) break;
-    for (auto& [q, m] : met) {
-      if (m) continue;
-      deserved[q] += remaining * weight.at(q) / weights;
-      if (deserved[q] >= request.at(q) - kEps) deserved[q] = request.at(q), m = true;
+    for (std::size_t q = 0; q < n; ++q) {
+      if (met[q]) continue;
+      deserved[q] += remaining * weight[q] / weights;
+      if (deserved[q] >= request[q] - kEps) deserved[q] = request[q], met[q] = true;
     }
     double given = 0;
-    for (const auto& [q, d] : deserved) given += d;
+    for (double d : deserved) given += d;
     const double left = total - given;
     if (left >= remaining - kEps) break;  // nothing more was taken: every queue is met
     remaining = left;
@@ -47,30 +49,53 @@ class Proportion : public SchedulerPolicy {
  public:
   void schedule(SchedulingPass& pass) override {
     const ClusterSpec& c = pass.cluster();
-    std::map<std::string, double> allocated, request, weight;
-    for (int r : pass.running()) allocated[pass.job(r).queue] += pass.gpus(r), request[pass.job(r).queue] += pass.gpus(r);
-    for (int j : pass.waiting()) request[pass.job(j).queue] += pass.gpus(j);
-    for (const auto& [q, r] : request) weight[q] = c.queue(q) ? c.queue(q)->weight : 1.0;
-    const std::map<std::string, double> deserved = deserved_shares(pass.total_gpus(), request, weight);
-    auto share = [&](const std::string& q) { return deserved.at(q) > 0 ? allocated[q] / deserved.at(q) : 1e300; };
-    std::vector<int> order = pass.waiting();
-    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return share(pass.job(a).queue) < share(pass.job(b).queue); });
-    for (int j : order) {
+    // This pass's queues by index (a name lookup per job and comparison cost most of a run on a deep queue).
+    std::unordered_map<std::string, std::size_t> index;
+    std::vector<double> allocated, request, weight;
+    auto queue_of = [&](int j) {
       const std::string& q = pass.job(j).queue;
+      auto [it, added] = index.try_emplace(q, allocated.size());
+      if (added) {
+        allocated.push_back(0), request.push_back(0);
+        weight.push_back(c.queue(q) ? c.queue(q)->weight : 1.0);
+      }
+      return it->second;
+    };
+    for (int r : pass.running()) {
+      const std::size_t q = queue_of(r);
+      allocated[q] += pass.gpus(r), request[q] += pass.gpus(r);
+    }
+    for (int j : pass.waiting()) request[queue_of(j)] += pass.gpus(j);
+    const std::vector<double> deserved = deserved_shares(pass.total_gpus(), request, weight);
+    auto share = [&](const std::string& name) {
+      const std::size_t q = index.at(name);
+      return deserved[q] > 0 ? allocated[q] / deserved[q] : 1e300;
+    };
+    const std::vector<int> order = waiting_by_queue_key(pass, share);
+    // The running jobs of queues above their deserved share, the most recently started first: what a reclaim may
+    // evict (found once a pass, again after an eviction).
+    std::vector<int> candidates;
+    bool candidates_known = false;
+    for (int j : order) {
+      const std::size_t q = queue_of(j);
       const double g = pass.gpus(j);
-      if (allocated[q] + g > deserved.at(q) + kEps) continue;  // it would take the queue past its deserved share
+      if (allocated[q] + g > deserved[q] + kEps) continue;  // it would take the queue past its deserved share
       bool started = pass.start(j);
       if (!started) {
-        // Reclaim from queues above their deserved share, the most recently started first.
-        std::vector<int> candidates;
-        for (int r : pass.running())
-          if (allocated[pass.job(r).queue] > deserved.at(pass.job(r).queue) + kEps) candidates.push_back(r);
-        std::stable_sort(candidates.begin(), candidates.end(), [&](int a, int b) { return pass.status(a).started_s > pass.status(b).started_s; });
+        if (!candidates_known) {
+          candidates.clear();
+          for (int r : pass.running())
+            if (allocated[queue_of(r)] > deserved[queue_of(r)] + kEps) candidates.push_back(r);
+          std::stable_sort(candidates.begin(), candidates.end(), [&](int a, int b) { return pass.status(a).started_s > pass.status(b).started_s; });
+          candidates_known = true;
+        }
+        if (candidates.empty()) continue;
         const std::vector<int> victims = minimal_victims(pass, j, candidates);
         for (int r : victims) {
-          allocated[pass.job(r).queue] -= pass.gpus(r);
+          allocated[queue_of(r)] -= pass.gpus(r);
           pass.preempt(r);
         }
+        if (!victims.empty()) candidates_known = false;
         started = !victims.empty() && pass.start(j);
       }
       if (started) allocated[q] += g;

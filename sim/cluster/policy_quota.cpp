@@ -47,11 +47,7 @@ class QuotaCohort : public SchedulerPolicy {
           if (!c.queue(name)) borrowed += used + (name == q ? g : 0.0);
       return borrowed <= lent + unassigned + 1e-9;
     };
-    std::vector<int> order = pass.waiting();
-    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-      const std::string &qa = pass.job(a).queue, &qb = pass.job(b).queue;
-      return usage[qa] - quota(qa) < usage[qb] - quota(qb);
-    });
+    const std::vector<int> order = waiting_by_queue_key(pass, [&](const std::string& q) { return usage[q] - quota(q); });
     for (int j : order) {
       const std::string& q = pass.job(j).queue;
       const double g = pass.gpus(j);

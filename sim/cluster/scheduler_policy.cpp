@@ -1,11 +1,32 @@
 #include "scheduler_policy.hpp"
 
+#include <algorithm>
+#include <unordered_map>
+
 #include "cluster_state.hpp"
 #include "models/errors.hpp"
 #include "models/json_reader.hpp"
 #include "models/name_registry.hpp"
 
 namespace trainsim::sim::cluster {
+
+std::vector<int> waiting_by_queue_key(const SchedulingPass& pass, const std::function<double(const std::string&)>& key) {
+  std::unordered_map<std::string, double> keys;
+  const std::vector<int>& waiting = pass.waiting();
+  std::vector<std::pair<double, std::size_t>> ranked;
+  ranked.reserve(waiting.size());
+  for (std::size_t k = 0; k < waiting.size(); ++k) {
+    const std::string& q = pass.job(waiting[k]).queue;
+    auto it = keys.find(q);
+    if (it == keys.end()) it = keys.emplace(q, key(q)).first;
+    ranked.push_back({it->second, k});
+  }
+  std::sort(ranked.begin(), ranked.end());
+  std::vector<int> out;
+  out.reserve(ranked.size());
+  for (const auto& [value, k] : ranked) out.push_back(waiting[k]);
+  return out;
+}
 
 namespace {
 NameRegistry<PolicyInfo>& registry() {

@@ -79,6 +79,10 @@ class SchedulerPolicy {
   virtual std::string never_starts(const ClusterJob& /*job*/, const ClusterSpec& /*cluster*/) const { return {}; }
 };
 
+// The waiting jobs by their queue's key, smallest first, queue order among equals: `key` is asked once per queue
+// (the queue policies sort deep queues every pass; a lookup per comparison cost them most of a run).
+std::vector<int> waiting_by_queue_key(const SchedulingPass& pass, const std::function<double(const std::string&)>& key);
+
 struct PolicyInfo {
   std::string name;
   std::string description;
