@@ -205,7 +205,7 @@ int run_export(const ExportOptions& opt) {
 }
 
 const RegisterCommand registered{
-    {"export", "Write the files that launch a plan as priced: Megatron-LM, DeepSpeed, torchrun, Slurm, Volcano, Kubeflow, ...",
+    {"export", "Write the files that launch a plan as priced: Megatron-LM, DeepSpeed, HF Trainer, TRL, ms-swift, torchtitan, torchrun, Slurm, Volcano, Kubeflow",
      [](CLI::App& app) -> std::function<int()> {
        auto opt = std::make_shared<ExportOptions>();
        std::string targets;

@@ -1,6 +1,7 @@
 #pragma once
 // `trainsim export`: one fixed plan rendered as the files that launch it on a framework or scheduler
-// (Megatron-LM, DeepSpeed, torchrun, Slurm, Volcano, Kubeflow). Each target is an Exporter in its own
+// (Megatron-LM, DeepSpeed, Hugging Face Trainer, TRL, ms-swift, torchtitan, torchrun, Slurm, Volcano, Kubeflow), the
+// framework it was priced for (launch_stack.hpp) on the vendor's hardware (vendor.hpp). Each target is an Exporter in its own
 // .cpp that registers itself by name; the files are built as an OBJECT library so the linker keeps the
 // registrations. Exporters format what the plan says; they compute nothing the models should.
 #include <memory>
