@@ -1,6 +1,8 @@
 #include "reference_cases.hpp"
 
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -98,7 +100,8 @@ const char* to_string(ReferenceMetric m) {
   return "?";
 }
 
-ReferenceSet load_reference_cases(const std::string& dir, const FittedParameters* fitted) {
+ReferenceSet load_reference_cases(const ReferenceDirs& dirs, const FittedParameters* fitted) {
+  const std::string& dir = dirs.published;
   ReferenceSet out;
   auto add = [&](const std::string& file, const Json& c, ReferenceMetric metric, double measured, const Scenario& s, bool searched,
                  MemoryCounter counter = MemoryCounter::Device) {
@@ -178,22 +181,29 @@ ReferenceSet load_reference_cases(const std::string& dir, const FittedParameters
     }
   }
 
-  // Single-GPU steps measured on one H100: step time, the caching allocator's peak allocated and reserved bytes,
+  // Single-GPU steps measured on one GPU: step time, the caching allocator's peak allocated and reserved bytes,
   // and whether the step ran out of memory (every case is a fit verdict: measured.oom or a measured step).
-  out.files.push_back("h100_single_gpu_runs.json");
-  const Json single = load(dir, "h100_single_gpu_runs.json");  // kept alive: a range-for over a temporary's member dangles
-  constexpr double kGiB = 1024.0 * 1024 * 1024;
-  for (const auto& c : single.at("cases")) {
-    const Scenario s = parse_scenario(reference_case_scenario(c));
-    const Json& m = c.at("measured");
-    const bool oom = m.value("oom", false);
-    add("h100_single_gpu_runs.json", c, ReferenceMetric::FitsInMemory, oom ? 0.0 : 1.0, s, false);
-    if (oom) continue;
-    add("h100_single_gpu_runs.json", c, ReferenceMetric::IterationSeconds, m.at("step_time_s").get<double>(), s, false);
-    add("h100_single_gpu_runs.json", c, ReferenceMetric::MemoryGiB, m.at("peak_allocated_bytes").get<double>() / kGiB, s, false,
-        MemoryCounter::AllocatorAllocated);
-    add("h100_single_gpu_runs.json", c, ReferenceMetric::MemoryGiB, m.at("peak_reserved_bytes").get<double>() / kGiB, s, false,
-        MemoryCounter::AllocatorReserved);
+  auto add_single_gpu = [&](const std::string& file, const Json& doc) {
+    constexpr double kGiB = 1024.0 * 1024 * 1024;
+    out.files.push_back(file);
+    for (const auto& c : doc.at("cases")) {
+      const Scenario s = parse_scenario(reference_case_scenario(c));
+      const Json& m = c.at("measured");
+      const bool oom = m.value("oom", false);
+      add(file, c, ReferenceMetric::FitsInMemory, oom ? 0.0 : 1.0, s, false);
+      if (oom) continue;
+      add(file, c, ReferenceMetric::IterationSeconds, m.at("step_time_s").get<double>(), s, false);
+      add(file, c, ReferenceMetric::MemoryGiB, m.at("peak_allocated_bytes").get<double>() / kGiB, s, false, MemoryCounter::AllocatorAllocated);
+      add(file, c, ReferenceMetric::MemoryGiB, m.at("peak_reserved_bytes").get<double>() / kGiB, s, false, MemoryCounter::AllocatorReserved);
+    }
+  };
+  add_single_gpu("h100_single_gpu_runs.json", load(dir, "h100_single_gpu_runs.json"));
+  if (!dirs.measured.empty()) {
+    std::vector<std::string> files;
+    for (const auto& e : std::filesystem::directory_iterator(dirs.measured))
+      if (e.path().extension() == ".json") files.push_back(e.path().filename().string());
+    std::sort(files.begin(), files.end());  // a stable order whatever the file system lists
+    for (const auto& f : files) add_single_gpu(f, load(dirs.measured, f));
   }
   return out;
 }

@@ -47,9 +47,18 @@ struct ReferenceSet {
 // "note" keys the files keep as comments at any depth.
 nlohmann::json reference_case_scenario(const nlohmann::json& c);
 
-// Reads the five reference files under `dir`, each case as a user's scenario with what it states (nothing added by id). Searched layouts are picked with `fitted` (nullptr: the shipped
-// parameters). Throws std::runtime_error when a file is missing or a counted case cannot be run.
-ReferenceSet load_reference_cases(const std::string& dir, const FittedParameters* fitted = nullptr);
+// Where the reference runs are: the published files (../shared/reference) and the corpus measured with
+// calibrate/measurements/corpus/run_corpus.py (every *.json of its results folder, in the format of
+// h100_single_gpu_runs.json; empty: none).
+struct ReferenceDirs {
+  std::string published;
+  std::string measured;
+};
+
+// Reads the five published reference files and the measured corpus, each case as a user's scenario with what it
+// states (nothing added by id). Searched layouts are picked with `fitted` (nullptr: the shipped parameters).
+// Throws std::runtime_error when a file is missing or a counted case cannot be run.
+ReferenceSet load_reference_cases(const ReferenceDirs& dirs, const FittedParameters* fitted = nullptr);
 
 // The model's figure for a case in its metric's unit, at the case's layout.
 double predict_case(const ReferenceCase& c, const FittedParameters* fitted = nullptr);

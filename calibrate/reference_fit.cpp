@@ -201,10 +201,10 @@ ReferenceFit fit_reference(const ReferenceSet& set, const FittedParameters& star
   return out;
 }
 
-ReferenceFit fit_reference_files(const std::string& dir, ReferenceSet* set) {
+ReferenceFit fit_reference_files(const ReferenceDirs& dirs, ReferenceSet* set) {
   const FittedParameters start = fit_starting_point();
-  const ReferenceFit first = fit_reference(load_reference_cases(dir, &start), start);
-  ReferenceSet cases = load_reference_cases(dir, &first.fitted);
+  const ReferenceFit first = fit_reference(load_reference_cases(dirs, &start), start);
+  ReferenceSet cases = load_reference_cases(dirs, &first.fitted);
   ReferenceFit fit = fit_reference(cases, start);
   if (set) *set = std::move(cases);
   return fit;

@@ -45,6 +45,6 @@ ReferenceFit fit_reference(const ReferenceSet& set, const FittedParameters& star
 // What `trainsim calibrate fit-reference` runs: from fit_starting_point(), in two rounds (the layouts the sources
 // leave to the search picked with the start, then again with the first round's fit), so that the result does not
 // depend on the parameters shipped when it ran. `set` (optional) receives the second round's cases.
-ReferenceFit fit_reference_files(const std::string& dir, ReferenceSet* set = nullptr);
+ReferenceFit fit_reference_files(const ReferenceDirs& dirs, ReferenceSet* set = nullptr);
 
 }  // namespace trainsim

@@ -19,6 +19,7 @@ namespace {
 
 struct FitOptions {
   std::string reference_dir = "../shared/reference";
+  std::string measured_dir = "calibrate/measurements/corpus/results";
   std::string write;
   std::string format = "table";
 };
@@ -82,8 +83,10 @@ void print_table(std::ostream& os, const ReferenceFit& fit) {
 int run_fit(const FitOptions& o) {
   if (!std::filesystem::is_directory(o.reference_dir))
     throw InputError("--reference-dir", o.reference_dir, "a directory holding the reference files (korthikanti2022.json, modern_runs.json, ...)");
-  const ReferenceFit fit = fit_reference_files(o.reference_dir);
-  const std::string obtained = "fitted to ../shared/reference on " + utc_timestamp().substr(0, 10) + ", " + std::to_string(fit.cases) + " speed cases from " +
+  if (!o.measured_dir.empty() && !std::filesystem::is_directory(o.measured_dir))
+    throw InputError("--measured-dir", o.measured_dir, "a directory of measured corpus files (calibrate/measurements/corpus/results), or \"\" for none");
+  const ReferenceFit fit = fit_reference_files({o.reference_dir, o.measured_dir});
+  const std::string obtained = "fitted to ../shared/reference and the measured corpus on " + utc_timestamp().substr(0, 10) + ", " + std::to_string(fit.cases) + " speed cases from " +
                                std::to_string(fit.sources.size()) + " sources (trainsim calibrate fit-reference)";
   const nlohmann::json result = fit_json(fit, obtained);
   if (!o.write.empty()) {
@@ -101,10 +104,12 @@ int run_fit(const FitOptions& o) {
 
 const RegisterSubcommand registered{
     {"calibrate", "fit-reference",
-     "Fit the step model's fitted parameters to the published runs of ../shared/reference/ and report the leave-one-source-out error",
+     "Fit the step model's fitted parameters to the published runs of ../shared/reference/ and the measured corpus, and report the leave-one-source-out error",
      [](CLI::App& sub) -> std::function<int()> {
        auto opt = std::make_shared<FitOptions>();
        sub.add_option("--reference-dir", opt->reference_dir, "directory of the reference files (default ../shared/reference)");
+       sub.add_option("--measured-dir", opt->measured_dir,
+                      "directory of the measured corpus (run_corpus.py results; default calibrate/measurements/corpus/results, \"\" for none)");
        sub.add_option("--write", opt->write, "write the fitted parameters file (presets/fitted_parameters.json)")->check(non_empty_path());
        sub.add_option("--format", opt->format, "output: table or json")->check(CLI::IsMember({"table", "json"}));
        return [opt]() { return run_fit(*opt); };

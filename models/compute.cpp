@@ -62,6 +62,11 @@ constexpr double kFlash2OverFusedHopper = 0.558;
 // FlashAttention-2's backward pass runs 5 matmuls against the forward's 2: 2.5x the FLOPs (Dao 2023, §4.1 FLOP
 // count); causal masking skips fully masked blocks in both (attended_key_fraction, transformer.hpp).
 constexpr double kFlashBackwardFlops = 2.5;
+// Kernels of the fused attention backward beside the main one: FlashAttention-2 launches dot(dO, O), the
+// dq/dk/dv kernel and the dq conversion (flash-attention csrc flash_bwd_launch_template.h); cuDNN's SDPA backward,
+// profiled on an H100 with PyTorch 2.11, compute_dot_do_o, the bprop kernel, convert_dq_to_16bits and two
+// fmha_reduce_head (calibrate/measurements/corpus/census). The forward is one kernel either way.
+constexpr double kFlash2BackwardKernels = 3, kCudnnBackwardKernels = 5;
 
 // A per-expert MoE loop (transformers Qwen3MoeSparseMoeBlock / MixtralSparseMoeBlock.forward) launches, per
 // expert and beside the expert MLP's GEMMs and activation: torch.where on the routing mask (nonzero's count,
@@ -99,9 +104,11 @@ EagerCost eager_rmsnorm_cost(double ab) {
 // RoPE (modeling_llama.py apply_rotary_pos_emb: x·cos + rotate_half(x)·sin), per element of q or k:
 // rotate_half = neg of one half (ab) + cat (2ab), ·cos (2ab), ·sin (2ab), add (3ab): 10ab, 5 kernels per
 // tensor (cos/sin are per token, shared by the heads: not counted). Backward: g·cos (2ab), g·sin (2ab), neg
-// of a half (ab), the sum of the two paths (3ab): 8ab, 4 kernels. Fused (Transformer Engine, flash-attn's
-// rotary): read and write once each way, one kernel per tensor.
-EagerCost eager_rope_cost(double ab) { return {10 * ab, 8 * ab, 5, 4}; }
+// of a half (ab), the sum of the two paths (3ab), and the backward of each half's slice (x[..., :d/2]) as a
+// zero fill of the whole gradient and a copy into its half (ab + 2ab for the two): 11ab, 8 kernels (profiled on
+// an H100, transformers 5.17 Llama layer: two fills and two copies per tensor, calibrate/measurements/corpus/
+// census). Fused (Transformer Engine, flash-attn's rotary): read and write once each way, one kernel per tensor.
+EagerCost eager_rope_cost(double ab) { return {10 * ab, 11 * ab, 5, 8}; }
 // Gated MLP activation (modeling_llama.py LlamaMLP act_fn(gate) * up), per element of the inner size:
 // silu (2ab) then the product (3ab): 5ab, 2 kernels. Backward: d_up = g·silu(gate) (3ab), d_silu = g·up
 // (3ab), silu backward (3ab): 9ab, 3 kernels. Fused (Megatron bias-SwiGLU): 3ab and 5ab, one kernel each.
@@ -228,6 +235,7 @@ void apply_fitted_parameters(GpuComputeTraits& tr, const GpuSpec& gpu, const Fit
   tr.tensor_slowdown = 1 / power_limited_fraction(gpu.tdp_watts, tr.gemm_ceiling * gemm_peak_flops(gpu, Precision::Bf16),
                                                   params.tensor_energy_pj_per_flop);
   tr.memory_kernel_efficiency = params.memory_kernel_efficiency;
+  tr.checkpoint_hook_s = params.checkpoint_hook_us * 1e-6;
 }
 
 double gemm_flops(const GemmShape& g) { return 2 * g.m * g.n * g.k * g.count; }
@@ -252,6 +260,16 @@ GemmCost gemm_cost(const GpuSpec& gpu, const GpuComputeTraits& tr, Precision p) 
     c.sms = tr.sms, c.inv_sms = 1 / c.sms;
     c.tm = tr.tile_m, c.tn = tr.tile_n, c.inv_tm = 1 / c.tm, c.inv_tn = 1 / c.tn;
   }
+  return c;
+}
+
+// fp32 GEMMs on the CUDA cores (FFMA): PyTorch's default for fp32 matmuls (torch.backends.cuda.matmul.allow_tf32
+// is False), at the GPU's fp32 peak and the tensor-core GEMM ceiling (no shaped fit: the tf32 one does not apply).
+GemmCost cuda_core_fp32_cost(const GpuSpec& gpu, const GpuComputeTraits& tr) {
+  GemmCost c = gemm_cost(gpu, tr, Precision::Fp32);
+  if (gpu.flops_fp32 <= 0) return c;
+  c.fit = nullptr;
+  c.seconds_per_flop = tr.tensor_slowdown / (gpu.flops_fp32 * tr.gemm_ceiling);
   return c;
 }
 }  // namespace
@@ -425,6 +443,11 @@ struct OpBuilder {
   bool serial_count = false;
   bool eager_rmsnorm = false, eager_rope = false, eager_activation = false;
   bool autocast_casts = false;  // fp32 parameters cast per use by torch.autocast (framework autocast_fp32_weights)
+  // Bytes per element of the residual stream (norms, residual adds): ab, or 4 where full training keeps fp32
+  // parameters under autocast: the embedding, the norms' weights and so the hidden states between the GEMMs are
+  // fp32, and autocast casts each linear's fp32 input to 16 bits (stream_casts).
+  double stream_bytes = 2;
+  bool separate_projections = false;  // framework separate_projections: q/k/v and gate/up as separate GEMMs
 
   OpBuilder(const GemmCost& linear_cost, const GemmCost& high_cost, double spb, double activation_bytes, double rank)
       : linear(linear_cost), high(high_cost), seconds_per_byte(spb), ab(activation_bytes), lora_rank(rank) {}
@@ -538,19 +561,25 @@ struct OpBuilder {
   // write, add: read two + write one per output element) and the input gradients are summed in backward.
   // Under tensor parallelism a column-parallel layer keeps A whole and splits B, a row-parallel one splits A
   // and keeps B whole: callers pass the full input (column) or full output (row) dimension.
+  // Under autocast (fp32 adapters, autocast_casts) PEFT casts the input to the adapter's dtype
+  // (LoraLayer._cast_input_dtype: read ab, write 4 per input element) and autocast casts it back to 16 bits for
+  // lora_A (read 4, write ab), both undone in backward; the scaling and the add are two kernels (profiled on an
+  // H100 with peft 0.21: 102 forward kernels per Llama layer with seven adapters against 49 without,
+  // calibrate/measurements/corpus/census).
   void lora(const char* group, const char* module, double tokens, double in, double out, double count) {
     if (lora_rank <= 0) return;
     if constexpr (Record) in_adapter = true;
     dense({group, module, "a"}, tokens, in, lora_rank, count, true, high, &adapter_fwd);
     dense({group, module, "b"}, tokens, lora_rank, out, count, true, high, &adapter_fwd);
-    const double f = (2 + 3) * ab * tokens * out * count, b = 2 * ab * tokens * out * count + 3 * ab * tokens * in * count;
-    const double ft = mem(f), bt = mem(b);
+    const double round_trip = autocast_casts ? 2 * (ab + 4) * tokens * in * count : 0.0;
+    const double f = (2 + 3) * ab * tokens * out * count + round_trip, b = 2 * ab * tokens * out * count + 3 * ab * tokens * in * count + round_trip;
+    const double ft = mem(f), bt = mem(b), casts = autocast_casts ? 2 : 0;
     fwd.memory_s += ft, adapter_fwd.memory_s += ft;
     bwd.memory_s += bt;
-    fwd.kernels += 1, adapter_fwd.kernels += 1;
-    bwd.kernels += 1;
-    record_memory(false, LayerOp::MemoryBound, {group, module, "add"}, "", f, ft);
-    record_memory(true, LayerOp::MemoryBound, {group, module, "add"}, "", b, bt);
+    fwd.kernels += 2 + casts, adapter_fwd.kernels += 2 + casts;
+    bwd.kernels += 1 + casts;
+    record_memory(false, LayerOp::MemoryBound, {group, module, "add"}, "", f, ft, 2 + casts);
+    record_memory(true, LayerOp::MemoryBound, {group, module, "add"}, "", b, bt, 1 + casts);
     if constexpr (Record) in_adapter = false;
   }
 
@@ -568,20 +597,32 @@ struct OpBuilder {
     module_fwd[std::countr_zero(bit)].add(added);
   }
 
-  // Norm: read x, write y (forward); read x and dy, write dx (backward). Per element, 16-bit I/O.
+  // Norm: read x, write y (forward); read x and dy, write dx (backward). Per element of the residual stream.
   // An eager RMSNorm is the op sequence above; LayerNorm is one aten kernel in eager PyTorch as well.
   void norm(const OpName& name, double elements) {
-    if (eager_rmsnorm) memory(name, elements, eager_rmsnorm_cost(ab));
-    else memory(name, 2 * ab * elements, 3 * ab * elements);
+    if (eager_rmsnorm) memory(name, elements, eager_rmsnorm_cost(stream_bytes));
+    else memory(name, 2 * stream_bytes * elements, 3 * stream_bytes * elements);
   }
   // RoPE on the query and key elements (two tensors): fused, read and write once each way, one kernel per
-  // tensor; eager, the op sequence of eager_rope_cost per tensor.
+  // tensor; eager, the op sequence of eager_rope_cost per tensor. Over an fp32 stream the eager sequence multiplies
+  // by fp32 cos/sin (transformers' rotary embedding returns them in the hidden states' dtype), so q and k come out
+  // fp32 and autocast casts them back to 16 bits for the attention kernel: two casts each way.
   void rope(const OpName& name, double elements) {
-    if (eager_rope) memory(name, elements, eager_rope_cost(ab), 2);
-    else memory(name, 2 * ab * elements, 2 * ab * elements, 2, 2);
+    if (!eager_rope) return memory(name, 2 * ab * elements, 2 * ab * elements, 2, 2);
+    const bool fp32 = stream_bytes > ab;
+    memory(name, elements, eager_rope_cost(fp32 ? stream_bytes : ab), 2);
+    if (fp32) memory({name.group, name.module, "cast"}, (stream_bytes + ab) * elements, (ab + stream_bytes) * elements, 2, 2);
   }
   // Residual add: read two, write one; backward sums the two incoming gradients the same way.
-  void residual(const OpName& name, double elements) { memory(name, 3 * ab * elements, 3 * ab * elements); }
+  void residual(const OpName& name, double elements) { memory(name, 3 * stream_bytes * elements, 3 * stream_bytes * elements); }
+  // Autocast's casts of an fp32 stream (stream_bytes 4) to 16 bits for each of `consumers` linear layers reading
+  // it (q, k, v: three): read 4, write ab per element each; backward casts each input gradient back (read ab, write
+  // 4) and sums the consumers' gradients (read 8, write 4 per extra consumer). Nothing over a 16-bit stream.
+  void stream_casts(const OpName& name, double elements, double consumers) {
+    if (stream_bytes <= ab || consumers <= 0) return;
+    const double cast = (stream_bytes + ab) * elements;
+    memory(name, consumers * cast, consumers * cast + (consumers - 1) * 3 * stream_bytes * elements, consumers, 2 * consumers - 1);
+  }
   // Dropout: read x, write y and a 1-byte mask; backward reads dy and the mask, writes dx.
   void dropout(const OpName& name, double elements) { memory(name, (2 * ab + 1) * elements, (2 * ab + 1) * elements); }
 
@@ -594,8 +635,9 @@ struct OpBuilder {
     const double launches = serial_count ? count : 1;  // memory-bound kernels of a per-expert loop: one per expert
     if (m.mlp == MlpKind::Gated) {
       // Gate and up projections as one GEMM; a per-expert loop runs the modeling code's expert module, whose
-      // gate_proj and up_proj are two Linear layers (transformers Qwen3MoeMLP / MixtralBlockSparseTop2MLP).
-      if (serial_count) {
+      // gate_proj and up_proj are two Linear layers (transformers Qwen3MoeMLP / MixtralBlockSparseTop2MLP), as
+      // do the frameworks with separate_projections.
+      if (serial_count || (separate_projections && count == 1)) {
         dense({group, "gate"}, tokens, h, f, count, trained, linear);
         dense({group, "up"}, tokens, h, f, count, trained, linear);
       } else {
@@ -654,6 +696,8 @@ LayerCompute layer_walk(const ModelSpec& m, const TrainingSpec& t, const Paralle
   ob.track_modules = t.recompute == Recompute::Selective;
   ob.eager_rope = !fw.fused_rope;
   ob.autocast_casts = autocast_casts_weights(fw, t);
+  ob.stream_bytes = ob.autocast_casts && trained ? 4.0 : ab;  // full training over fp32 parameters: an fp32 stream
+  ob.separate_projections = fw.separate_projections;
   ob.eager_activation = !fw.fused_activation;
   // ZeRO-3 fetched module by module from Python hooks: each module's hooks in every forward and backward.
   const double module_fetch_s = t.zero_stage >= 3 ? fw.zero3_module_fetch_us * 1e-6 : 0.0;
@@ -708,7 +752,14 @@ LayerCompute layer_walk(const ModelSpec& m, const TrainingSpec& t, const Paralle
     attention_weights = (ql > 0 ? h * ql + ql * heads * dqk : h * heads * dqk) + h * (kvl + rope) + kvl * heads * (m.qk_nope_head_dim + dv) +
                         heads * dv * h;
   } else {
-    ob.dense({"attention", "qkv"}, tokens, h, (heads + 2 * kv_heads) * d + gate, 1, trained, ob.linear);   // fused QKV (column parallel)
+    ob.stream_casts({"attention", "input_cast"}, tokens * h, ob.separate_projections ? 3 : 1);
+    if (ob.separate_projections) {
+      ob.dense({"attention", "q"}, tokens, h, heads * d + gate, 1, trained, ob.linear);
+      ob.dense({"attention", "k"}, tokens, h, kv_heads * d, 1, trained, ob.linear);
+      ob.dense({"attention", "v"}, tokens, h, kv_heads * d, 1, trained, ob.linear);
+    } else {
+      ob.dense({"attention", "qkv"}, tokens, h, (heads + 2 * kv_heads) * d + gate, 1, trained, ob.linear);   // fused QKV (column parallel)
+    }
     if (l.q) ob.lora("attention", "q_lora", tokens, h, heads * d, 1);
     if (l.k) ob.lora("attention", "k_lora", tokens, h, kv_heads * d, 1);
     if (l.v) ob.lora("attention", "v_lora", tokens, h, kv_heads * d, 1);
@@ -733,14 +784,15 @@ LayerCompute layer_walk(const ModelSpec& m, const TrainingSpec& t, const Paralle
       f.attention_flops = fl;
       bk.attention_s = kFlashBackwardFlops * fl / (peak * flash_attention_efficiency(tr, s, true, fw.attention_kernel));
       bk.attention_flops = kFlashBackwardFlops * fl;
-      f.kernels = bk.kernels = 1;
+      f.kernels = 1;
+      bk.kernels = fw.attention_kernel == AttentionKernel::Flash2 ? kFlash2BackwardKernels : kCudnnBackwardKernels;
       if constexpr (Record) {
         // A fused kernel has no GEMM shape of its own: listed as the batched Q·K^T-shaped GEMM (s x causal
         // fraction of the keys x head dim) with the kernel's FLOPs, the GEMM-equivalent a proxy run can time.
         const double keys = seq * attended, per_gemm = 2 * s * keys * dqk;
         const GemmShape fe{s, keys, dqk, fl / per_gemm}, be{s, keys, dqk, bk.attention_flops / per_gemm};
         ob.record(false, LayerOp::Attention, {"attention", "core"}, "", fe, high_p, 0, fl, f.attention_s, true);
-        ob.record(true, LayerOp::Attention, {"attention", "core"}, "", be, high_p, 0, bk.attention_flops, bk.attention_s, true);
+        ob.record(true, LayerOp::Attention, {"attention", "core"}, "", be, high_p, 0, bk.attention_flops, bk.attention_s, true, bk.kernels);
       }
     } else {
       // Unfused: batched GEMMs over the full s_q x s_k score matrix (masking does not save work) and a
@@ -783,7 +835,11 @@ LayerCompute layer_walk(const ModelSpec& m, const TrainingSpec& t, const Paralle
   double linear_weights = attention_weights;
   if (!moe_layer) {
     const double f = m.intermediate_size / tp;
-    ob.module(kRecomputeMlp, [&] { ob.mlp("mlp", m, l, tokens, f, 1, trained); });
+    const double mlp_inputs = m.mlp == MlpKind::Gated && ob.separate_projections ? 2 : 1;  // gate and up read the stream
+    ob.module(kRecomputeMlp, [&] {
+      ob.stream_casts({"mlp", "input_cast"}, tokens * h, mlp_inputs);
+      ob.mlp("mlp", m, l, tokens, f, 1, trained);
+    });
     linear_weights += OpBuilder<Record>::mlp_weights(m, f);
   } else ob.module(kRecomputeMoe, [&] {
     // Router on the tokens this rank holds; tokens routed to top-k experts, balanced over E experts.
@@ -795,6 +851,7 @@ LayerCompute layer_walk(const ModelSpec& m, const TrainingSpec& t, const Paralle
     const double local_experts = E / p.ep;
     const double tokens_per_expert = routed * p.ep * p.etp / E;
     const double f_expert = dd(m.moe_intermediate_size) / p.etp;
+    ob.stream_casts({"moe", "input_cast"}, routing_tokens * h, 1);
     ob.dense({"moe", "router"}, routing_tokens, h, E, 1, trained, ob.high);
     ob.memory({"moe", "router_topk"}, (ab + 4) * routing_tokens * E, (4 + 4 + ab) * routing_tokens * E);   // softmax/top-k in fp32
     // Permute and unpermute: read the tokens, write the top-k copies, and back (Megatron-Core token dispatcher).
@@ -809,7 +866,21 @@ LayerCompute layer_walk(const ModelSpec& m, const TrainingSpec& t, const Paralle
     // Grouped GEMM: each expert GEMM of the local experts in one kernel sharing waves; a loop: one GEMM per
     // expert, each with the per-expert token count as M (tile/wave quantization per expert) and its own launch.
     ob.serial_count = !fw.moe_grouped_gemm;
+    // Experts in the parameters' dtype (moe_experts_in_weight_dtype) over fp32 parameters under autocast: fp32
+    // GEMMs on the CUDA cores, no weight casts, fp32 activations between them.
+    const bool fp32_experts = fw.moe_experts_in_weight_dtype && ob.autocast_casts && trained;
+    const GemmCost linear = ob.linear;
+    const double ab_saved = ob.ab;
+    if (fp32_experts) ob.linear = cuda_core_fp32_cost(gpu, tr), ob.autocast_casts = false, ob.ab = 4;
     ob.mlp("moe.experts", m, l, tokens_per_expert, f_expert, local_experts, trained, kRecomputeMoeAct);
+    if (fp32_experts) ob.linear = linear, ob.autocast_casts = true, ob.ab = ab_saved;
+    if (!fw.moe_grouped_gemm && fw.moe_expert_weights_indexed && trained) {
+      // Each expert's backward: a zero-filled gradient of the whole 3-D parameter, then accumulated (read two,
+      // write one): four passes per expert over all the layer's local expert weights, in the gradient's dtype.
+      const double weights = local_experts * OpBuilder<Record>::mlp_weights(m, f_expert);
+      const double grad_bytes = ob.autocast_casts ? 4.0 : ob.ab;
+      ob.memory({"moe", "experts", "weight_grad_scatter"}, 0, local_experts * 4 * grad_bytes * weights, 0, 2 * local_experts);
+    }
     ob.serial_count = false;
     ob.fwd.hook_s += local_experts * hooked.per_expert * module_fetch_s;
     ob.bwd.hook_s += local_experts * hooked.per_expert * module_fetch_s;
@@ -881,14 +952,17 @@ LayerCompute layer_walk(const ModelSpec& m, const TrainingSpec& t, const Paralle
   out.kernels_forward = forward.kernels;
   out.kernels_backward = ob.bwd.kernels;
   const double gap = fw.launch_gap_s();
+  // Full recompute through torch.utils.checkpoint's saved-tensor hooks: host time per kernel of the forward and
+  // of the recompute beside the launch (the fitted checkpoint_hook_us).
+  const double hooked_gap = gap + (t.recompute == Recompute::Full && fw.checkpoint_saved_tensor_hooks && gap > 0 ? tr.checkpoint_hook_s : 0.0);
   // A per-expert loop that syncs the host runs in every forward of the layer: the policy's, the DPO reference's
   // and full recompute's. Backward has no sync (autograd launches ahead).
   const double forwards = dpo ? 2 : 1;
   Acc synced_forward = ob.synced_fwd;
   synced_forward.add(ob.synced_fwd, forwards - 1);
-  out.host_s = host_exposed_with_syncs(forward, synced_forward, forwards * ob.synced_iterations, gap) + ob.bwd.host_exposed(fw.backward_launch_gap_s());
+  out.host_s = host_exposed_with_syncs(forward, synced_forward, forwards * ob.synced_iterations, hooked_gap) + ob.bwd.host_exposed(fw.backward_launch_gap_s());
   if (t.recompute == Recompute::Selective) out.host_s += selective.host_exposed(gap);
-  if (t.recompute == Recompute::Full) out.host_s += host_exposed_with_syncs(ob.fwd, ob.synced_fwd, ob.synced_iterations, gap);
+  if (t.recompute == Recompute::Full) out.host_s += host_exposed_with_syncs(ob.fwd, ob.synced_fwd, ob.synced_iterations, hooked_gap);
 
   if constexpr (Record) {
     // The same ops as the sums above: forward; the DPO reference forward (every forward op but the adapters);

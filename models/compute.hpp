@@ -53,6 +53,7 @@ struct GpuComputeTraits {
   // reach hbm_fraction x memory_kernel_efficiency of the datasheet bandwidth.
   double tensor_slowdown = 1;
   double memory_kernel_efficiency = 1;
+  double checkpoint_hook_s = 0;  // FittedParameters::checkpoint_hook_us, seconds
 };
 // The published traits with the shipped fitted parameters applied.
 GpuComputeTraits gpu_compute_traits(const GpuSpec& gpu);

@@ -18,6 +18,8 @@ const std::vector<FittedParameterInfo>& fitted_parameter_info() {
        "energy per 16-bit tensor-core FLOP at the top clock: GEMMs above the power limit run at (TDP / power)^(1/3) of it"},
       {"memory_kernel_efficiency", "fraction", &FittedParameters::memory_kernel_efficiency, 0.3, 1.0,
        "HBM bandwidth of memory-bound training kernels over a device-to-device copy's"},
+      {"checkpoint_hook_us", "us", &FittedParameters::checkpoint_hook_us, 0.0, 60.0,
+       "host time per forward and recompute kernel added by activation checkpointing's saved-tensor hooks (torch.utils.checkpoint)"},
   };
   return info;
 }
@@ -40,6 +42,7 @@ FittedParameters fit_starting_point() {
   // (calibrate/measurements/h100-sxm-80gb-2026-11-22/torch_train_step_sustained.json): 700 W / 688e12 FLOP/s.
   f.tensor_energy_pj_per_flop = 700.0 / 688e12 * 1e12;
   f.memory_kernel_efficiency = 1.0;  // memory-bound kernels as fast as a copy
+  f.checkpoint_hook_us = 0.0;         // hooks as cheap as the launches they wrap
   return f;
 }
 

@@ -58,6 +58,10 @@ constexpr FlagTrait kFlagTraits[] = {
     {"clip_scales_always", &FrameworkTraits::clip_scales_always},
     {"zero_grad_memset", &FrameworkTraits::zero_grad_memset},
     {"autocast_fp32_weights", &FrameworkTraits::autocast_fp32_weights},
+    {"separate_projections", &FrameworkTraits::separate_projections},
+    {"moe_experts_in_weight_dtype", &FrameworkTraits::moe_experts_in_weight_dtype},
+    {"moe_expert_weights_indexed", &FrameworkTraits::moe_expert_weights_indexed},
+    {"checkpoint_saved_tensor_hooks", &FrameworkTraits::checkpoint_saved_tensor_hooks},
 };
 
 // The traits in microseconds, each once, like the flags above.
@@ -219,7 +223,27 @@ FrameworkTraits parse_framework(const Json& value, const std::string& path) {
         if (version_below(t.version, (*table)[i].at("below").get<std::string>()))
           t = read_traits((*table)[i].at("traits"), "presets/frameworks/" + base->name + ".json/versions/" + std::to_string(i) + "/traits", t, false);
   }
-  t = read_traits(value, path, t, false);
+  // Named options ("options": {NAME: {"source": ..., "values": {VALUE: {"source": ..., "traits": {...}}}}}): each
+  // chosen value sets its traits; explicit traits of the scenario still win.
+  Json explicit_traits = value;
+  const Json& file = framework_preset_json(base->name);
+  if (auto options = file.find("options"); options != file.end()) {
+    for (auto option = options->begin(); option != options->end(); ++option) {
+      auto chosen = value.find(option.key());
+      if (chosen == value.end()) continue;
+      const Json& values = option->at("values");
+      std::string known;
+      for (auto v = values.begin(); v != values.end(); ++v) known += (known.empty() ? "" : ", ") + ("\"" + v.key() + "\"");
+      if (!chosen->is_string() || !values.contains(chosen->get<std::string>()))
+        throw InputError(path + "/" + option.key(), json_value_text(*chosen), "one of " + known);
+      const std::string v = chosen->get<std::string>();
+      t = read_traits(values.at(v).at("traits"), "presets/frameworks/" + base->name + ".json/options/" + option.key() + "/values/" + v + "/traits", t,
+                      false);
+      t.options.emplace_back(option.key(), v);
+      explicit_traits.erase(option.key());
+    }
+  }
+  t = read_traits(explicit_traits, path, t, false);
   for (auto it = value.begin(); it != value.end(); ++it)
     if (it.key() != "preset") t.overridden.push_back(it.key());
   return t;
@@ -244,6 +268,8 @@ Json framework_to_json(const FrameworkTraits& f) {
       j[key] = f.selective_recompute == SelectiveRecompute::EveryOtherMatmul ? "every-other-matmul" : "attention-core";
     else if (key == "moe_dispatcher") j[key] = f.moe_dispatcher == MoeDispatcher::DeepEp ? "deepep" : "alltoall";
     else if (key == "version") j[key] = f.version;
+    else if (auto o = std::find_if(f.options.begin(), f.options.end(), [&](const auto& kv) { return kv.first == key; }); o != f.options.end())
+      j[key] = o->second;
     else if (key == "pipeline_split") j[key] = f.pipeline_split == PipelineSplitRule::ExtraToMiddle ? "extra-to-middle" : "uneven-ends";
   }
   return j;

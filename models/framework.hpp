@@ -34,6 +34,9 @@ struct FrameworkTraits {
   // The release the scenario names (training.framework.version); empty: the preset's, its current release. A preset
   // file's "versions" table lists the traits of older releases ({"below": "5.0", "traits": {...}}).
   std::string version;
+  // Named options the scenario chose (training.framework {"experts_implementation": "eager"}): each value of a
+  // preset file's "options" table sets traits of its own, over the release's and under the scenario's explicit ones.
+  std::vector<std::pair<std::string, std::string>> options;
   // Collective granularity. ZeRO 0-2 reduce gradients (and gather a sharded optimizer's parameters) in
   // buckets of max(grad_bucket_elements, grad_bucket_elements_per_dp_rank x dp) elements; ZeRO-3 reduce-
   // scatters per layer (GatherUnit::Layer) or in grad_bucket_elements buckets filled across layers.
@@ -140,6 +143,25 @@ struct FrameworkTraits {
   // while autograd holds them for the layer's backward. false: persistent 16-bit weights beside an fp32 master
   // (Megatron, DeepSpeed) or sharded casts at the gather (FSDP).
   bool autocast_fp32_weights = false;
+  // The modeling code's q, k and v projections, and the gated MLP's gate and up projections, are separate Linear
+  // modules (transformers' LlamaAttention q_proj/k_proj/v_proj and LlamaMLP gate_proj/up_proj, torchtitan's wq/wk/wv
+  // and w1/w3): one GEMM each, and under autocast one weight cast and one input cast each, instead of one fused GEMM.
+  bool separate_projections = false;
+  // MoE experts' GEMMs run in the parameters' dtype, outside autocast: transformers 5.x grouped_mm casts the tokens
+  // to the expert weights' dtype (torch's grouped_mm is not autocast-enabled), so fp32 parameters under autocast
+  // (autocast_fp32_weights) run the experts as fp32 GEMMs on the CUDA cores (FFMA), not as 16-bit tensor-core GEMMs.
+  bool moe_experts_in_weight_dtype = false;
+  // A per-expert loop (moe_grouped_gemm false) indexes one 3-D parameter holding every expert's weights
+  // (transformers 5.x eager experts: F.linear(x, self.gate_up_proj[expert])), so autograd's select backward gives
+  // each expert a gradient of the whole parameter, zero-filled and accumulated into the parameter's gradient: four
+  // passes over it per expert in the gradient's dtype (measured on an H100: 13-15 bytes per element per expert in
+  // fp32, 6-8 in bf16; calibrate/measurements/corpus/indexed_expert_grad.py).
+  bool moe_expert_weights_indexed = false;
+  // Full recompute runs through torch.utils.checkpoint without reentrance (transformers' gradient checkpointing,
+  // torchtitan's checkpoint_wrapper): saved-tensor hooks in Python around every saved tensor, host time the fitted
+  // checkpoint_hook_us prices. false: an autograd Function that saves the layer's inputs only (Megatron's
+  // CheckpointFunction, reentrant checkpointing).
+  bool checkpoint_saved_tensor_hooks = false;
 
   std::vector<std::string> overridden;  // trait keys the scenario set (for the resolved scenario JSON)
 

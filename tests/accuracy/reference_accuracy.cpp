@@ -162,12 +162,13 @@ double band_coverage(const std::vector<Row>& rows, const std::map<std::string, d
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string dir = TRAINSIM_SHARED_DIR "/reference";
+  ReferenceDirs dirs{TRAINSIM_SHARED_DIR "/reference", TRAINSIM_MEASURED_DIR};
   std::vector<std::pair<std::string, double>> limits;
   std::string write_bands, check_bands, write_scenarios, write_markdown;
   bool check_fit = false;
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--reference-dir") && i + 1 < argc) dir = argv[++i];
+    if (!std::strcmp(argv[i], "--reference-dir") && i + 1 < argc) dirs.published = argv[++i];
+    else if (!std::strcmp(argv[i], "--measured-dir") && i + 1 < argc) dirs.measured = argv[++i];
     else if (!std::strcmp(argv[i], "--write-bands") && i + 1 < argc) write_bands = argv[++i];
     else if (!std::strcmp(argv[i], "--check-bands") && i + 1 < argc) check_bands = argv[++i];
     else if (!std::strcmp(argv[i], "--check-fit")) check_fit = true;
@@ -189,8 +190,8 @@ int main(int argc, char** argv) {
   ReferenceSet set;
   ReferenceFit fit;
   try {
-    set = load_reference_cases(dir);
-    fit = fit_reference_files(dir);
+    set = load_reference_cases(dirs);
+    fit = fit_reference_files(dirs);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

@@ -5,7 +5,10 @@
 #include "../approx.hpp"
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 
+#include "calibrate/reference_cases.hpp"
 #include "calibrate/reference_fit.hpp"
 #include "models/compute.hpp"
 #include "models/scenario.hpp"
@@ -110,4 +113,37 @@ TEST_CASE("the least-squares fit recovers parameters from cases generated with t
   CHECK(fit.in_sample.max < 1e-3);  // ... the fit is not
   CHECK(fit.cross_validated.max < 1e-2);
   CHECK(fit.sources.size() == 3);
+}
+
+TEST_CASE("the measured corpus: every *.json of its folder read like h100_single_gpu_runs.json, after the published files") {
+  // One run that fitted (a fit verdict, a step time, allocated and reserved bytes: four rows) and one that ran out
+  // of memory (a verdict only).
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "trainsim_measured_corpus_test";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const nlohmann::json scenario = {{"model", "llama3.1-8b"},
+                                   {"training", {{"seq_len", 2048}, {"global_batch_size", 4}, {"framework", "transformers"}}},
+                                   {"parallel", {{"tp", 1}, {"pp", 1}, {"dp", 1}, {"micro_batch_size", 4}}},
+                                   {"hardware", {{"gpu", "h100-sxm-80gb"}, {"gpus_per_node", 1}, {"num_nodes", 1}}}};
+  nlohmann::json ran = scenario, oom = scenario;
+  ran["id"] = "ran", ran["source"] = "measured here";
+  ran["measured"] = {{"step_time_s", 0.25}, {"peak_allocated_bytes", 30e9}, {"peak_reserved_bytes", 32e9}};
+  oom["id"] = "oom", oom["source"] = "measured here";
+  oom["measured"] = {{"oom", true}};
+  std::ofstream(dir / "gpu-x.json") << nlohmann::json{{"description", "test"}, {"cases", {ran, oom}}}.dump();
+  std::ofstream(dir / "notes.txt") << "not a corpus file";
+  const ReferenceSet set = load_reference_cases({TRAINSIM_SHARED_DIR "/reference", dir.string()});
+  REQUIRE(!set.files.empty());
+  CHECK(set.files.back() == "gpu-x.json");
+  int rows = 0, verdicts = 0;
+  for (const auto& c : set.cases) {
+    if (c.file != "gpu-x.json") continue;
+    ++rows;
+    verdicts += c.verdict();
+    CHECK(c.source == "measured here");
+    if (c.metric == ReferenceMetric::IterationSeconds) CHECK(c.measured == 0.25);
+  }
+  CHECK(rows == 5);
+  CHECK(verdicts == 2);
+  std::filesystem::remove_all(dir);
 }
