@@ -23,6 +23,21 @@ extern const std::string_view framework_transformers_json;
 extern const std::string_view framework_pytorch_json;
 }  // namespace embedded
 
+const char* to_string(PipelineSplitRule r) {
+  switch (r) {
+    case PipelineSplitRule::UnevenEnds: return "uneven-ends";
+    case PipelineSplitRule::ExtraToMiddle: return "extra-to-middle";
+    case PipelineSplitRule::ExtraToFirst: return "extra-to-first";
+  }
+  return "uneven-ends";
+}
+
+PipelineSplitRule pipeline_split_rule(const std::string& name) {
+  for (PipelineSplitRule r : {PipelineSplitRule::ExtraToMiddle, PipelineSplitRule::ExtraToFirst})
+    if (name == to_string(r)) return r;
+  return PipelineSplitRule::UnevenEnds;
+}
+
 namespace {
 
 // The yes/no traits, each once: read from presets and overrides, known as keys, written back by framework_to_json.
@@ -112,9 +127,7 @@ FrameworkTraits read_traits(const Json& values, const std::string& path, Framewo
   if (need("moe_dispatcher"))
     base.moe_dispatcher = r.get_enum("moe_dispatcher", {"alltoall", "deepep"}, "alltoall", "") == "deepep" ? MoeDispatcher::DeepEp : MoeDispatcher::AllToAll;
   if (need("pipeline_split"))
-    base.pipeline_split = r.get_enum("pipeline_split", {"uneven-ends", "extra-to-middle"}, "uneven-ends", "") == "extra-to-middle"
-                              ? PipelineSplitRule::ExtraToMiddle
-                              : PipelineSplitRule::UnevenEnds;
+    base.pipeline_split = pipeline_split_rule(r.get_enum("pipeline_split", {"uneven-ends", "extra-to-middle", "extra-to-first"}, "uneven-ends", ""));
   // Every trait is a known key (for "did you mean" on a misspelt override), whether given or not.
   r.mark_read({"preset", "version", "grad_bucket_elements", "grad_bucket_elements_per_dp_rank", "param_gather_unit", "param_gather_bucket_elements",
                "grad_bucket_hidden_squared", "param_gather_bucket_hidden_squared", "attention_kernel", "selective_recompute", "moe_dispatcher",
@@ -270,7 +283,7 @@ Json framework_to_json(const FrameworkTraits& f) {
     else if (key == "version") j[key] = f.version;
     else if (auto o = std::find_if(f.options.begin(), f.options.end(), [&](const auto& kv) { return kv.first == key; }); o != f.options.end())
       j[key] = o->second;
-    else if (key == "pipeline_split") j[key] = f.pipeline_split == PipelineSplitRule::ExtraToMiddle ? "extra-to-middle" : "uneven-ends";
+    else if (key == "pipeline_split") j[key] = to_string(f.pipeline_split);
   }
   return j;
 }

@@ -16,7 +16,9 @@ enum class Precision;  // spec.hpp
 // How a framework spreads layers over (virtual) pipeline stages when they do not divide evenly (transformer.hpp):
 // Megatron keeps the middle stages equal and gives the first and last the remainder; torchtitan gives every stage
 // n / stages and one extra layer to each of the first middle stages.
-enum class PipelineSplitRule { UnevenEnds, ExtraToMiddle };
+enum class PipelineSplitRule { UnevenEnds, ExtraToMiddle, ExtraToFirst };
+const char* to_string(PipelineSplitRule r);           // "uneven-ends", "extra-to-middle", "extra-to-first"
+PipelineSplitRule pipeline_split_rule(const std::string& name);  // one of those names (else UnevenEnds)
 
 // How ZeRO-3 all-gathers parameters: one call per transformer layer (FSDP units) or in buckets of
 // param_gather_bucket_elements (DeepSpeed's prefetch bucket).

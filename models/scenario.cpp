@@ -63,8 +63,9 @@ std::string pipeline_balance_note(int num_layers, const ParallelLayout& p) {
                 "parallel: an unbalanced pipeline: rank %d holds %d of %d layers where an even split gives %.1f (%d virtual stages, %s); "
                 "that rank sets the pace: choose pp x vpp dividing the layers",
                 rank, most, num_layers, mean, virtual_stages(p),
-                p.split_rule == PipelineSplitRule::ExtraToMiddle ? "torchtitan's split: one extra layer on each of the first middle stages"
-                                                                 : "Megatron's uneven split: the first and last take the remainder");
+                p.split_rule == PipelineSplitRule::ExtraToMiddle  ? "torchtitan's split: one extra layer on each of the first middle stages"
+                : p.split_rule == PipelineSplitRule::ExtraToFirst ? "NeMo AutoModel's split: one extra layer on each of the first stages"
+                                                                  : "Megatron's uneven split: the first and last take the remainder");
   return text;
 }
 

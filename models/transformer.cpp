@@ -125,8 +125,11 @@ int virtual_stages(const ParallelLayout& p) { return p.pp * std::max(1, p.vpp); 
 namespace {
 // Slots of virtual stage v and the slots before it, under the layout's split rule. Megatron (UnevenEnds): the
 // PipelineSplit above. torchtitan (ExtraToMiddle, torchtitan/distributed/pipeline.py generate_split_points): every
-// stage n / stages, one more on each of the first n % stages middle stages, the last stage the rest.
+// stage n / stages, one more on each of the first n % stages middle stages, the last stage the rest. NeMo AutoModel
+// (ExtraToFirst, nemo_automodel/components/distributed/pipelining/functional.py generate_hf_model_fqn_per_model_part:
+// divmod(num_layers, num_stages)): n / stages each, one more on each of the first n % stages stages.
 int slots_of(const PipelineSplit& s, const ParallelLayout& p, int slots, int stages, int v) {
+  if (p.split_rule == PipelineSplitRule::ExtraToFirst && stages > 1) return slots / stages + (v < slots % stages ? 1 : 0);
   if (p.split_rule == PipelineSplitRule::ExtraToMiddle && stages > 1) {
     const int base = slots / stages, extra = slots % stages;
     if (v == 0) return base;
@@ -137,6 +140,10 @@ int slots_of(const PipelineSplit& s, const ParallelLayout& p, int slots, int sta
 }
 int slots_before(const PipelineSplit& s, const ParallelLayout& p, int slots, int stages, int v) {
   if (v <= 0) return 0;
+  if (p.split_rule == PipelineSplitRule::ExtraToFirst && stages > 1) {
+    if (v >= stages) return slots;
+    return (slots / stages) * v + std::min(v, slots % stages);
+  }
   if (p.split_rule == PipelineSplitRule::ExtraToMiddle && stages > 1) {
     if (v >= stages) return slots;
     return (slots / stages) * v + std::min(v - 1, slots % stages);

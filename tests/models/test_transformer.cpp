@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "models/framework.hpp"
 #include "models/scenario.hpp"
 #include "models/transformer.hpp"
 
@@ -221,4 +222,30 @@ TEST_CASE("torchtitan's split: n / stages each, one extra layer on each of the f
                                      {"parallel", {{"tp", 8}, {"pp", 4}, {"vpp", 2}, {"dp", 2}, {"micro_batch_size", 1}}},
                                      {"hardware", {{"gpu", "h100-sxm-80gb"}, {"num_gpus", 64}}}});
   CHECK(s.parallel.split_rule == PipelineSplitRule::ExtraToMiddle);
+}
+
+TEST_CASE("NeMo AutoModel's split: n / stages each, one extra layer on each of the first stages") {
+  // nemo_automodel generate_hf_model_fqn_per_model_part: layers_per_stage, extra = divmod(94, 16) = 5, 14; stage i
+  // holds 5 + (i < 14): stages 0-13 six layers, 14 and 15 five. Rank r of pp 8 runs stages r and r + 8: ranks 0-5
+  // 6 + 6 = 12, rank 6 6 + 5 = 11, rank 7 6 + 5 = 11 (94 in all).
+  ParallelLayout p;
+  p.pp = 8;
+  p.vpp = 2;
+  p.split_rule = PipelineSplitRule::ExtraToFirst;
+  CHECK(layers_in_virtual_stage(94, p, 0) == 6);
+  CHECK(layers_in_virtual_stage(94, p, 13) == 6);
+  CHECK(layers_in_virtual_stage(94, p, 14) == 5);
+  CHECK(layers_in_virtual_stage(94, p, 15) == 5);
+  CHECK(first_layer_of_virtual_stage(94, p, 14) == 84);
+  CHECK(first_layer_of_virtual_stage(94, p, 15) == 89);
+  int total = 0;
+  for (int r = 0; r < 8; ++r) {
+    CHECK(layers_in_stage(94, p, r) == (r < 6 ? 12 : 11));
+    total += layers_in_stage(94, p, r);
+  }
+  CHECK(total == 94);
+  // Named in a scenario as an fsdp2 override, and round-tripped.
+  const FrameworkTraits f = parse_framework(nlohmann::json{{"preset", "fsdp2"}, {"pipeline_split", "extra-to-first"}}, "/training/framework");
+  CHECK(f.pipeline_split == PipelineSplitRule::ExtraToFirst);
+  CHECK(framework_to_json(f) == nlohmann::json{{"preset", "fsdp2"}, {"pipeline_split", "extra-to-first"}});
 }
