@@ -49,8 +49,9 @@ std::string band_family(const FrameworkTraits& f) { return megatron_family(f) ? 
 
 std::string band_scale(int gpus, int gpus_per_node) { return gpus <= 1 ? "1gpu" : gpus <= gpus_per_node ? "node" : "multinode"; }
 
-std::vector<std::string> band_keys(const std::string& family, const std::string& scale, bool moe) {
+std::vector<std::string> band_keys(const std::string& family, const std::string& scale, bool moe, bool host_bound) {
   std::vector<std::string> keys;
+  if (host_bound) keys.push_back(family + "/" + scale + "/host");
   if (moe) keys.push_back(family + "/" + scale + "/moe");
   keys.push_back(family + "/" + scale);
   keys.push_back(family);
@@ -82,20 +83,26 @@ AccuracyBand resolve_band(const BandTable& t, const std::vector<std::string>& ke
 }
 }  // namespace
 
-const AccuracyBand& accuracy_band(const std::string& family, const std::string& scale, bool moe) {
-  // Every regime the step model asks for, resolved once (thread-safe static initialisation); others on the side.
-  static const std::map<std::string, AccuracyBand> resolved = [] {
+const AccuracyBand& accuracy_band(const std::string& family, const std::string& scale, bool moe, bool host_bound) {
+  // Every regime the step model asks for, resolved once (thread-safe static initialisation), keyed by its whole
+  // lookup order (a host-bound MoE regime falls back to the MoE group, a host-bound dense one not).
+  auto key_of = [](const std::vector<std::string>& keys) {
+    std::string k;
+    for (const auto& part : keys) k += part + "|";
+    return k;
+  };
+  static const std::map<std::string, AccuracyBand> resolved = [&] {
     std::map<std::string, AccuracyBand> out;
     for (const char* f : {"megatron", "pytorch"})
       for (const char* sc : {"1gpu", "node", "multinode"})
-        for (bool m : {false, true}) {
-          const std::vector<std::string> keys = band_keys(f, sc, m);
-          out.emplace(keys.front(), resolve_band(table(), keys));
-        }
+        for (bool m : {false, true})
+          for (bool h : {false, true}) {
+            const std::vector<std::string> keys = band_keys(f, sc, m, h);
+            out.emplace(key_of(keys), resolve_band(table(), keys));
+          }
     return out;
   }();
-  const std::vector<std::string> keys = band_keys(family, scale, moe);
-  const auto it = resolved.find(keys.front());
+  const auto it = resolved.find(key_of(band_keys(family, scale, moe, host_bound)));
   if (it != resolved.end()) return it->second;
   static const AccuracyBand unknown = resolve_band(table(), {"unknown", "all"});
   return unknown;

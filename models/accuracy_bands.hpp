@@ -27,17 +27,22 @@ struct AccuracyBand {
 };
 
 // The band groups: framework family (megatron: megatron-core, megatron-deepspeed; pytorch: the others) and regime:
-// scale (1gpu, node: within one node, multinode) and, for MoE models, "moe". A band is looked up most specific
-// first: family/scale/moe, family/scale, family, all; the first with at least kMinBandCases runs.
+// scale (1gpu, node: within one node, multinode), for MoE models "moe", and "host" where the step waits on the host
+// for at least kHostBoundShare of its time (exposed launch and hook time: the kernel count of eager code and the
+// host's pace decide it, and a host's pace varies from run to run). A band is looked up most specific first:
+// family/scale/host, family/scale/moe, family/scale, family, all; the first with at least kMinBandCases runs.
 bool megatron_family(const FrameworkTraits& f);  // allocation-free, for the step model's hot path
 std::string band_family(const FrameworkTraits& f);
 std::string band_scale(int gpus, int gpus_per_node);
 // The keys a case or scenario belongs to, most specific first (ending with "all").
-std::vector<std::string> band_keys(const std::string& family, const std::string& scale, bool moe);
+std::vector<std::string> band_keys(const std::string& family, const std::string& scale, bool moe, bool host_bound = false);
 constexpr int kMinBandCases = 5;
+constexpr double kHostBoundShare = 0.2;
+// Whether a step of `total_s` seconds with `host_s` of exposed host time is host-bound in the band's sense.
+inline bool host_bound_step(double host_s, double total_s) { return total_s > 0 && host_s >= kHostBoundShare * total_s; }
 // The band for a regime: its own group's when it has kMinBandCases runs, else the first fallback's widened by the
 // source spread (stored with the groups). Resolved once per regime; the reference lives as long as the program.
-const AccuracyBand& accuracy_band(const std::string& family, const std::string& scale, bool moe);
+const AccuracyBand& accuracy_band(const std::string& family, const std::string& scale, bool moe, bool host_bound = false);
 // The stored table's provenance line (for results' notes and the README).
 const std::string& accuracy_bands_source();
 

@@ -58,8 +58,10 @@ StepModel::StepModel(const ModelSpec& m, const TrainingSpec& t, const HardwareSp
   }
   if (t.uses_adapters()) adapter_params_ = lora_parameters(m, t.lora);
   const std::string scale = band_scale(h.num_gpus, h.gpus_per_node);
-  band_megatron_ = &accuracy_band("megatron", scale, m.is_moe());
-  band_pytorch_ = &accuracy_band("pytorch", scale, m.is_moe());
+  for (bool host : {false, true}) {
+    band_megatron_[host] = &accuracy_band("megatron", scale, m.is_moe(), host);
+    band_pytorch_[host] = &accuracy_band("pytorch", scale, m.is_moe(), host);
+  }
 }
 
 StepModel::LayoutWork StepModel::work(const ParallelLayout& p) const {
@@ -280,7 +282,8 @@ StepEstimate StepModel::estimate(const ParallelLayout& p, const LayoutWork& work
   StepEstimate e;
   e.breakdown = fold_step(stream(p, work), m, p);
   e.time_s = e.breakdown.total_s;
-  e.band = megatron_family(fw) ? band_megatron_ : band_pytorch_;
+  const bool host_bound = host_bound_step(e.breakdown.host_s, e.time_s);
+  e.band = megatron_family(fw) ? band_megatron_[host_bound] : band_pytorch_[host_bound];
   e.time_s_low = e.time_s * e.band->low;
   e.time_s_high = e.time_s * e.band->high;
   const double sequences = t.global_batch_size;

@@ -70,8 +70,9 @@ class StepModel {
   std::shared_ptr<const CalibrationFit> calibration_;  // owns what comm_ and traits_ point into; null: none
   CommModel comm_;
   GpuComputeTraits traits_;
-  const AccuracyBand* band_megatron_ = nullptr;  // the bands of this scale and model kind, per framework family
-  const AccuracyBand* band_pytorch_ = nullptr;
+  // The bands of this scale and model kind, per framework family, for steps that do and do not wait on the host.
+  const AccuracyBand* band_megatron_[2] = {nullptr, nullptr};
+  const AccuracyBand* band_pytorch_[2] = {nullptr, nullptr};
   ModelParams params_;
   double adapter_params_ = 0;
 };

@@ -211,9 +211,12 @@ int main(int argc, char** argv) {
   std::vector<Row> rows;
   for (const auto& c : set.cases) {
     const HardwareSpec& h = c.scenario.hardware;
+    // The regime the step model gives the case's scenario: its band family, scale, MoE, and whether the predicted
+    // step waits on the host (host_bound_step).
+    const StepEstimate e = StepModel(c.scenario.model, c.scenario.training, c.scenario.hardware).estimate(c.scenario.parallel);
     rows.push_back({&c, predict_case(c),
                     band_keys(band_family(framework_for(c.scenario.training, c.scenario.parallel)), band_scale(h.num_gpus, h.gpus_per_node),
-                              c.scenario.model.is_moe())});
+                              c.scenario.model.is_moe(), host_bound_step(e.breakdown.host_s, e.time_s))});
   }
 
   int status = 0;

@@ -168,4 +168,24 @@ TEST_CASE("every step carries the band of its framework family and regime, from 
   const StepEstimate ef = StepModel(f.model, f.training, f.hardware).estimate(f.parallel);
   REQUIRE(ef.band != nullptr);
   CHECK(ef.band->group.rfind("pytorch", 0) == 0);
+  // A step that waits on the host for at least a fifth of its time has a regime of its own, looked up first.
+  CHECK(band_keys("pytorch", "1gpu", true, true) == std::vector<std::string>{"pytorch/1gpu/host", "pytorch/1gpu/moe", "pytorch/1gpu", "pytorch", "all"});
+  CHECK(host_bound_step(0.2, 1.0));
+  CHECK_FALSE(host_bound_step(0.19, 1.0));
+  // A tiny Llama on one H100 at 128 tokens: launches, not GPU work, set the pace; a 1B model at 4 x 4096 tokens: GPU work.
+  auto one_gpu = [](int hidden, int layers, int batch, int seq) {
+    return parse_scenario({{"model",
+                            {{"num_hidden_layers", layers}, {"hidden_size", hidden}, {"num_attention_heads", 8}, {"num_key_value_heads", 8},
+                             {"intermediate_size", 4 * hidden}, {"vocab_size", 32000}, {"hidden_act", "silu"}}},
+                           {"training", {{"seq_len", seq}, {"global_batch_size", batch}, {"framework", "transformers"}}},
+                           {"parallel", {{"tp", 1}, {"pp", 1}, {"micro_batch_size", batch}}},
+                           {"hardware", {{"gpu", "h100-sxm-80gb"}, {"num_gpus", 1}}}});
+  };
+  const Scenario tiny = one_gpu(256, 4, 1, 128), big = one_gpu(2048, 16, 4, 4096);
+  const StepEstimate et = StepModel(tiny.model, tiny.training, tiny.hardware).estimate(tiny.parallel);
+  const StepEstimate eb = StepModel(big.model, big.training, big.hardware).estimate(big.parallel);
+  REQUIRE(host_bound_step(et.breakdown.host_s, et.time_s));
+  REQUIRE_FALSE(host_bound_step(eb.breakdown.host_s, eb.time_s));
+  CHECK(et.band->regime == "pytorch/1gpu/host");
+  CHECK(eb.band->regime == "pytorch/1gpu");
 }
