@@ -111,6 +111,20 @@ int run_presets(const std::string& format, const std::string& kind) {
                  f.attention_kernel == AttentionKernel::Flash2 ? "flash2" : "cudnn", f.description});
     }
     t.print(std::cout);
+    // The named options and older releases each preset file lists (training.framework {"preset": NAME, ...}).
+    for (const auto& name : framework_names()) {
+      const Json& file = framework_preset_json(name);
+      if (auto options = file.find("options"); options != file.end())
+        for (auto option = options->begin(); option != options->end(); ++option) {
+          std::string values;
+          for (auto v = option->at("values").begin(); v != option->at("values").end(); ++v) values += (values.empty() ? "" : " | ") + v.key();
+          std::cout << "  option: {\"preset\": \"" << name << "\", \"" << option.key() << "\": " << values << "}\n";
+        }
+      if (auto versions = file.find("versions"); versions != file.end())
+        for (const auto& v : *versions)
+          std::cout << "  release: {\"preset\": \"" << name << "\", \"version\": ...} below " << v.at("below").get<std::string>() << " changes "
+                    << v.at("traits").size() << " traits\n";
+    }
   }
   if (kind.empty() || kind == "schedules") {
     std::cout << "\nPipeline schedules (parallel.schedule)\n";
