@@ -606,22 +606,32 @@ struct OpBuilder {
   // RoPE on the query and key elements (two tensors): fused, read and write once each way, one kernel per
   // tensor; eager, the op sequence of eager_rope_cost per tensor. Over an fp32 stream the eager sequence multiplies
   // by fp32 cos/sin (transformers' rotary embedding returns them in the hidden states' dtype), so q and k come out
-  // fp32 and autocast casts them back to 16 bits for the attention kernel: two casts each way.
+  // fp32 and autocast casts them back to 16 bits for the attention kernel: two casts each way (the policy's only).
   void rope(const OpName& name, double elements) {
     if (!eager_rope) return memory(name, 2 * ab * elements, 2 * ab * elements, 2, 2);
     const bool fp32 = stream_bytes > ab;
     memory(name, elements, eager_rope_cost(fp32 ? stream_bytes : ab), 2);
-    if (fp32) memory({name.group, name.module, "cast"}, (stream_bytes + ab) * elements, (ab + stream_bytes) * elements, 2, 2);
+    if (fp32) policy_only_memory({name.group, name.module, "cast"}, (stream_bytes + ab) * elements, (ab + stream_bytes) * elements, 2, 2);
   }
   // Residual add: read two, write one; backward sums the two incoming gradients the same way.
   void residual(const OpName& name, double elements) { memory(name, 3 * stream_bytes * elements, 3 * stream_bytes * elements); }
   // Autocast's casts of an fp32 stream (stream_bytes 4) to 16 bits for each of `consumers` linear layers reading
   // it (q, k, v: three): read 4, write ab per element each; backward casts each input gradient back (read ab, write
   // 4) and sums the consumers' gradients (read 8, write 4 per extra consumer). Nothing over a 16-bit stream.
+  // Policy-only work: the frozen 16-bit DPO reference has a 16-bit stream and casts nothing (adapter_fwd).
   void stream_casts(const OpName& name, double elements, double consumers) {
     if (stream_bytes <= ab || consumers <= 0) return;
     const double cast = (stream_bytes + ab) * elements;
-    memory(name, consumers * cast, consumers * cast + (consumers - 1) * 3 * stream_bytes * elements, consumers, 2 * consumers - 1);
+    policy_only_memory(name, consumers * cast, consumers * cast + (consumers - 1) * 3 * stream_bytes * elements, consumers, 2 * consumers - 1);
+  }
+  // A memory-bound op the policy runs and the DPO reference forward does not (counted in adapter_fwd as well).
+  void policy_only_memory(const OpName& name, double fwd_bytes, double bwd_bytes, double fwd_kernels, double bwd_kernels) {
+    const bool was = in_adapter;
+    in_adapter = true;
+    memory(name, fwd_bytes, bwd_bytes, fwd_kernels, bwd_kernels);
+    in_adapter = was;
+    adapter_fwd.memory_s += mem(fwd_bytes);
+    adapter_fwd.kernels += fwd_kernels;
   }
   // Dropout: read x, write y and a 1-byte mask; backward reads dy and the mask, writes dx.
   void dropout(const OpName& name, double elements) { memory(name, (2 * ab + 1) * elements, (2 * ab + 1) * elements); }

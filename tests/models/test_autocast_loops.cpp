@@ -63,6 +63,16 @@ TEST_CASE("an fp32 stream under autocast: each linear's fp32 input cast to 16 bi
   const Scenario mcore = one_gpu(llama_1b(), "megatron-core");
   CHECK(find_op(mcore, "attention.qkv.fprop", "forward", false).flops == trainsim::test::approx(2 * 2048.0 * 2048 * 3072));
   CHECK(find_op(mcore, "attention.input_cast", "forward", false).kernels == 0);  // 16-bit parameters: no stream casts
+  // DPO: the frozen bf16 reference model's forward has a 16-bit stream: none of the policy's stream or RoPE casts.
+  const Scenario dpo = one_gpu(llama_1b(), "transformers", "dpo");
+  bool reference_casts = false, reference_norm = false;
+  for (const auto& o : layer_ops(dpo.model, dpo.training, dpo.parallel, dpo.hardware.gpu, false)) {
+    if (!o.reference) continue;
+    reference_casts |= o.name == "reference.attention.input_cast" || o.name == "reference.attention.rope.cast";
+    reference_norm |= o.name == "reference.attention.norm";
+  }
+  CHECK(reference_norm);
+  CHECK_FALSE(reference_casts);
   // LoRA keeps the base model in bf16: a 16-bit stream, nothing to cast.
   CHECK(find_op(one_gpu(llama_1b(), "transformers", "lora"), "attention.input_cast", "forward", false).kernels == 0);
 }
