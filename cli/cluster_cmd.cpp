@@ -22,6 +22,7 @@
 #include "scenario_input.hpp"
 #include "sim/cluster/cluster_sim.hpp"
 #include "sim/cluster/cluster_state.hpp"
+#include "sim/cluster/fill_workload.hpp"
 #include "sim/cluster/model_jobs.hpp"
 #include "sim/cluster/seed_statistics.hpp"
 #include "sim/cluster/synthetic_workload.hpp"
@@ -241,28 +242,23 @@ int run_cluster(const ClusterFlags& f) {
   }
   if (f.time_scale != 1)
     for (cl::ClusterJob& j : trace.jobs) j.submit_s *= f.time_scale, j.duration_s *= f.time_scale, j.walltime_s *= f.time_scale;
-  if (f.fill_to > 0) {
-    // Inflate the workload past the trace's own: its jobs again, in order, after its last arrival, until the
-    // GPUs asked reach this fraction of the cluster (FGD's inflation samples pods at random; a cyclic copy keeps
-    // the result reproducible without a seed).
-    if (!(f.fill_to <= 10)) throw InputError("--fill-to", std::to_string(f.fill_to), "a fraction of the cluster's GPUs up to 10");
-    const std::size_t n = trace.jobs.size();
-    double asked = 0;
-    for (const cl::ClusterJob& j : trace.jobs) asked += cl::gpus_held(j, true);
-    const double target = f.fill_to * run.cluster.total_gpus(), period = n > 0 ? trace.jobs.back().submit_s + 1 : 0;
-    for (std::size_t k = 0; n > 0 && asked < target; ++k) {
-      cl::ClusterJob j = trace.jobs[k % n];
-      j.id += "#" + std::to_string(k / n + 1);
-      j.submit_s += period * static_cast<double>(k / n + 1);
-      asked += cl::gpus_held(j, true);
-      trace.jobs.push_back(std::move(j));
-    }
-    run.fill_to = f.fill_to;
-  }
+  // The FGD experiment (Weng et al., ATC'23): pods arrive in a random order and never end; how much of the
+  // cluster a placement fills before fragmentation leaves requests unplaceable. Each seed draws the order (and,
+  // with --fill-to, the pods added to inflate the workload) anew, as the paper's 10 seeds do.
+  std::vector<cl::ClusterJob> fill_pods;
   if (f.fill || f.fill_to > 0) {
-    // The FGD experiment (Weng et al., ATC'23): jobs arrive in trace order and never end; how much of the
-    // cluster a placement fills before fragmentation leaves requests unplaceable.
-    for (cl::ClusterJob& j : trace.jobs) j.duration_s = kFillDurationS;
+    if (!(f.fill_to <= 10)) throw InputError("--fill-to", std::to_string(f.fill_to), "a fraction of the cluster's GPUs up to 10");
+    double asked = 0, asking = 0;
+    for (const cl::ClusterJob& j : trace.jobs) asked += cl::gpus_held(j, run.cluster.gpu_sharing), asking += j.gpus > 0;
+    // The pods an inflation would draw, at the trace's mean request: bounded like --synthetic.
+    const double drawn = asked > 0 ? f.fill_to * run.cluster.total_gpus() / (asked / asking) : 0;
+    if (drawn > 10'000'000)
+      throw InputError("--fill-to", number_text(f.fill_to), "at most 10,000,000 pods drawn (this trace's pods ask " + fixed(asked / asking, 3) +
+                                                              " GPUs each on average; this cluster would need " + fixed(drawn, 0) + ")");
+    fill_pods = std::move(trace.jobs);
+    trace.jobs = cl::fill_workload(fill_pods, f.fill_to, run.cluster.total_gpus(), run.cluster.gpu_sharing, kFillDurationS, f.seed);
+    trace.report.jobs = trace.jobs.size();
+    run.fill_to = f.fill_to;
     run.fill = true;
   }
   if (f.rigid)
@@ -301,8 +297,10 @@ int run_cluster(const ClusterFlags& f) {
     for (int k = 0; k < f.seeds; ++k) {
       o.seed = f.seed + static_cast<std::uint64_t>(k);
       o.progress = [&bar, k, &f](double done) { bar.update((k + done) / f.seeds); };
+      if (run.fill && k > 0) trace.jobs = cl::fill_workload(fill_pods, f.fill_to, run.cluster.total_gpus(), run.cluster.gpu_sharing, kFillDurationS, o.seed);
       runs.push_back(cl::simulate_cluster(run.cluster, trace.jobs, o));
     }
+    if (run.fill && f.seeds > 1) trace.jobs = cl::fill_workload(fill_pods, f.fill_to, run.cluster.total_gpus(), run.cluster.gpu_sharing, kFillDurationS, f.seed);
     cl::SeedStatistics spread;
     run.policies.push_back(f.seeds > 1 ? cl::mean_over_seeds(runs, &spread) : std::move(runs.front()));
     run.spread.push_back(std::move(spread));

@@ -9,6 +9,7 @@
 #include "models/scenario.hpp"
 #include "models/transformer.hpp"
 #include "models/units.hpp"
+#include "sim/cluster/cluster_state.hpp"
 #include "sim/cluster/scheduler_policy.hpp"
 #include "reports/table.hpp"
 
@@ -133,7 +134,9 @@ int run_presets(const std::string& format, const std::string& kind) {
     t.print(std::cout);
   }
   if (kind.empty() || kind == "policies") {
-    std::cout << "\nCluster scheduling policies (trainsim cluster --policy ORDER[+binpack|spread|topology])\n";
+    std::string placements;  // from the placement list, so a new placement is named without touching this text
+    for (const std::string& name : sim::cluster::placement_names()) placements += (placements.empty() ? "" : "|") + name;
+    std::cout << "\nCluster scheduling policies (trainsim cluster --policy ORDER[+" << placements << "])\n";
     TextTable t({"name", "what", "source"});
     for (const sim::cluster::PolicyInfo& p : sim::cluster::policies()) t.add_row({p.name, p.description, p.source});
     t.print(std::cout);

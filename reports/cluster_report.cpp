@@ -143,13 +143,19 @@ void print_cluster_table(std::ostream& os, const ClusterRun& r) {
   }
   os << "\n";
   if (r.fill) {
-    os << "Fill: jobs never end; at the last arrival (FGD, Weng et al. ATC'23: GPU allocation ratio under bin-packing vs spreading)";
-    if (r.fill_to > 0) os << ", the trace repeated until it asks for " << pct(r.fill_to) << " of the GPUs";
+    // FGD's experiment (Weng et al., ATC'23): the share of the GPUs allocated when the last pod has arrived.
+    os << "Fill: pods in a random order, never ending; GPUs allocated at the last arrival (FGD, Weng et al. ATC'23)";
+    if (r.fill_to > 0) os << ", the workload inflated by random draws of its pods to " << pct(r.fill_to) << " of the GPUs";
+    if (r.seeds > 1) os << "; means of " << r.seeds << " seeds (each a new order and draw) with their 95% intervals";
     os << "\n";
     TextTable f({"policy", "allocated", "GPUs allocated", "jobs waiting", "GPUs they ask", "run"});
     for (std::size_t i = 0; i < r.policies.size(); ++i) {
       const PolicyResult& p = r.policies[i];
-      f.add_row({p.name, pct(p.allocated_at_end), fixed(p.allocated_at_end * r.cluster.total_gpus(), 1), count_text(p.unfinished - p.running_at_end),
+      std::string allocated = pct(p.allocated_at_end);
+      if (i < r.spread.size())
+        for (const auto& [name, st] : r.spread[i].metrics)
+          if (name == "allocated_at_end") allocated += " [" + pct(st.ci95_low) + ", " + pct(st.ci95_high) + "]";
+      f.add_row({p.name, allocated, fixed(p.allocated_at_end * r.cluster.total_gpus(), 1), count_text(p.unfinished - p.running_at_end),
                  fixed(p.waiting_gpus_at_end, 1), fixed(i < r.wall_s.size() ? r.wall_s[i] : 0, 2) + " s"});
     }
     f.print(os);

@@ -18,6 +18,9 @@ struct ClusterJob {
   int gpus = 1;                // whole GPUs; 1 for a fractional request (see gpu_milli)
   int gpu_milli = 1000;        // thousandths of one GPU when gpus == 1 and the job shares a GPU (Alibaba 2023)
   std::vector<std::string> gpu_types;  // allowed GPU models (empty: any)
+  // Host resources on its node(s) (Kubernetes requests; Alibaba 2023's cpu_milli and memory_mib): thousandths of a
+  // CPU core and MiB; 0: none asked. A job asking 0 GPUs (a CPU-only pod) holds only these.
+  std::int64_t cpu_milli = 0, memory_mib = 0;
   bool gang = true;            // all GPUs at once or none
   // An elastic job runs on elastic_min + k·elastic_step GPUs up to elastic_max (0: not elastic), the request
   // `gpus` among them: it starts smaller when the request does not fit, continues on fewer GPUs after a node
@@ -59,11 +62,12 @@ struct ImportReport {
   void skip(const std::string& reason);  // counts one row under `reason`
 };
 
-// A node list that came with a trace (Alibaba 2023's openb_node_list_*.csv): one entry per GPU model.
+// A node list that came with a trace (Alibaba 2023's openb_node_list_*.csv): one entry per GPU model and node shape.
 struct TraceNodePool {
   std::string gpu_model;  // e.g. "G2", "T4"
   int gpus_per_node = 0;
   int nodes = 0;
+  std::int64_t cpu_milli = 0, memory_mib = 0;  // per node (0: not given)
 };
 
 }  // namespace trainsim::sim::cluster

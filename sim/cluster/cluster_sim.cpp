@@ -74,6 +74,7 @@ struct JobState {
   double held = 0;               // GPUs this run holds (an elastic job's may differ from its request)
   double speed = 1;              // this run's throughput relative to the request (elastic jobs)
   int resizes = 0;
+  std::uint64_t unplaced_epoch = 0;  // the state's release epoch when it last found no placement (0: never)
 };
 
 class Simulation final : public SchedulingPass {
@@ -83,6 +84,9 @@ class Simulation final : public SchedulingPass {
     choice_ = parse_policy_choice(opt.policy, "--policy");
     limits_on_ = spec.has_user_limits();
     placement_from_string(choice_.placement, &placement_);
+    // FGD measures fragmentation against the run's own workload (the paper's target workload: its task classes).
+    if (placement_ == PlacementKind::Fgd) state_.set_target_workload(std::make_shared<const FragmentationMeasure>(target_workload(jobs, spec.gpu_sharing)));
+    state_.seed_random(run_seed(opt.seed, 0, 19));
     policy_ = find_policy(choice_.ordering)->make();
     result_.name = opt.policy;
     result_.records.resize(jobs.size());
@@ -177,7 +181,11 @@ class Simulation final : public SchedulingPass {
     return jobs_state_[static_cast<std::size_t>(j)].waiting && (!limits_on_ || within_limits(j));
   }
   std::uint64_t queue_entries() const override { return queue_entries_; }
-  bool fits(int j) const override { return state_.fits(job(j)) || (job(j).elastic() && state_.fits(sized(job(j), job(j).elastic_min))); }
+  bool fits(int j) const override {
+    // A job that found no placement since anything was last freed cannot start (placement only takes GPUs).
+    if (jobs_state_[static_cast<std::size_t>(j)].unplaced_epoch == state_.release_epoch()) return false;
+    return state_.fits(job(j)) || (job(j).elastic() && state_.fits(sized(job(j), job(j).elastic_min)));
+  }
   bool fits_without(int j, const std::vector<int>& victims) const override {
     ClusterState trial = state_;
     for (int v : victims) trial.release(jobs_state_[static_cast<std::size_t>(v)].placement);
@@ -187,7 +195,11 @@ class Simulation final : public SchedulingPass {
     if (!startable(j)) return false;
     const ClusterJob& c = job(j);
     if (!c.gang && !c.elastic() && c.gpus > 1 && (jobs_state_[static_cast<std::size_t>(j)].partial_gpus > 0 || !state_.fits(c))) return add_pods(j);
-    return begin(j, choose_placement(state_, c));
+    JobState& s = jobs_state_[static_cast<std::size_t>(j)];
+    if (s.unplaced_epoch == state_.release_epoch()) return false;
+    Placement p = choose_placement(state_, c);
+    if (p.empty()) s.unplaced_epoch = state_.release_epoch();
+    return begin(j, std::move(p));
   }
   void preempt(int j) override { interrupt(j, Stop::Preempted, false); }
   double reserve(int j, double window_s) override;
@@ -226,11 +238,21 @@ class Simulation final : public SchedulingPass {
     const UserLimits& l = spec_.limits_of(j.user);
     if (l.max_gpus > 0 && gpus_held(j, spec_.gpu_sharing) > l.max_gpus + 1e-9 && need > l.max_gpus + 1e-9)
       return "more GPUs than its user's limit (max_gpus)";
+    bool large = false;
     for (std::size_t p = 0; p < spec_.pools.size(); ++p) {
       if (!state_.pool_allowed(j, static_cast<int>(p))) continue;
       typed = true;
-      if (need <= spec_.pools[p].total_gpus()) return {};
+      if (need > spec_.pools[p].total_gpus()) continue;
+      large = true;
+      // Host requests: on one node, or a gang's share per node.
+      const NodePool& pool = spec_.pools[p];
+      const int per_node = std::max(1, std::min(std::max(need, 1), pool.gpus_per_node));
+      const double part = need <= 0 ? 1.0 : static_cast<double>(per_node) / need;
+      if ((pool.cpu_milli == 0 || static_cast<double>(j.cpu_milli) * part <= static_cast<double>(pool.cpu_milli)) &&
+          (pool.memory_mib == 0 || static_cast<double>(j.memory_mib) * part <= static_cast<double>(pool.memory_mib)))
+        return {};
     }
+    if (large) return "more CPU or memory than a node of any pool it may use has";
     return typed ? "larger than any pool it may use" : "no pool has a GPU type it accepts";
   }
 

@@ -1,6 +1,7 @@
 #include "cluster_spec.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 #include "models/errors.hpp"
@@ -29,6 +30,9 @@ NodePool parse_pool(const Json& value, const std::string& path) {
   p.name = r.get_string("name", p.gpu, "");  // (as given; the GPU name below becomes the preset's own)
   p.gpus_per_node = r.required_int("gpus_per_node", 1, kMaxGpusPerNode);
   p.nodes = r.required_int("nodes", 1, kMaxNodesPerPool);
+  // Host resources a job's CPU and memory requests are placed against (absent: not limited).
+  p.cpu_milli = std::llround(1000 * r.get_number("cpus_per_node", 0, "", 0, 100'000));
+  p.memory_mib = std::llround(r.get_quantity("memory_per_node", Quantity::Bytes, 0, "", {0, 1e15}) / (1024.0 * 1024.0));
   p.spare_nodes = r.get_int("spare_nodes", 0, "", 0, kMaxNodesPerPool);
   // A preset GPU brings its list price and TDP; a trace's model name brings nothing.
   Json preset;
@@ -241,7 +245,12 @@ ClusterSpec cluster_from_trace_nodes(const std::vector<TraceNodePool>& nodes, Cl
     NodePool p;
     p.gpu = t.gpu_model;
     p.name = t.gpu_model + "x" + std::to_string(t.gpus_per_node);
+    // One model and size in several host shapes (P100 x2 with 8, 16 and 64 cores): the shape names the pool.
+    const auto same_size = std::count_if(nodes.begin(), nodes.end(), [&](const TraceNodePool& o) { return o.gpu_model == t.gpu_model && o.gpus_per_node == t.gpus_per_node; });
+    if (same_size > 1) p.name += "/" + std::to_string(t.cpu_milli / 1000) + "c" + std::to_string(t.memory_mib / 1024) + "g";
     p.gpus_per_node = t.gpus_per_node;
+    p.cpu_milli = t.cpu_milli;
+    p.memory_mib = t.memory_mib;
     p.nodes = t.nodes;
     base.pools.push_back(p);
   }
@@ -252,6 +261,7 @@ Json to_json(const ClusterSpec& c) {
   Json pools = Json::array();
   for (const NodePool& p : c.pools)
     pools.push_back({{"name", p.name}, {"gpu", p.gpu}, {"gpus_per_node", p.gpus_per_node}, {"nodes", p.nodes}, {"spare_nodes", p.spare_nodes},
+                     {"cpus_per_node", static_cast<double>(p.cpu_milli) / 1000}, {"memory_per_node_mib", p.memory_mib},
                      {"price_per_gpu_hour", p.price_per_gpu_hour}, {"gpu_power_w", p.gpu_power_w}, {"spot", p.spot},
                      {"reclaims_per_node_day", p.reclaims_per_node_day}, {"reclaimed_for_s", p.reclaimed_for_s}});
   Json queues = Json::array();

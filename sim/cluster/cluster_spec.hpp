@@ -20,6 +20,8 @@ struct NodePool {
   std::string name;            // the pool's name (default: the GPU's)
   std::string gpu;             // GPU model: a trainsim preset (h100-sxm-80gb) or a trace's name (G2, T4)
   int gpus_per_node = 8;
+  // Each node's CPU (thousandths of a core) and memory (MiB) for jobs that ask for them; 0: not limited.
+  std::int64_t cpu_milli = 0, memory_mib = 0;
   int nodes = 1;               // nodes schedulable at the start
   int spare_nodes = 0;         // standby nodes that replace failed ones (not schedulable until then)
   double price_per_gpu_hour = 0;  // USD (0: unknown)

@@ -3,23 +3,36 @@
 #include <algorithm>
 #include <climits>
 
+#include "sim/random.hpp"
+
 namespace trainsim::sim::cluster {
 
 namespace {
 constexpr int kWhole = 1000;
+
+constexpr PlacementKind kPlacements[] = {PlacementKind::Binpack, PlacementKind::Spread, PlacementKind::Topology,
+                                         PlacementKind::BestFit, PlacementKind::Random, PlacementKind::Fgd};
+
+// A gang's or a node's share of a job's host requests: `part` of its `gpus` GPUs, rounded up.
+std::int64_t host_share(std::int64_t total, int part, int gpus) {
+  return gpus <= 0 || part >= gpus ? total : (total * part + gpus - 1) / gpus;
 }
+}  // namespace
 
 const char* to_string(PlacementKind k) {
   switch (k) {
     case PlacementKind::Binpack: return "binpack";
     case PlacementKind::Spread: return "spread";
     case PlacementKind::Topology: return "topology";
+    case PlacementKind::BestFit: return "bestfit";
+    case PlacementKind::Random: return "random";
+    case PlacementKind::Fgd: return "fgd";
   }
   return "binpack";
 }
 
 bool placement_from_string(const std::string& s, PlacementKind* out) {
-  for (PlacementKind k : {PlacementKind::Binpack, PlacementKind::Spread, PlacementKind::Topology})
+  for (PlacementKind k : kPlacements)
     if (s == to_string(k)) {
       *out = k;
       return true;
@@ -27,7 +40,11 @@ bool placement_from_string(const std::string& s, PlacementKind* out) {
   return false;
 }
 
-std::vector<std::string> placement_names() { return {"binpack", "spread", "topology"}; }
+std::vector<std::string> placement_names() {
+  std::vector<std::string> out;
+  for (PlacementKind k : kPlacements) out.emplace_back(to_string(k));
+  return out;
+}
 
 ClusterState::ClusterState(const ClusterSpec& spec) : spec_(&spec) {
   int gpu = 0;
@@ -45,7 +62,11 @@ ClusterState::ClusterState(const ClusterSpec& spec) : spec_(&spec) {
       node_schedulable_.push_back(0);
       node_standby_.push_back(n >= pool.nodes ? 1 : 0);
       for (int g = 0; g < pool.gpus_per_node; ++g) gpu_free_milli_.push_back(kWhole);
+      cpu_free_.push_back(pool.cpu_milli);
+      memory_free_.push_back(pool.memory_mib);
     }
+    max_cpu_milli_ = std::max(max_cpu_milli_, pool.cpu_milli);
+    max_gpus_per_node_ = std::max(max_gpus_per_node_, pool.gpus_per_node);
   }
   gpu_offset_.push_back(gpu);
   spares_ready_.resize(spec.pools.size());
@@ -77,6 +98,8 @@ void ClusterState::set_schedulable(int node, bool on) {
   if (schedulable(node) == on) return;
   const std::int64_t gpus = gpus_on(node);
   if (on) {
+    unplaceable_.clear();  // more is free: what could not be placed may be now
+    ++release_epoch_;
     node_schedulable_[static_cast<std::size_t>(node)] = 1;
     count_node(node, +1);
     capacity_milli_ += gpus * kWhole;
@@ -139,16 +162,125 @@ bool ClusterState::fits(const ClusterJob& job) const {
   return false;
 }
 
-int ClusterState::pick_single_node(const ClusterJob& job, PlacementKind kind) const {
-  // Over every pool the job may use, not the first that fits: binpack and topology take the fullest node that
-  // fits (fewest GPUs left idle beside the job), spread the emptiest.
-  int best = -1, best_key = 0;
+bool ClusterState::host_room(int node, std::int64_t cpu_milli, std::int64_t memory_mib) const {
+  const NodePool& p = spec_->pools[static_cast<std::size_t>(pool_of(node))];
+  const auto n = static_cast<std::size_t>(node);
+  return (p.cpu_milli == 0 || cpu_free_[n] >= cpu_milli) && (p.memory_mib == 0 || memory_free_[n] >= memory_mib);
+}
+
+NodeView ClusterState::view(int node) const {
+  const NodePool& p = spec_->pools[static_cast<std::size_t>(pool_of(node))];
+  const auto n = static_cast<std::size_t>(node);
+  NodeView v;
+  v.gpu_model = &p.gpu;
+  v.cpu_free = cpu_free_[n], v.cpu_limit = p.cpu_milli;
+  v.memory_free = memory_free_[n], v.memory_limit = p.memory_mib;
+  v.gpu_free = &gpu_free_milli_[static_cast<std::size_t>(gpu_offset_[n])];
+  v.gpus = gpus_on(node);
+  return v;
+}
+
+std::uint64_t ClusterState::next_random() const {
+  // A counter through splitmix64: a placement's draw depends only on the seed and the draws before it.
+  return splitmix64(++random_state_);
+}
+
+bool ClusterState::pick_single_node(const ClusterJob& job, PlacementKind kind, int* node, int* gpu) const {
+  // Over every pool the job may use, not the first that fits. Each candidate (a node, and for a share of a GPU
+  // one of its GPUs) gets a key, smaller is better, first in node order among equals.
+  const bool shared = shares_gpu(job, spec_->gpu_sharing);
+  const bool fgd = kind == PlacementKind::Fgd && fragmentation_;
+  const int milli = shared ? job.gpu_milli : kWhole;
+  int best_node = -1, best_gpu = -1, candidates = 0;
+  double best_key = 0, best_key2 = 0;
+  int ties = 0;  // fgd: candidates equal to the best so far (one is drawn among them, as Kubernetes' selectHost does)
+  auto consider = [&](int n, int g, double key, double key2) {
+    const bool tie = best_node >= 0 && key == best_key && key2 == best_key2;
+    if (fgd && tie) {
+      if (next_random() % static_cast<std::uint64_t>(++ties) == 0) best_node = n, best_gpu = g;
+      return;
+    }
+    if (best_node < 0 || key < best_key || (key == best_key && key2 < best_key2)) best_node = n, best_gpu = g, best_key = key, best_key2 = key2, ties = 1;
+  };
+  std::int16_t after[64];
   for (int n = 0; n < nodes(); ++n) {
-    if (!schedulable(n) || free_whole(n) < job.gpus || !pool_allowed(job, pool_of(n))) continue;
-    const int key = kind == PlacementKind::Spread ? -free_whole(n) : free_whole(n);
-    if (best < 0 || key < best_key) best = n, best_key = key;
+    if (!schedulable(n) || !pool_allowed(job, pool_of(n)) || !host_room(n, job.cpu_milli, job.memory_mib)) continue;
+    const int gpn = gpus_on(n);
+    if (!shared && free_whole(n) < job.gpus) continue;
+    if (shared) {
+      bool any = false;
+      for (int g = 0; g < gpn && !any; ++g) any = free_milli(n, g) >= milli;
+      if (!any) continue;
+    }
+    if (kind == PlacementKind::Random) {
+      // Reservoir sampling: the k-th node that holds the job replaces the choice with probability 1/k.
+      if (next_random() % static_cast<std::uint64_t>(++candidates) == 0) best_node = n;
+      continue;
+    }
+    if (fgd) {
+      // The growth of the node's fragmentation if the job went here (on each GPU it could take, for a share).
+      const NodeView before = view(n);
+      const double f0 = fragmentation_->of(before);
+      NodeView v = before;
+      v.cpu_free -= job.cpu_milli, v.memory_free -= job.memory_mib;
+      std::copy(before.gpu_free, before.gpu_free + gpn, after);
+      v.gpu_free = after;
+      if (shared) {
+        for (int g = 0; g < gpn; ++g) {
+          if (after[g] < milli) continue;
+          after[g] = static_cast<std::int16_t>(after[g] - milli);
+          consider(n, g, fragmentation_->of(v) - f0, 0);
+          after[g] = static_cast<std::int16_t>(after[g] + milli);
+        }
+      } else {
+        for (int g = 0, left = job.gpus; g < gpn && left > 0; ++g)
+          if (after[g] == kWhole) after[g] = 0, --left;
+        consider(n, -1, fragmentation_->of(v) - f0, 0);
+      }
+      continue;
+    }
+    double node_key = 0;
+    if (kind == PlacementKind::BestFit) {
+      // What the node keeps free after the job, CPU and GPU each over the largest node's, half and half.
+      std::int64_t free_gpu = 0;
+      for (int g = 0; g < gpn; ++g) free_gpu += free_milli(n, g);
+      const std::int64_t asked = shared ? milli : static_cast<std::int64_t>(job.gpus) * kWhole;
+      node_key = 0.5 * static_cast<double>(free_gpu - asked) / (max_gpus_per_node_ * kWhole);
+      if (spec_->pools[static_cast<std::size_t>(pool_of(n))].cpu_milli > 0 && max_cpu_milli_ > 0)
+        node_key += 0.5 * static_cast<double>(cpu_free_[static_cast<std::size_t>(n)] - job.cpu_milli) / static_cast<double>(max_cpu_milli_);
+    }
+    const double sign = kind == PlacementKind::Spread ? -1 : 1;
+    if (!shared) {
+      consider(n, -1, kind == PlacementKind::BestFit ? node_key : sign * free_whole(n), 0);
+      continue;
+    }
+    // A shared GPU: binpack takes the one with the fewest thousandths left that still fit (a partly used one
+    // before an idle one), spread the one with the most, bestfit the best node and in it the fullest GPU.
+    for (int g = 0; g < gpn; ++g) {
+      const int f = free_milli(n, g);
+      if (f < milli) continue;
+      if (kind == PlacementKind::BestFit) consider(n, g, node_key, f);
+      else consider(n, g, sign * f, 0);
+    }
   }
-  return best;
+  if (best_node < 0) return false;
+  if (kind == PlacementKind::Random && shared) {
+    std::vector<int> fitting;
+    for (int g = 0; g < gpus_on(best_node); ++g)
+      if (free_milli(best_node, g) >= milli) fitting.push_back(g);
+    best_gpu = fitting[next_random() % fitting.size()];
+  }
+  *node = best_node;
+  *gpu = best_gpu;
+  return true;
+}
+
+bool ClusterState::known_unplaceable(const ClusterJob& job, bool shared) const {
+  for (const Unplaceable& u : unplaceable_)
+    if (u.shared == shared && u.gpus <= job.gpus && (!shared || u.gpu_milli <= job.gpu_milli) && u.cpu_milli <= job.cpu_milli &&
+        u.memory_mib <= job.memory_mib && (u.gpu_types.empty() || u.gpu_types == job.gpu_types))
+      return true;
+  return false;
 }
 
 int ClusterState::free_whole_in_pool(int pool) const {
@@ -163,8 +295,11 @@ bool ClusterState::place_gang(const ClusterJob& job, int pool, PlacementKind kin
   const int gpn = p.gpus_per_node, first = pool_first_node_[static_cast<std::size_t>(pool)];
   const int full = job.gpus / gpn, rest = job.gpus % gpn;
   std::vector<int> empty;
+  // Each node's share of the job's host requests (the remainder node's likewise).
+  const std::int64_t cpu_full = host_share(job.cpu_milli, gpn, job.gpus), memory_full = host_share(job.memory_mib, gpn, job.gpus);
+  const std::int64_t cpu_rest = host_share(job.cpu_milli, rest, job.gpus), memory_rest = host_share(job.memory_mib, rest, job.gpus);
   for (int n = first; n < first + p.nodes + p.spare_nodes; ++n)
-    if (schedulable(n) && free_whole(n) == gpn) empty.push_back(n);
+    if (schedulable(n) && free_whole(n) == gpn && host_room(n, cpu_full, memory_full)) empty.push_back(n);
   if (static_cast<int>(empty.size()) < full) return false;
   std::vector<int> chosen;
   if (kind == PlacementKind::Topology) {
@@ -202,14 +337,15 @@ bool ClusterState::place_gang(const ClusterJob& job, int pool, PlacementKind kin
   } else {
     chosen.assign(empty.begin(), empty.begin() + full);
   }
-  for (int n : chosen) out->parts.push_back({n, gpn, -1, 0});
+  for (int n : chosen) out->parts.push_back({n, gpn, -1, 0, 0, cpu_full, memory_full});
   if (rest > 0) {
     // The remainder on one more node: in a leaf already used when it can (topology), the fullest that fits
     // (binpack, topology) or the emptiest (spread).
     int best = -1;
     long best_key = 0;
     for (int n = first; n < first + p.nodes + p.spare_nodes; ++n) {
-      if (!schedulable(n) || free_whole(n) < rest || std::find(chosen.begin(), chosen.end(), n) != chosen.end()) continue;
+      if (!schedulable(n) || free_whole(n) < rest || !host_room(n, cpu_rest, memory_rest) || std::find(chosen.begin(), chosen.end(), n) != chosen.end())
+        continue;
       long key = kind == PlacementKind::Spread ? -free_whole(n) : free_whole(n);
       if (kind == PlacementKind::Topology) {
         bool same_leaf = false;
@@ -222,44 +358,38 @@ bool ClusterState::place_gang(const ClusterJob& job, int pool, PlacementKind kin
       out->parts.clear();
       return false;
     }
-    out->parts.push_back({best, rest, -1, 0});
+    out->parts.push_back({best, rest, -1, 0, 0, cpu_rest, memory_rest});
   }
   return true;
 }
 
 Placement ClusterState::place(const ClusterJob& job, PlacementKind kind) const {
   Placement out;
-  if (shares_gpu(job, spec_->gpu_sharing)) {
-    // A shared GPU, over every allowed pool: binpack takes the GPU with the fewest thousandths left that still
-    // fit (a partly used one before an idle one), spread the one with the most.
-    int best_node = -1, best_gpu = -1, best_key = 0;
-    for (int n = 0; n < nodes(); ++n) {
-      if (!schedulable(n) || !pool_allowed(job, pool_of(n))) continue;
-      for (int g = 0; g < gpus_on(n); ++g) {
-        const int f = free_milli(n, g);
-        if (f < job.gpu_milli) continue;
-        const int key = kind == PlacementKind::Spread ? -f : f;
-        if (best_node < 0 || key < best_key) best_node = n, best_gpu = g, best_key = key;
-      }
-    }
-    if (best_node >= 0) out.parts.push_back({best_node, 0, best_gpu, job.gpu_milli});
-  } else if (int n = pick_single_node(job, kind); n >= 0) {
-    out.parts.push_back({n, job.gpus, -1, 0});
-  } else {
+  const bool shared = shares_gpu(job, spec_->gpu_sharing);
+  if (known_unplaceable(job, shared)) return out;
+  int node = -1, gpu = -1;
+  if (pick_single_node(job, kind, &node, &gpu)) {
+    out.parts.push_back({node, shared ? 0 : job.gpus, shared ? gpu : -1, shared ? job.gpu_milli : 0, 0, job.cpu_milli, job.memory_mib});
+  } else if (!shared) {
     // A gang over several nodes stays within one pool (one GPU type, one fabric): binpack and topology take
     // the pool with the fewest whole GPUs free that holds it, spread the one with the most.
+    const PlacementKind gang_kind = kind == PlacementKind::Spread || kind == PlacementKind::Topology ? kind : PlacementKind::Binpack;
     int best_free = 0;
     for (std::size_t p = 0; p < spec_->pools.size(); ++p) {
       const int pool = static_cast<int>(p);
       if (!pool_allowed(job, pool) || job.gpus <= spec_->pools[p].gpus_per_node) continue;
       const int free = free_whole_in_pool(pool);
-      const bool better = kind == PlacementKind::Spread ? free > best_free : free < best_free;
+      const bool better = gang_kind == PlacementKind::Spread ? free > best_free : free < best_free;
       if (!out.empty() && !better) continue;
       Placement trial;
-      if (!place_gang(job, pool, kind, &trial)) continue;
+      if (!place_gang(job, pool, gang_kind, &trial)) continue;
       out = std::move(trial);
       best_free = free;
     }
+  }
+  if (out.empty()) {
+    if (unplaceable_.size() < 256) unplaceable_.push_back({job.gpus, job.gpu_milli, shared, job.cpu_milli, job.memory_mib, job.gpu_types});
+    return out;
   }
   // The whole GPUs of each part: the node's first idle ones.
   for (Placement::Part& part : out.parts) {
@@ -293,8 +423,11 @@ void ClusterState::apply(const Placement& p, int sign) {
     for (int g = 0; g < gpus_on(part.node); ++g) whole += gpu_free_milli_[static_cast<std::size_t>(base + g)] == kWhole;
     free_whole_[static_cast<std::size_t>(part.node)] = whole;
     if (counted) count_node(part.node, +1);
+    cpu_free_[static_cast<std::size_t>(part.node)] -= sign * part.cpu_milli;
+    memory_free_[static_cast<std::size_t>(part.node)] -= sign * part.memory_mib;
     allocated_milli_ += sign * (static_cast<std::int64_t>(part.whole) * kWhole + part.milli);
   }
+  if (sign < 0) unplaceable_.clear(), ++release_epoch_;  // more is free: what could not be placed may be now
 }
 
 std::int64_t ClusterState::unusable_free_milli(const std::vector<const ClusterJob*>& waiting) const {

@@ -34,6 +34,8 @@ PolicyResult mean_over_seeds(const std::vector<PolicyResult>& runs, SeedStatisti
   figure("gpu_hours", &PolicyResult::gpu_hours, kInf);
   figure("energy_kwh", &PolicyResult::energy_kwh, kInf);
   figure("cost_usd", &PolicyResult::cost_usd, kInf);
+  figure("allocated_at_end", &PolicyResult::allocated_at_end, 1.0);  // the fill experiment's allocation ratio
+  figure("waiting_gpus_at_end", &PolicyResult::waiting_gpus_at_end, kInf);
   return out;
 }
 

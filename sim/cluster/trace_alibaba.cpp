@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <tuple>
 
 #include "models/errors.hpp"
 #include "trace_import.hpp"
@@ -21,13 +22,20 @@ constexpr const char* kNodeList = "openb_node_list_all_node.csv";
 constexpr const char* kPodColumns = "name,num_gpu,gpu_milli,creation_time,deletion_time,scheduled_time[,gpu_spec,qos]";
 constexpr long long kMaxGpusPerNode = 64;  // what a cluster's node pool accepts (cluster_spec.cpp)
 constexpr int kMaxNodesPerPool = 1'000'000;
+constexpr long long kMaxHostMilli = 1'000'000'000;  // cpu_milli and memory_mib: a million cores, a petabyte
 
-// Pods without times, in file order a second apart, for --fill (their durations are replaced there).
 // A pod's GPU request into `job` (a pod gets all its GPUs on one node at once: a gang); the skip reason, or null.
-const char* read_request(const std::string& num_gpu, const std::string& gpu_milli, ClusterJob* job) {
+// `cpu_only`: keep pods that ask no GPU (they hold CPU and memory on GPU nodes, as in FGD's experiments).
+const char* read_request(const std::string& num_gpu, const std::string& gpu_milli, bool cpu_only, ClusterJob* job) {
   const auto gpus = parse_integer(num_gpu, 0, kMaxGpus);
   if (!gpus) return "num_gpu not a whole number from 0 to 1,000,000";
-  if (*gpus == 0) return "no GPU requested (CPU-only pod)";
+  if (*gpus == 0) {
+    if (!cpu_only) return "no GPU requested (CPU-only pod)";
+    job->gpus = 0;
+    job->gpu_milli = 0;
+    job->gang = true;
+    return nullptr;
+  }
   // gpu_milli is per GPU: below 1000 on a 1-GPU pod, a share of one GPU; a multi-GPU pod takes whole GPUs.
   const auto m = parse_integer(gpu_milli, 1, 1000);
   if (!m) return "gpu_milli not a whole number from 1 to 1000";
@@ -38,15 +46,34 @@ const char* read_request(const std::string& num_gpu, const std::string& gpu_mill
   return nullptr;
 }
 
-void read_timeless_pods(LineReader& in, const CsvColumns& h, Trace& t) {
-  const std::string known = "name,num_gpu,gpu_milli[,gpu_spec,qos]";
+// A pod's CPU and memory requests (optional columns, -1 when absent); the skip reason, or null.
+const char* read_host_request(const std::vector<std::string>& f, int cpu, int memory, ClusterJob* job) {
+  if (cpu >= 0) {
+    const auto c = parse_integer(f[static_cast<std::size_t>(cpu)], 0, kMaxHostMilli);
+    if (!c) return "cpu_milli not a whole number from 0 to 1e9";
+    job->cpu_milli = *c;
+  }
+  if (memory >= 0) {
+    const auto m = parse_integer(f[static_cast<std::size_t>(memory)], 0, kMaxHostMilli);
+    if (!m) return "memory_mib not a whole number from 0 to 1e9";
+    job->memory_mib = *m;
+  }
+  return nullptr;
+}
+
+// Every pod in file order, a second apart (the fill experiment needs only the order and the requests, so the
+// times, the phase and the resampled lists' missing columns do not matter): CPU-only and never-scheduled pods
+// included, as FGD's experiments replay them.
+void read_pods_in_order(LineReader& in, const CsvColumns& h, Trace& t) {
+  const std::string known = "name,num_gpu,gpu_milli[,cpu_milli,memory_mib,gpu_spec,qos]";
   const int name = require_column(h, "name", in, known), num_gpu = require_column(h, "num_gpu", in, known),
             milli = require_column(h, "gpu_milli", in, known);
-  const int spec = h.index("gpu_spec"), qos = h.index("qos");
+  const int spec = h.index("gpu_spec"), qos = h.index("qos"), cpu = h.index("cpu_milli"), memory = h.index("memory_mib");
   ImportReport& r = t.report;
   for_each_csv_row(in, h.names.size(), r, [&](const std::vector<std::string>& f) {
     ClusterJob j;
-    if (const char* why = read_request(f[num_gpu], f[milli], &j)) return r.skip(why);
+    if (const char* why = read_request(f[num_gpu], f[milli], /*cpu_only=*/true, &j)) return r.skip(why);
+    if (const char* why = read_host_request(f, cpu, memory, &j)) return r.skip(why);
     j.id = trim(f[name]);
     j.submit_s = static_cast<double>(t.jobs.size());
     j.duration_s = 1;
@@ -62,7 +89,7 @@ void read_pods(const std::string& file, bool order_only, Trace& t) {
   // The resampled lists (openb_pod_list_multigpu50.csv and the like) keep only the resources: nothing to replay,
   // but enough for the fill experiment, which needs only the pods' order and requests.
   const bool timeless = h.index("creation_time") < 0 && h.index("name") >= 0 && h.index("num_gpu") >= 0;
-  if (timeless && order_only) return read_timeless_pods(in, h, t);
+  if (order_only) return read_pods_in_order(in, h, t);
   if (timeless)
     throw InputError(file + ":" + std::to_string(in.line_number()), "a pod list without creation_time, deletion_time, scheduled_time",
                      "a pod list with times: " + std::string(kPodColumns),
@@ -71,10 +98,12 @@ void read_pods(const std::string& file, bool order_only, Trace& t) {
             milli = require_column(h, "gpu_milli", in, kPodColumns), created = require_column(h, "creation_time", in, kPodColumns),
             deleted = require_column(h, "deletion_time", in, kPodColumns), scheduled = require_column(h, "scheduled_time", in, kPodColumns);
   const int spec = h.index("gpu_spec"), qos = h.index("qos");  // optional: empty (any GPU type, the default queue)
+  const int cpu = h.index("cpu_milli"), memory = h.index("memory_mib");
   ImportReport& r = t.report;
   for_each_csv_row(in, h.names.size(), r, [&](const std::vector<std::string>& f) {
     ClusterJob j;
-    if (const char* why = read_request(f[num_gpu], f[milli], &j)) return r.skip(why);
+    if (const char* why = read_request(f[num_gpu], f[milli], /*cpu_only=*/false, &j)) return r.skip(why);
+    if (const char* why = read_host_request(f, cpu, memory, &j)) return r.skip(why);
     // Pending pods were deleted before any node took them (a median 94 s after creation): requests given up.
     if (trim(f[scheduled]).empty()) return r.skip("never scheduled in the trace (no scheduled_time)");
     const auto create = parse_seconds(f[created]), start = parse_seconds(f[scheduled]), end = parse_seconds(f[deleted]);
@@ -99,7 +128,9 @@ void read_nodes(const std::string& file, Trace& t) {
   const std::string known = "sn,cpu_milli,memory_mib,gpu,model";
   const CsvColumns h = read_csv_header(in, known);
   const int gpu = require_column(h, "gpu", in, known), model = require_column(h, "model", in, known);
-  std::map<std::pair<std::string, long long>, int> pools;  // ordered: by model, then size
+  const int cpu = h.index("cpu_milli"), memory = h.index("memory_mib");
+  // Ordered: by model, then size, then host shape (CPU, memory).
+  std::map<std::tuple<std::string, long long, long long, long long>, int> pools;
   // Node rows are not pods: they do not count in report.rows, and their skips are named "node list: ...".
   ImportReport nodes;
   for_each_csv_row(in, h.names.size(), nodes, [&](const std::vector<std::string>& f) {
@@ -108,12 +139,23 @@ void read_nodes(const std::string& file, Trace& t) {
     if (*g == 0) return nodes.skip("CPU-only node");
     std::string name = trim(f[model]);
     if (name.empty()) return nodes.skip("GPU node without a model");
-    int& n = pools[{std::move(name), *g}];
+    long long cpu_milli = 0, memory_mib = 0;
+    if (cpu >= 0) {
+      const auto c = parse_integer(f[static_cast<std::size_t>(cpu)], 0, kMaxHostMilli);
+      if (!c) return nodes.skip("cpu_milli not a whole number from 0 to 1e9");
+      cpu_milli = *c;
+    }
+    if (memory >= 0) {
+      const auto m = parse_integer(f[static_cast<std::size_t>(memory)], 0, kMaxHostMilli);
+      if (!m) return nodes.skip("memory_mib not a whole number from 0 to 1e9");
+      memory_mib = *m;
+    }
+    int& n = pools[{std::move(name), *g, cpu_milli, memory_mib}];
     if (n == kMaxNodesPerPool) return nodes.skip("more than 1,000,000 nodes of one model and size");
     ++n;
   });
   for (const auto& [why, n] : nodes.skipped) t.report.skipped.emplace_back("node list: " + why, n);  // never a pod's reason
-  for (const auto& [key, n] : pools) t.nodes.push_back({key.first, static_cast<int>(key.second), n});
+  for (const auto& [key, n] : pools) t.nodes.push_back({std::get<0>(key), static_cast<int>(std::get<1>(key)), n, std::get<2>(key), std::get<3>(key)});
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // trainsim's own workload CSV: one job per row, columns by name (any order). Required id,submit_s,gpus,duration_s;
 // optional user,queue,priority,gpu_milli,gpu_types ('|'-separated),walltime_s,checkpoint_interval_s,gang
-// (true/false/1/0),elastic_min,elastic_max,recorded_wait_s. An empty optional cell takes ClusterJob's default.
+// (true/false/1/0),elastic_min,elastic_max,recorded_wait_s,cpu_milli,memory_mib. An empty optional cell takes
+// ClusterJob's default. A job of 0 GPUs must ask for CPU (a CPU-only pod beside the GPU jobs).
 // For workloads written by hand or converted from a trace without an importer of its own.
 #include <array>
 #include <tuple>
@@ -15,9 +16,11 @@ using namespace trace_detail;
 
 namespace {
 
-enum Col { kId, kSubmit, kGpus, kDuration, kUser, kQueue, kPriority, kMilli, kTypes, kWalltime, kCheckpoint, kGang, kElasticMin, kElasticMax, kWait, kCols };
+enum Col { kId, kSubmit, kGpus, kDuration, kUser, kQueue, kPriority, kMilli, kTypes, kWalltime, kCheckpoint, kGang, kElasticMin, kElasticMax, kWait, kCpu, kMemory, kCols };
 constexpr std::array<const char*, kCols> kNames = {"id", "submit_s", "gpus", "duration_s", "user", "queue", "priority", "gpu_milli", "gpu_types",
-                                                   "walltime_s", "checkpoint_interval_s", "gang", "elastic_min", "elastic_max", "recorded_wait_s"};
+                                                   "walltime_s", "checkpoint_interval_s", "gang", "elastic_min", "elastic_max", "recorded_wait_s",
+                                                   "cpu_milli", "memory_mib"};
+constexpr long long kMaxHost = 1'000'000'000;  // cpu_milli and memory_mib: a million cores, a petabyte
 constexpr int kRequired = 4;  // the first four
 
 // Reads one row into `j`; the reason it cannot, naming the column, or nullptr.
@@ -27,8 +30,15 @@ const char* read_row(const std::vector<std::string>& f, const std::array<int, kC
   if (j.id.empty()) return "id empty";
   const auto submit = parse_seconds(cell(kSubmit));
   if (!submit) return "submit_s not a time from 0 to 1e12 s";
-  const auto gpus = parse_integer(cell(kGpus), 1, kMaxGpus);
-  if (!gpus) return "gpus not a positive integer (at most 1,000,000)";
+  for (const auto& [c, field, why] : {std::tuple{kCpu, &j.cpu_milli, "cpu_milli not a whole number from 0 to 1e9"},
+                                      std::tuple{kMemory, &j.memory_mib, "memory_mib not a whole number from 0 to 1e9"}})
+    if (const std::string v = cell(c); !v.empty()) {
+      const auto n = parse_integer(v, 0, kMaxHost);
+      if (!n) return why;
+      *field = *n;
+    }
+  const auto gpus = parse_integer(cell(kGpus), j.cpu_milli > 0 ? 0 : 1, kMaxGpus);
+  if (!gpus) return j.cpu_milli > 0 ? "gpus not a whole number from 0 to 1,000,000" : "gpus not a positive integer (at most 1,000,000)";
   const auto duration = parse_seconds(cell(kDuration));
   if (!duration) return "duration_s not a time from 0 to 1e12 s";
   j.submit_s = *submit;
@@ -41,7 +51,7 @@ const char* read_row(const std::vector<std::string>& f, const std::array<int, kC
     if (!p) return "priority not an integer (within +-1e9)";
     j.priority = static_cast<int>(*p);
   }
-  if (const std::string v = cell(kMilli); !v.empty()) {
+  if (const std::string v = cell(kMilli); !v.empty() && j.gpus > 0) {
     const auto m = parse_integer(v, 1, 1000);
     if (!m) return "gpu_milli not a whole number from 1 to 1000";
     if (*m < 1000 && j.gpus != 1) return "gpu_milli below 1000 on a job of more than one GPU";  // shares are of one GPU

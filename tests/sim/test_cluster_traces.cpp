@@ -321,6 +321,17 @@ TEST_CASE("csv: trainsim's own columns in any order, quoted fields, CRLF, defaul
   CHECK(e.jobs[0].elastic_max == 16);
   CHECK(e.jobs[0].recorded_wait_s == 3);
 
+  // Host requests: a job of 0 GPUs is a CPU-only pod when it asks for CPU, an error when it asks nothing.
+  const Trace h = import_trace("csv:" + dir.write("host.csv", "id,submit_s,gpus,duration_s,cpu_milli,memory_mib\n"
+                                                              "g,0,1,10,4000,8192\ncpu,0,0,10,30000,\nnone,0,0,10,,\nbad,0,1,10,-1,\n"));
+  REQUIRE(h.jobs.size() == 2);
+  CHECK(h.jobs[0].cpu_milli == 4000);
+  CHECK(h.jobs[0].memory_mib == 8192);
+  CHECK(h.jobs[1].gpus == 0);
+  CHECK(h.jobs[1].cpu_milli == 30000);
+  CHECK(skipped(h, "gpus not a positive integer (at most 1,000,000)") == 1);
+  CHECK(skipped(h, "cpu_milli not a whole number from 0 to 1e9") == 1);
+
   // Header errors: the file, the column and the known columns named.
   std::string msg = input_error([&] { import_trace("csv:" + dir.write("missing.csv", "id,submit_s,duration_s\n1,0,5\n")); });
   CHECK(contains(msg, "missing.csv:1"));
@@ -367,7 +378,17 @@ TEST_CASE("the real traces in ../shared/traces: Alibaba GPU v2023 (openb) and Ch
     for (const ClusterJob& j : t.jobs) run += j.duration_s, wait += j.recorded_wait_s;
     CHECK(run == 191369677.0);
     CHECK(wait == 433907.0);
-    CHECK(t.nodes.size() == 12);
+    // Host requests read: python3 sums cpu_milli over the pods kept (GPU pods with a scheduled_time) to 57,761,316.
+    std::int64_t pod_cpu = 0;
+    for (const ClusterJob& j : t.jobs) pod_cpu += j.cpu_milli;
+    CHECK(pod_cpu == 57761316);
+    // One pool per GPU model, node size and host shape: 15 distinct (model, gpu, cpu_milli, memory_mib) rows among
+    // the 1,213 GPU nodes (12 by model and size; P100 x2 comes with 8, 16 and 64 cores, V100M16 x8 with 64 and 82).
+    CHECK(t.nodes.size() == 15);
+    std::int64_t node_cpu = 0, node_memory = 0;
+    for (const TraceNodePool& p : t.nodes) node_cpu += p.nodes * p.cpu_milli, node_memory += p.nodes * p.memory_mib;
+    CHECK(node_cpu == 107018000);       // python3: sum of cpu_milli over the GPU rows
+    CHECK(node_memory == 503828480);    // and of memory_mib
     int nodes = 0, gpus = 0;
     std::map<std::string, std::pair<int, int>> by_model;  // nodes, GPUs
     for (const TraceNodePool& p : t.nodes) {
@@ -386,7 +407,7 @@ TEST_CASE("the real traces in ../shared/traces: Alibaba GPU v2023 (openb) and Ch
     // non-empty gpu_spec cells holding 2,792 '|'-separated types (1,750 name one type, the rest 2 to 7).
     const Trace spec = import_trace("alibaba-2023:" + (openb / "openb_pod_list_gpuspec33.csv").string());
     CHECK(spec.jobs.size() == 6203);
-    CHECK(spec.nodes.size() == 12);  // the node list beside it
+    CHECK(spec.nodes.size() == 15);  // the node list beside it
     std::size_t constrained = 0, types = 0;
     for (const ClusterJob& j : spec.jobs) constrained += !j.gpu_types.empty(), types += j.gpu_types.size();
     CHECK(constrained == 2092);
@@ -394,14 +415,19 @@ TEST_CASE("the real traces in ../shared/traces: Alibaba GPU v2023 (openb) and Ch
     // The resampled multigpu50 list has no times: refused, saying which lists can be replayed.
     CHECK(contains(input_error([&] { import_trace("alibaba-2023:" + (openb / "openb_pod_list_multigpu50.csv").string()); }),
                    "use openb_pod_list_default.csv or a gpuspec one"));
-    // For the fill experiment only the order and the requests count: read, one job per pod, in file order.
-    // The file: 9,061 pods (`wc -l` less the header), its 1,088 CPU-only pods skipped as in the default list.
+    // For the fill experiment only the order and the requests count: read, one job per pod, in file order, the
+    // CPU-only pods kept (they hold CPU on GPU nodes, as in FGD's experiments). The file: 9,061 pods (`wc -l` less
+    // the header), 1,088 of them CPU-only (awk -F, 'NR>1 && $4==0'), asking 137,776,412 thousandths of a core and
+    // 530,427,459 MiB in all (python3 sums).
     const Trace multi = import_trace("alibaba-2023:" + (openb / "openb_pod_list_multigpu50.csv").string(), true);
     CHECK(multi.report.rows == 9061);
-    const auto cpu_only = std::find_if(multi.report.skipped.begin(), multi.report.skipped.end(), [](const auto& r) { return r.first == "no GPU requested (CPU-only pod)"; });
-    REQUIRE(cpu_only != multi.report.skipped.end());
-    CHECK(cpu_only->second == 1088);
-    CHECK(multi.jobs.size() == 7973);  // awk -F, 'NR>1 && $4==0' counts 1,088 CPU-only pods
+    CHECK(multi.report.skipped.size() == 1);  // the node list's CPU-only nodes, no pod
+    CHECK(multi.jobs.size() == 9061);
+    CHECK(std::count_if(multi.jobs.begin(), multi.jobs.end(), [](const ClusterJob& j) { return j.gpus == 0; }) == 1088);
+    std::int64_t multi_cpu = 0, multi_memory = 0;
+    for (const ClusterJob& j : multi.jobs) multi_cpu += j.cpu_milli, multi_memory += j.memory_mib;
+    CHECK(multi_cpu == 137776412);
+    CHECK(multi_memory == 530427459);
     CHECK(multi.jobs.front().id == "openb-pod-0000");
     CHECK(std::is_sorted(multi.jobs.begin(), multi.jobs.end(), [](const ClusterJob& a, const ClusterJob& b) { return a.submit_s < b.submit_s; }));
   }
