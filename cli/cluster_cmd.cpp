@@ -206,6 +206,7 @@ int run_cluster(const ClusterFlags& f) {
     for (const auto& [reason, n] : trace.report.skipped) why += ", " + std::to_string(n) + " skipped: " + reason;
     throw InputError(model_jobs ? "/cluster/jobs" : "--trace", "\"" + trace.report.source + "\" (no job: " + why + ")", "a workload with at least one job");
   }
+  double synthetic_span_s = 0;  // the span a synthetic workload's load is offered in (its delivery is measured there)
   if (f.synthetic_jobs > 0) {
     if (model_jobs) throw InputError("--synthetic", std::to_string(f.synthetic_jobs), "a --trace to fit (not the scenario's jobs)");
     // Jobs drawn from the trace (blocks of its own job sequence, or Poisson arrivals and lognormal durations), at
@@ -233,6 +234,7 @@ int run_cluster(const ClusterFlags& f) {
     trace.report.source = "synthetic (" + f.synthetic_model + "), fitted to " + f.trace;
     trace.report.jobs = trace.jobs.size();
     const cl::WorkloadComparison cmp = cl::compare_workloads(fit, trace.jobs, scale);
+    synthetic_span_s = *span;
     run.synthetic_note = std::to_string(f.synthetic_jobs) + " jobs over " + format_seconds(*span) + " at load " + fixed(f.load, 2) +
                          " (durations x" + fixed(scale, 3) + " of the trace's); arrival gaps' CV " + fixed(cmp.synthetic_gap_cv, 2) +
                          " (trace " + fixed(cmp.trace_gap_cv, 2) + "), arriving in the second of the previous job " +
@@ -291,6 +293,7 @@ int run_cluster(const ClusterFlags& f) {
     o.policy = choice.text;
     o.horizon_s = run.fill && !trace.jobs.empty() ? trace.jobs.back().submit_s + 1 : f.horizon_s;
     o.sample_interval_s = f.sample_interval_s;
+    o.span_s = synthetic_span_s * f.time_scale;
     const auto start = std::chrono::steady_clock::now();
     // Several seeds: the failures, repairs and reclaims drawn anew each run; the means and their intervals.
     std::vector<cl::PolicyResult> runs;

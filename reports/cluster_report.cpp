@@ -29,7 +29,7 @@ Json policy_json(const PolicyResult& p, double wall_s) {
   Json reasons = Json::array();
   for (const auto& [why, n] : p.rejected_reasons) reasons.push_back({{"reason", why}, {"jobs", n}});
   return {{"name", p.name}, {"jobs", p.jobs}, {"rejected", p.rejected}, {"rejected_reasons", reasons}, {"unfinished", p.unfinished}, {"timed_out", p.timed_out},
-          {"utilization", p.utilization}, {"mean_wait_s", p.mean_wait_s}, {"p50_wait_s", p.p50_wait_s}, {"p99_wait_s", p.p99_wait_s},
+          {"utilization", p.utilization}, {"utilization_in_span", p.utilization_in_span}, {"mean_wait_s", p.mean_wait_s}, {"p50_wait_s", p.p50_wait_s}, {"p99_wait_s", p.p99_wait_s},
           {"mean_first_wait_s", p.mean_first_wait_s}, {"mean_job_ettr", p.mean_job_ettr},
           {"mean_jct_s", p.mean_jct_s}, {"mean_slowdown", p.mean_slowdown}, {"makespan_s", p.makespan_s},
           {"preemptions", p.preemptions}, {"failures", p.failures}, {"spot_reclaims", p.spot_reclaims}, {"resizes", p.resizes}, {"gpu_hours_lost", p.gpu_hours_lost}, {"goodput", p.goodput},
@@ -167,6 +167,12 @@ void print_cluster_table(std::ostream& os, const ClusterRun& r) {
   if (r.recorded_n > 0)
     os << "\nRecorded in the trace (" << count_text(r.recorded_n) << " jobs): wait mean " << format_seconds(r.recorded_mean_wait_s) << ", p50 "
        << format_seconds(r.recorded_p50_wait_s) << ", p99 " << format_seconds(r.recorded_p99_wait_s) << "\n";
+  if (r.policies.size() > 0 && r.policies[0].utilization_in_span > 0) {
+    // A synthetic workload's asked load is the GPU-time it offers within its span: what the run delivered there.
+    os << "\nDelivered over the span (allocated GPU-time over the GPUs' from the first arrival to the span's end):";
+    for (const PolicyResult& p : r.policies) os << " " << p.name << " " << pct(p.utilization_in_span) << ";";
+    os << "\n";
+  }
   if (r.policies.size() > 0 && r.policies[0].energy_kwh > 0) {
     os << "\nEnergy (allocated GPU-hours at the pools' GPU power)";
     if (!r.cluster.carbon_g_per_kwh.empty()) os << " and emissions at the grid's intensity by hour";

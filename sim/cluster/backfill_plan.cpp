@@ -15,6 +15,7 @@ BackfillPlan::BackfillPlan(const ClusterState& state, double now) : state_(&stat
   }
   first_gpu_.push_back(gpu);
   held_.resize(static_cast<std::size_t>(gpu));
+  reserved_mask_.assign(static_cast<std::size_t>(state.nodes()), 0);
 }
 
 void BackfillPlan::hold_until(const Placement& p, double end_s) {
@@ -36,8 +37,13 @@ void BackfillPlan::hold_until(const Placement& p, double end_s) {
 void BackfillPlan::reserve(const Placement& p, double from_s, double until_s) {
   for (const Placement::Part& part : p.parts) {
     const int base = first_gpu_[static_cast<std::size_t>(part.node)];
+    std::uint64_t gpus = 0;
     for (int g = 0; g < state_->gpus_on(part.node); ++g)
-      if ((part.gpus >> g & 1) != 0 || g == part.shared_gpu) held_[static_cast<std::size_t>(base + g)].push_back({from_s, until_s});
+      if ((part.gpus >> g & 1) != 0 || g == part.shared_gpu) held_[static_cast<std::size_t>(base + g)].push_back({from_s, until_s}), gpus |= std::uint64_t{1} << g;
+    if (!state_->schedulable(part.node)) continue;
+    std::uint64_t& mask = reserved_mask_[static_cast<std::size_t>(part.node)];
+    if (mask == 0) reserved_nodes_.push_back(part.node);
+    mask |= gpus;
   }
 }
 
@@ -50,20 +56,59 @@ bool BackfillPlan::usable(int gpu, double t, double runtime_s) const {
 
 void BackfillPlan::state_for(double t, double runtime_s, ClusterState& out) const {
   out = *state_;
-  for (int n = 0; n < state_->nodes(); ++n) {
-    if (!state_->schedulable(n)) continue;
+  freed_.parts.clear(), taken_.parts.clear();
+  // One node's GPUs: free them where usable over the run but taken now, take them where free now but not usable.
+  auto compare = [&](int n, std::uint64_t only) {
     const int base = first_gpu_[static_cast<std::size_t>(n)];
     Placement::Part freed{n}, taken{n};
     for (int g = 0; g < state_->gpus_on(n); ++g) {
+      if ((only >> g & 1) == 0) continue;
       const bool use = usable(base + g, t, runtime_s), free_now = state_->free_milli(n, g) == 1000;
-      Placement::Part& part = use ? freed : taken;
       if (use == free_now) continue;
+      Placement::Part& part = use ? freed : taken;
       part.gpus |= std::uint64_t{1} << g;
       ++part.whole;
     }
-    if (freed.whole > 0) out.release(Placement{{freed}});
-    if (taken.whole > 0) out.allocate(Placement{{taken}});
+    if (freed.whole > 0) freed_.parts.push_back(freed);
+    if (taken.whole > 0) taken_.parts.push_back(taken);
+  };
+  if (t == now_) {
+    // Now nothing busy is usable (busy ends lie after now): only GPUs a reservation holds can differ from the state.
+    for (int node : reserved_nodes_) compare(node, reserved_mask_[static_cast<std::size_t>(node)]);
+  } else {
+    for (int n = 0; n < state_->nodes(); ++n)
+      if (state_->schedulable(n)) compare(n, ~std::uint64_t{0});
   }
+  if (!freed_.parts.empty()) out.release(freed_);
+  if (!taken_.parts.empty()) out.allocate(taken_);
+}
+
+Placement BackfillPlan::binpack_at(const ClusterJob& job, double t, double runtime_s) const {
+  // What place() picks on state_for(t, runtime) for a single-node job of whole GPUs under binpack: the node with
+  // the fewest usable GPUs that still holds the job (first in node order among equals), its first usable GPUs;
+  // only nodes whose bound is at most t can hold it. Jobs asking CPU or memory, or larger than a node of a pool
+  // they may use (a gang), are left to state_for.
+  Placement out;
+  if (job.cpu_milli > 0 || job.memory_mib > 0 || job.gpus < 1) return out;
+  for (std::size_t p = 0; p < state_->spec().pools.size(); ++p)
+    if (state_->pool_allowed(job, static_cast<int>(p)) && job.gpus > state_->spec().pools[p].gpus_per_node) return out;
+  int best = -1, best_count = 0;
+  for (const auto& [bound, n] : by_ready_bound(job.gpus)) {
+    if (bound > t) break;
+    if (!state_->pool_allowed(job, state_->pool_of(n))) continue;
+    const int first = first_gpu_[static_cast<std::size_t>(n)];
+    int count = 0;
+    for (int g = 0; g < state_->gpus_on(n); ++g) count += usable(first + g, t, runtime_s);
+    if (count >= job.gpus && (best < 0 || count < best_count || (count == best_count && n < best))) best = n, best_count = count;
+  }
+  if (best < 0) return out;
+  Placement::Part part{best, job.gpus};
+  const int first = first_gpu_[static_cast<std::size_t>(best)];
+  for (int g = 0, left = job.gpus; g < state_->gpus_on(best) && left > 0; ++g)
+    if (usable(first + g, t, runtime_s)) part.gpus |= std::uint64_t{1} << g, --left;
+  out.parts.push_back(part);
+  out.leaves = 1;
+  return out;
 }
 
 std::uint64_t BackfillPlan::pools_allowed(const ClusterJob& job) const {
@@ -80,11 +125,14 @@ double BackfillPlan::earliest(const ClusterJob& job, double runtime_s, double la
     for (const Miss& m : misses_)
       if (m.pools == pools && m.gpus <= job.gpus && m.runtime_s <= runtime_s && m.latest_s >= latest_s) return kNever;
   double best = kNever;
-  for (int n = 0; n < state_->nodes(); ++n)
-    if (state_->schedulable(n) && state_->gpus_on(n) >= job.gpus && state_->pool_allowed(job, state_->pool_of(n)))
-      best = std::min(best, earliest_on_node(n, job.gpus, runtime_s, std::min(latest_s, best)));
+  // Nodes in the order of their lower bounds (busy ends only): the search stops at the first that cannot beat the
+  // best found or start within the window, and nothing starts before now.
+  for (const auto& [bound, n] : by_ready_bound(job.gpus)) {
+    if (bound >= best || bound > latest_s || best <= now_) break;
+    if (state_->pool_allowed(job, state_->pool_of(n))) best = std::min(best, earliest_on_node(n, job.gpus, runtime_s, std::min(latest_s, best)));
+  }
   const std::vector<NodePool>& all = state_->spec().pools;
-  for (std::size_t p = 0; p < all.size(); ++p)
+  for (std::size_t p = 0; p < all.size() && best > now_; ++p)
     if (job.gpus > all[p].gpus_per_node && state_->pool_allowed(job, static_cast<int>(p)))
       best = std::min(best, earliest_over_nodes(static_cast<int>(p), job.gpus, runtime_s, std::min(latest_s, best)));
   if (best == kNever && keyed) misses_.push_back({job.gpus, runtime_s, latest_s, pools});
@@ -92,9 +140,15 @@ double BackfillPlan::earliest(const ClusterJob& job, double runtime_s, double la
 }
 
 std::vector<double> BackfillPlan::instants(const std::vector<int>& nodes, double latest_s) const {
-  std::vector<double> times{now_};
-  for (int n : nodes)
-    for (int gpu = first_gpu_[static_cast<std::size_t>(n)]; gpu < first_gpu_[static_cast<std::size_t>(n) + 1]; ++gpu) {
+  std::vector<double> times;
+  instants_into(nodes.data(), nodes.size(), latest_s, times);
+  return times;
+}
+
+void BackfillPlan::instants_into(const int* nodes, std::size_t count, double latest_s, std::vector<double>& times) const {
+  times.assign(1, now_);
+  for (const int* it = nodes; it != nodes + count; ++it)
+    for (int gpu = first_gpu_[static_cast<std::size_t>(*it)]; gpu < first_gpu_[static_cast<std::size_t>(*it) + 1]; ++gpu) {
       const double b = busy_until_[static_cast<std::size_t>(gpu)];
       if (b > now_ && b <= latest_s) times.push_back(b);
       for (const auto& interval : held_[static_cast<std::size_t>(gpu)])
@@ -102,13 +156,39 @@ std::vector<double> BackfillPlan::instants(const std::vector<int>& nodes, double
     }
   std::sort(times.begin(), times.end());
   times.erase(std::unique(times.begin(), times.end()), times.end());
-  return times;
+}
+
+double BackfillPlan::ready_bound(int node, int need) const {
+  // The need-th earliest busy end among the node's GPUs: no start on it before then, reservations or not.
+  const int first = first_gpu_[static_cast<std::size_t>(node)], count = first_gpu_[static_cast<std::size_t>(node) + 1] - first;
+  double ends[64];
+  std::copy_n(busy_until_.begin() + first, count, ends);
+  std::nth_element(ends, ends + need - 1, ends + count);
+  return std::max(now_, ends[need - 1]);
+}
+
+const std::vector<std::pair<double, int>>& BackfillPlan::by_ready_bound(int need) const {
+  // Built once per plan and size (a pass asks hundreds of jobs): a job started later in the pass only makes its
+  // GPUs busy longer, so a bound read earlier stays a lower bound and the order stays a safe order to search in.
+  auto [it, fresh] = ready_order_.try_emplace(need);
+  std::vector<std::pair<double, int>>& order = it->second;
+  if (fresh) {
+    for (int n = 0; n < state_->nodes(); ++n)
+      if (state_->schedulable(n) && state_->gpus_on(n) >= need) order.push_back({ready_bound(n, need), n});
+    std::sort(order.begin(), order.end());
+  }
+  return order;
 }
 
 // A node's own instants in order, each tested GPU by GPU: the first is usually the answer or near it.
 double BackfillPlan::earliest_on_node(int node, int need, double runtime_s, double latest_s) const {
   const int first = first_gpu_[static_cast<std::size_t>(node)], last = first_gpu_[static_cast<std::size_t>(node) + 1];
-  const std::vector<double> times = instants({node}, latest_s);
+  // Now first, without gathering the node's instants (most nodes of a busy cluster answer here or never).
+  int now_usable = 0;
+  for (int gpu = first; gpu < last; ++gpu) now_usable += usable(gpu, now_, runtime_s);
+  if (now_usable >= need) return now_;
+  std::vector<double>& times = scratch_times_;  // reused: a pass asks this of many nodes for hundreds of jobs
+  instants_into(&node, 1, latest_s, times);
   for (double t : times) {
     int n = 0;
     for (int gpu = first; gpu < last; ++gpu) n += usable(gpu, t, runtime_s);

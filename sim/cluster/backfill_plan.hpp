@@ -8,6 +8,7 @@
 // The placement itself is still ClusterState's, on the state the plan gives for the instant found.
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <vector>
 
 #include "cluster_state.hpp"
@@ -35,14 +36,28 @@ class BackfillPlan {
   // is reused from call to call.
   void state_for(double t, double runtime_s, ClusterState& out) const;
 
+  // The placement binpack (and topology, for one node) makes on state_for(t, runtime) for a job of whole GPUs on
+  // one node and no CPU or memory asked, read from the plan without building that state; empty otherwise.
+  Placement binpack_at(const ClusterJob& job, double t, double runtime_s) const;
+
  private:
   bool usable(int gpu, double t, double runtime_s) const;  // free from t and no reservation over [t, t + runtime)
   // When a GPU of `nodes` may become usable: now, the busy ends and the reservation ends up to `latest`; sorted,
   // each once.
   std::vector<double> instants(const std::vector<int>& nodes, double latest_s) const;
+  void instants_into(const int* nodes, std::size_t count, double latest_s, std::vector<double>& times) const;
+  mutable std::vector<double> scratch_times_;
+  std::vector<int> reserved_nodes_;           // nodes with a reservation, each once, for state_for(now)
+  std::vector<std::uint64_t> reserved_mask_;  // per node: its GPUs some reservation holds
+  mutable Placement freed_, taken_;                      // state_for's scratch
   // The earliest instant, at most `latest`, with `need` usable GPUs on `node`; over nodes of `pool` (whole nodes
   // and the rest on one more). +inf when none.
   double earliest_on_node(int node, int need, double runtime_s, double latest_s) const;
+  // A lower bound on earliest_on_node (busy ends only): a node that cannot beat the best found is not searched.
+  double ready_bound(int node, int need) const;
+  // The schedulable nodes of at least `need` GPUs by ready_bound, ascending (then by node).
+  const std::vector<std::pair<double, int>>& by_ready_bound(int need) const;
+  mutable std::map<int, std::vector<std::pair<double, int>>> ready_order_;
   double earliest_over_nodes(int pool, int need, double runtime_s, double latest_s) const;
   std::uint64_t pools_allowed(const ClusterJob& job) const;  // bit p: the job may run on pool p (at most 64 pools)
 

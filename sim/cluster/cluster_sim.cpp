@@ -144,6 +144,7 @@ class Simulation final : public SchedulingPass {
       sample_dt_ = opt.sample_interval_s > 0 ? opt.sample_interval_s : std::max(1.0, span / 500);
       sample_cap_ = opt.sample_interval_s > 0 ? kMaxTimeSamples : 1000;
       sample_start_ = next_sample_ = jobs.front().submit_s;
+      if (opt.span_s > 0) span_end_s_ = jobs.front().submit_s + opt.span_s;
       result_.sample_interval_s = sample_dt_;
       last_t_ = jobs.front().submit_s;
     }
@@ -339,6 +340,10 @@ class Simulation final : public SchedulingPass {
     if (!spec_.carbon_g_per_kwh.empty()) carbon_area_ += allocated_gpu_s_times_intensity(last_t_, t);
     allocated_area_ += dt * static_cast<double>(state_.allocated_milli()) / 1000;
     capacity_area_ += dt * static_cast<double>(state_.capacity_milli()) / 1000;
+    if (const double in_span = std::min(t, span_end_s_) - last_t_; in_span > 0) {
+      span_allocated_ += in_span * static_cast<double>(state_.allocated_milli()) / 1000;
+      span_capacity_ += in_span * static_cast<double>(state_.capacity_milli()) / 1000;
+    }
     last_t_ = t;
     now_ = t;
   }
@@ -1029,6 +1034,7 @@ class Simulation final : public SchedulingPass {
   double sample_dt_ = 1, next_sample_ = 0, sample_start_ = 0;
   std::size_t sample_cap_ = 1000;
   double allocated_area_ = 0, capacity_area_ = 0, carbon_area_ = 0;
+  double span_end_s_ = -kInf, span_allocated_ = 0, span_capacity_ = 0;  // ClusterSimOptions::span_s's window
   int ended_ = 0, last_progress_ = 0;
   std::size_t arrived_ = 0;
   std::int64_t full_capacity_milli_ = 0;  // every node of every pool in service (spares not counted)
@@ -1049,8 +1055,11 @@ double Simulation::reserve(int j, double window_s) {
   if (planned) {
     t = plan().earliest(c, runtime, latest);
     if (t == kInf) return kInf;  // exact: no instant in the window has the GPUs by node shape
-    plan().state_for(t, runtime, scratch_);
-    p = choose_placement(scratch_, c);
+    if (placement_ == PlacementKind::Binpack || placement_ == PlacementKind::Topology) p = plan().binpack_at(c, t, runtime);
+    if (p.empty()) {
+      plan().state_for(t, runtime, scratch_);
+      p = choose_placement(scratch_, c);
+    }
   }
   if (p.empty()) {
     for (double at : release_instants()) {
@@ -1189,6 +1198,7 @@ void Simulation::finish() {
     out.makespan_s = last - first;
   }
   out.utilization = capacity_area_ > 0 ? allocated_area_ / capacity_area_ : 0;
+  out.utilization_in_span = span_capacity_ > 0 ? span_allocated_ / span_capacity_ : 0;
   out.allocated_at_end = state_.capacity_milli() > 0 ? static_cast<double>(state_.allocated_milli()) / static_cast<double>(state_.capacity_milli()) : 0;
   for (int j : waiting_) out.waiting_gpus_at_end += gpus_held(jobs_[static_cast<std::size_t>(j)], spec_.gpu_sharing);
   out.running_at_end = static_cast<int>(running_.size());

@@ -49,6 +49,9 @@ struct PolicyResult {
   int unfinished = 0;          // still waiting or running at the horizon
   int timed_out = 0;           // stopped at their walltime (counted among the ended jobs)
   double utilization = 0;      // allocated GPU-time / GPU-time in service, from the first arrival to the last end
+  // The same from the first arrival to ClusterSimOptions::span_s after it (a synthetic workload's span: the load
+  // the run delivered over the time it was asked for); 0 when no span is given.
+  double utilization_in_span = 0;
   double mean_wait_s = 0, p50_wait_s = 0, p99_wait_s = 0, mean_jct_s = 0, makespan_s = 0;  // waits: all time queued
   double mean_first_wait_s = 0;  // until the first start only (comparable with a trace's recorded waits)
   double mean_slowdown = 0;
@@ -86,6 +89,7 @@ struct ClusterSimOptions {
   // samples; else as given, doubled whenever it passes kMaxTimeSamples.
   double sample_interval_s = 0;
   double horizon_s = 0;          // 0: until every job ends
+  double span_s = 0;             // > 0: also measure the utilization over this long from the first arrival
   std::function<void(double)> progress;  // fraction of jobs ended (at most ~200 calls)
 };
 

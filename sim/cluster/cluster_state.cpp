@@ -82,14 +82,6 @@ void ClusterState::note_spare(int node) {
   else ready.erase(node);
 }
 
-int ClusterState::gpus_on(int node) const {
-  return gpu_offset_[static_cast<std::size_t>(node) + 1] - gpu_offset_[static_cast<std::size_t>(node)];
-}
-
-int ClusterState::free_milli(int node, int gpu) const {
-  return gpu_free_milli_[static_cast<std::size_t>(gpu_offset_[static_cast<std::size_t>(node)] + gpu)];
-}
-
 void ClusterState::count_node(int node, int sign) {
   free_hist_[static_cast<std::size_t>(pool_of(node))][static_cast<std::size_t>(free_whole(node))] += sign;
 }

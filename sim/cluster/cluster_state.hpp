@@ -53,10 +53,14 @@ class ClusterState {
   int nodes() const { return static_cast<int>(node_pool_.size()); }
   int pool_of(int node) const { return node_pool_[static_cast<std::size_t>(node)]; }
   int leaf_of(int node) const { return node_leaf_[static_cast<std::size_t>(node)]; }
-  int gpus_on(int node) const;
+  int gpus_on(int node) const {
+    return gpu_offset_[static_cast<std::size_t>(node) + 1] - gpu_offset_[static_cast<std::size_t>(node)];
+  }
   bool schedulable(int node) const { return node_schedulable_[static_cast<std::size_t>(node)] != 0; }
   int free_whole(int node) const { return free_whole_[static_cast<std::size_t>(node)]; }
-  int free_milli(int node, int gpu) const;
+  int free_milli(int node, int gpu) const {  // inline: a backfill plan reads every GPU of the cluster per reservation
+    return gpu_free_milli_[static_cast<std::size_t>(gpu_offset_[static_cast<std::size_t>(node)] + gpu)];
+  }
   const ClusterSpec& spec() const { return *spec_; }
 
   // Whole-GPU capacity in service (schedulable nodes) and allocated, in thousandths of a GPU.

@@ -21,6 +21,7 @@ PolicyResult mean_over_seeds(const std::vector<PolicyResult>& runs, SeedStatisti
     spread->metrics.push_back({name, st});
   };
   figure("utilization", &PolicyResult::utilization, 1.0);
+  figure("utilization_in_span", &PolicyResult::utilization_in_span, 1.0);
   figure("mean_wait_s", &PolicyResult::mean_wait_s, kInf);
   figure("p50_wait_s", &PolicyResult::p50_wait_s, kInf);
   figure("p99_wait_s", &PolicyResult::p99_wait_s, kInf);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <limits>
 #include <map>
 #include <tuple>
 
@@ -78,6 +80,40 @@ WorkloadFit fit_workload(const std::vector<ClusterJob>& jobs, const std::string&
 }
 
 namespace {
+std::string short_number(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4g", v);
+  return text;
+}
+}  // namespace
+
+double load_in_span(const std::vector<ClusterJob>& jobs, double cluster_gpus, double span_s, double scale) {
+  if (cluster_gpus <= 0 || span_s <= 0) return 0;
+  const double start = jobs.empty() ? 0.0 : jobs.front().submit_s;
+  double gpu_s = 0;
+  for (const ClusterJob& j : jobs) gpu_s += j.gpus * std::clamp(span_s - (j.submit_s - start), 0.0, scale * j.duration_s);
+  return gpu_s / (cluster_gpus * span_s);
+}
+
+double scale_to_load_in_span(std::vector<ClusterJob>& jobs, double load, double cluster_gpus, double span_s) {
+  // The load reached as every job runs from its arrival to the span's end bounds what any scale offers.
+  const double most = load_in_span(jobs, cluster_gpus, span_s, std::numeric_limits<double>::infinity());
+  if (load > most * (1 - 1e-9))
+    throw InputError("--load", short_number(load),
+                     "a load these jobs can offer within the span: at most " + short_number(most) +
+                         " (every job running from its arrival to the span's end); more jobs or a shorter span offer more");
+  // The offered load is continuous and non-decreasing in the scale: bisect on it (in log space: scales span decades).
+  double lo = 1e-12, hi = 1;
+  while (load_in_span(jobs, cluster_gpus, span_s, hi) < load) hi *= 2;
+  for (int i = 0; i < 200 && hi / lo > 1 + 1e-12; ++i) {
+    const double mid = std::sqrt(lo * hi);
+    (load_in_span(jobs, cluster_gpus, span_s, mid) < load ? lo : hi) = mid;
+  }
+  for (ClusterJob& j : jobs) j.duration_s = std::max(1.0, j.duration_s * hi);
+  return hi;
+}
+
+namespace {
 
 // Moving-block bootstrap: blocks of `block_jobs` consecutive trace jobs from uniform random starts, jobs larger
 // than the cluster left out, until `jobs`; then the gaps stretched to the span and the durations to the load.
@@ -92,7 +128,7 @@ std::vector<ClusterJob> block_bootstrap(const WorkloadFit& fit, const SyntheticS
   Rng rng(spec.seed);
   std::vector<ClusterJob> out;
   out.reserve(static_cast<std::size_t>(spec.jobs));
-  double t = 0, gpu_s = 0;
+  double t = 0;
   while (out.size() < static_cast<std::size_t>(spec.jobs)) {
     const std::size_t start = n > block ? static_cast<std::size_t>(rng.uniform() * static_cast<double>(n - block + 1)) : 0;
     double gap = 0;  // a job left out passes its gap on, so the block keeps its own time span
@@ -108,19 +144,15 @@ std::vector<ClusterJob> block_bootstrap(const WorkloadFit& fit, const SyntheticS
       c.gpus = j.gpus;
       c.duration_s = j.duration_s;
       c.user = j.user;
-      gpu_s += c.gpus * c.duration_s;
       out.push_back(std::move(c));
     }
   }
   // The time between blocks is the gap before each block's first job in the trace: a block of a quiet hour
   // arrives as quietly. Stretch the whole to the span, scale the durations to the load.
   const double stretch = t > 0 ? spec.span_s / t : 1.0;
-  const double scale = spec.load * spec.cluster_gpus * spec.span_s / gpu_s;
+  for (ClusterJob& c : out) c.submit_s *= stretch;
+  const double scale = scale_to_load_in_span(out, spec.load, spec.cluster_gpus, spec.span_s);
   if (duration_scale) *duration_scale = scale;
-  for (ClusterJob& c : out) {
-    c.submit_s *= stretch;
-    c.duration_s = std::max(1.0, c.duration_s * scale);
-  }
   return out;
 }
 
@@ -170,9 +202,6 @@ std::vector<ClusterJob> synthesize_workload(const WorkloadFit& fit, const Synthe
   WorkloadFit mix = fit;
   mix.sizes = sizes;
   for (auto& c : mix.sizes) c.share /= kept;
-  // One factor on every duration so that jobs x E[gpus x duration] = load x GPUs x span.
-  const double scale = spec.load * spec.cluster_gpus * spec.span_s / (spec.jobs * mix.mean_gpu_seconds());
-  if (duration_scale) *duration_scale = scale;
   Rng rng(spec.seed);
   const double rate = spec.jobs / spec.span_s;
   std::vector<ClusterJob> out;
@@ -195,13 +224,15 @@ std::vector<ClusterJob> synthesize_workload(const WorkloadFit& fit, const Synthe
       x = c.log_mean + c.log_sd * standard_normal(rng);
       while (x > c.log_max) x = c.log_mean + c.log_sd * standard_normal(rng);
     }
-    j.duration_s = std::max(1.0, scale * std::exp(x));
+    j.duration_s = std::exp(x);
     double v = rng.uniform();
     std::size_t w = 0;
     while (w + 1 < mix.users.size() && v > mix.users[w].second) v -= mix.users[w].second, ++w;
     if (!mix.users.empty()) j.user = mix.users[w].first;
     out.push_back(std::move(j));
   }
+  const double scale = scale_to_load_in_span(out, spec.load, spec.cluster_gpus, spec.span_s);
+  if (duration_scale) *duration_scale = scale;
   return out;
 }
 
