@@ -14,6 +14,7 @@ struct ClusterJob {
   double submit_s = 0;         // arrival, seconds from the trace's start
   std::string user;            // "" when the trace has none
   std::string queue;           // "" = the default queue
+  std::string account;         // Slurm account ("": its user's account in cluster.accounts, if any)
   int priority = 0;            // larger runs first under `priority`
   int gpus = 1;                // whole GPUs; 1 for a fractional request (see gpu_milli)
   int gpu_milli = 1000;        // thousandths of one GPU when gpus == 1 and the job shares a GPU (Alibaba 2023)

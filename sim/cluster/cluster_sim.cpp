@@ -239,6 +239,8 @@ class Simulation final : public SchedulingPass {
     const UserLimits& l = spec_.limits_of(j.user);
     if (l.max_gpus > 0 && gpus_held(j, spec_.gpu_sharing) > l.max_gpus + 1e-9 && need > l.max_gpus + 1e-9)
       return "more GPUs than its user's limit (max_gpus)";
+    if (const UserLimits* a = spec_.account_limits_of(j); a && a->max_gpus > 0 && gpus_held(j, spec_.gpu_sharing) > a->max_gpus + 1e-9 && need > a->max_gpus + 1e-9)
+      return "more GPUs than its account's limit (max_gpus)";
     bool large = false;
     for (std::size_t p = 0; p < spec_.pools.size(); ++p) {
       if (!state_.pool_allowed(j, static_cast<int>(p))) continue;
@@ -672,13 +674,15 @@ class Simulation final : public SchedulingPass {
     remove_from(running_, j);
   }
 
-  // A run ended: its job and GPUs no longer count against its user's limits.
+  // A run ended: its job and GPUs no longer count against its user's and its account's limits.
   void release_user_use(int j) {
     if (!limits_on_) return;
     JobState& s = jobs_state_[static_cast<std::size_t>(j)];
-    auto& use = user_use_[jobs_[static_cast<std::size_t>(j)].user];
-    --use.first;
-    use.second -= s.counted_gpus;
+    const ClusterJob& c = jobs_[static_cast<std::size_t>(j)];
+    for (auto* use : {&user_use_[c.user], &account_use_[spec_.account_of(c)]}) {
+      --use->first;
+      use->second -= s.counted_gpus;
+    }
     s.counted_gpus = 0;
   }
 
@@ -815,6 +819,7 @@ class Simulation final : public SchedulingPass {
     s.speed = c.elastic() ? c.speed_on(whole) : 1.0;
     if (limits_on_) {
       user_use_[c.user].second += s.held - s.counted_gpus;
+      account_use_[spec_.account_of(c)].second += s.held - s.counted_gpus;
       s.counted_gpus = s.held;
     }
     s.run_start_s = now_;
@@ -889,15 +894,18 @@ class Simulation final : public SchedulingPass {
     }
   }
 
-  // Whether a job may start in this pass at all: waiting, and its queue's admissions not used up.
-  // Whether the job's user may run it beside what the user runs now (per-user limits).
+  // Whether the job's user, and its account, may run it beside what they run now (per-user and account limits).
   bool within_limits(int j) const {
     const ClusterJob& c = job(j);
-    const UserLimits& l = spec_.limits_of(c.user);
-    const auto it = user_use_.find(c.user);
-    const int jobs = it == user_use_.end() ? 0 : it->second.first;
-    const double gpus = it == user_use_.end() ? 0.0 : it->second.second;
-    return (l.max_running_jobs <= 0 || jobs + 1 <= l.max_running_jobs) && (l.max_gpus <= 0 || gpus + gpus_held(c, spec_.gpu_sharing) <= l.max_gpus + 1e-9);
+    const double asked = gpus_held(c, spec_.gpu_sharing);
+    auto within = [&](const UserLimits& l, const std::unordered_map<std::string, std::pair<int, double>>& use, const std::string& key) {
+      const auto it = use.find(key);
+      const int jobs = it == use.end() ? 0 : it->second.first;
+      const double gpus = it == use.end() ? 0.0 : it->second.second;
+      return (l.max_running_jobs <= 0 || jobs + 1 <= l.max_running_jobs) && (l.max_gpus <= 0 || gpus + asked <= l.max_gpus + 1e-9);
+    };
+    const UserLimits* account = spec_.account_limits_of(c);
+    return within(spec_.limits_of(c.user), user_use_, c.user) && (!account || within(*account, account_use_, spec_.account_of(c)));
   }
   bool startable(int j) {
     const ClusterJob& c = job(j);
@@ -1025,7 +1033,7 @@ class Simulation final : public SchedulingPass {
   std::map<std::string, int> admitted_;
   // Per-user limits: the running jobs and GPUs of each user, and this pass's eligible waiting jobs.
   bool limits_on_ = false;
-  std::unordered_map<std::string, std::pair<int, double>> user_use_;
+  std::unordered_map<std::string, std::pair<int, double>> user_use_, account_use_;  // running jobs and GPUs held
   std::vector<int> eligible_;
   std::map<std::string, std::pair<double, double>> user_history_;
   std::pair<double, double> all_history_{0, 0};
@@ -1143,6 +1151,7 @@ bool Simulation::begin(int j, Placement p, bool allocated) {
   if (limits_on_) {
     if (const auto it = std::find(eligible_.begin(), eligible_.end(), j); it != eligible_.end()) eligible_.erase(it);
     ++user_use_[c.user].first;
+    ++account_use_[spec_.account_of(c)].first;
   }
   running_.push_back(j);
   JobRecord& r = result_.records[static_cast<std::size_t>(j)];

@@ -96,8 +96,23 @@ const UserLimits& ClusterSpec::limits_of(const std::string& user) const {
   return it == user_limit_overrides.end() ? user_limits : it->second;
 }
 
+const std::string& ClusterSpec::account_of(const ClusterJob& job) const {
+  if (!job.account.empty()) return job.account;
+  const auto it = user_accounts.find(job.user);
+  return it == user_accounts.end() ? job.account : it->second;
+}
+
+const UserLimits* ClusterSpec::account_limits_of(const ClusterJob& job) const {
+  const std::string& account = account_of(job);
+  if (account.empty()) return nullptr;
+  const auto it = account_limits.find(account);
+  return it == account_limits.end() || !it->second.any() ? nullptr : &it->second;
+}
+
 bool ClusterSpec::has_user_limits() const {
   if (user_limits.any()) return true;
+  for (const auto& [account, l] : account_limits)
+    if (l.any()) return true;
   for (const auto& [user, l] : user_limit_overrides)
     if (l.any()) return true;
   return false;
@@ -170,6 +185,32 @@ ClusterSpec parse_cluster(const Json& value, const std::string& path, std::vecto
       }
     }
     u.reject_unknown();
+  }
+  if (r.has("accounts")) {
+    // {NAME: {max_running_jobs, max_gpus, users: [...]}}: Slurm accounts, their group limits and their users.
+    const std::string where = path + "/accounts";
+    const Json& accounts = r.raw("accounts");
+    if (!accounts.is_object()) throw InputError(where, json_value_text(accounts), "an object {account: {max_running_jobs, max_gpus, users: [user, ...]}}");
+    for (auto it = accounts.begin(); it != accounts.end(); ++it) {
+      const std::string at = where + "/" + it.key();
+      if (it.key().empty()) throw InputError(at, "\"\"", "an account name");
+      JsonReader a(it.value(), at, defaults);
+      c.account_limits[it.key()] = parse_user_limits(a);
+      if (a.has("users")) {
+        const Json& users = a.raw("users");
+        if (!users.is_array()) throw InputError(at + "/users", json_value_text(users), "a list of user names");
+        for (std::size_t i = 0; i < users.size(); ++i) {
+          const std::string ui = at + "/users/" + std::to_string(i);
+          if (!users[i].is_string() || users[i].get<std::string>().empty()) throw InputError(ui, json_value_text(users[i]), "a user name");
+          const std::string user = users[i].get<std::string>();
+          // Slurm gives a user a default account: one here, so a job without an account of its own has one answer.
+          if (const auto seen = c.user_accounts.find(user); seen != c.user_accounts.end())
+            throw InputError(ui, user, "a user of one account only (already in \"" + seen->second + "\")");
+          c.user_accounts[user] = it.key();
+        }
+      }
+      a.reject_unknown();
+    }
   }
   if (r.has("job_failures")) c.job_failures = parse_job_failures(r.raw("job_failures"), path + "/job_failures", defaults);
   c.recovery = parse_recovery_settings(r.has("recovery") ? r.raw("recovery") : Json(), path + "/recovery", defaults);
@@ -276,6 +317,12 @@ Json to_json(const ClusterSpec& c) {
              for (const auto& [name, l] : c.user_limit_overrides) users[name] = {{"max_running_jobs", l.max_running_jobs}, {"max_gpus", l.max_gpus}};
              return users;
            }()}}},
+          {"accounts", [&] {
+             Json accounts = Json::object();
+             for (const auto& [name, l] : c.account_limits) accounts[name] = {{"max_running_jobs", l.max_running_jobs}, {"max_gpus", l.max_gpus}, {"users", Json::array()}};
+             for (const auto& [user, account] : c.user_accounts) accounts[account]["users"].push_back(user);
+             return accounts;
+           }()},
           {"checkpoint_interval_s", c.checkpoint_interval_s},
           {"scheduler", {{"cycle_s", c.cycle.period_s}, {"cycle_cost_s", c.cycle.cost_s}, {"admissions_per_queue_per_cycle", c.cycle.admissions_per_queue},
                          {"las_thresholds_gpu_s", c.las_thresholds_gpu_s}, {"las_promote_knob", c.las_promote_knob},

@@ -108,7 +108,13 @@ struct ClusterSpec {
   UserLimits user_limits;            // every user's
   std::map<std::string, UserLimits> user_limit_overrides;  // by user name, replacing user_limits
   const UserLimits& limits_of(const std::string& user) const;
-  bool has_user_limits() const;
+  // Accounts (Slurm associations) with group limits on what all their users' jobs hold at once: GrpJobs and
+  // GrpTRES=gres/gpu=N as max_running_jobs and max_gpus. A job's account is its own, else its user's.
+  std::map<std::string, UserLimits> account_limits;
+  std::map<std::string, std::string> user_accounts;  // user -> account
+  const std::string& account_of(const ClusterJob& job) const;
+  const UserLimits* account_limits_of(const ClusterJob& job) const;  // null: no account, or one without limits
+  bool has_user_limits() const;  // per-user or per-account limits
   std::vector<QueueSpec> queues;     // for `quota` and `drf`; jobs of a queue not listed have no quota
   // `las`: attained-service thresholds (GPU-seconds) between its priority queues (Tiresias' discretized LAS).
   std::vector<double> las_thresholds_gpu_s{3600};

@@ -1,6 +1,6 @@
 // trainsim's own workload CSV: one job per row, columns by name (any order). Required id,submit_s,gpus,duration_s;
 // optional user,queue,priority,gpu_milli,gpu_types ('|'-separated),walltime_s,checkpoint_interval_s,gang
-// (true/false/1/0),elastic_min,elastic_max,recorded_wait_s,cpu_milli,memory_mib. An empty optional cell takes
+// (true/false/1/0),elastic_min,elastic_max,recorded_wait_s,cpu_milli,memory_mib,account. An empty optional cell takes
 // ClusterJob's default. A job of 0 GPUs must ask for CPU (a CPU-only pod beside the GPU jobs).
 // For workloads written by hand or converted from a trace without an importer of its own.
 #include <array>
@@ -16,10 +16,10 @@ using namespace trace_detail;
 
 namespace {
 
-enum Col { kId, kSubmit, kGpus, kDuration, kUser, kQueue, kPriority, kMilli, kTypes, kWalltime, kCheckpoint, kGang, kElasticMin, kElasticMax, kWait, kCpu, kMemory, kCols };
+enum Col { kId, kSubmit, kGpus, kDuration, kUser, kQueue, kPriority, kMilli, kTypes, kWalltime, kCheckpoint, kGang, kElasticMin, kElasticMax, kWait, kCpu, kMemory, kAccount, kCols };
 constexpr std::array<const char*, kCols> kNames = {"id", "submit_s", "gpus", "duration_s", "user", "queue", "priority", "gpu_milli", "gpu_types",
                                                    "walltime_s", "checkpoint_interval_s", "gang", "elastic_min", "elastic_max", "recorded_wait_s",
-                                                   "cpu_milli", "memory_mib"};
+                                                   "cpu_milli", "memory_mib", "account"};
 constexpr long long kMaxHost = 1'000'000'000;  // cpu_milli and memory_mib: a million cores, a petabyte
 constexpr int kRequired = 4;  // the first four
 
@@ -46,6 +46,7 @@ const char* read_row(const std::vector<std::string>& f, const std::array<int, kC
   j.duration_s = *duration;
   j.user = cell(kUser);
   j.queue = cell(kQueue);
+  j.account = cell(kAccount);
   if (const std::string v = cell(kPriority); !v.empty()) {
     const auto p = parse_integer(v, -1'000'000'000, 1'000'000'000);
     if (!p) return "priority not an integer (within +-1e9)";

@@ -349,6 +349,39 @@ TEST_CASE("per-user limits: a user's job beyond them waits without holding back 
   CHECK(g.records[1].start_s == doctest::Approx(100));
 }
 
+TEST_CASE("account limits: a group cap on an account's users together, under every ordering") {
+  // One 8-GPU node; account "vision" (alice and bob) may hold 4 GPUs at once (Slurm GrpTRES=gres/gpu=4). alice's
+  // A (3 GPUs, 100 s) starts at 0; bob's B (2 GPUs, t=1) would bring vision to 5 > 4 and waits for A's end (100);
+  // carol, in no account, starts C (2 GPUs, t=2) at once beside A. A job of dave naming the account itself in the
+  // trace (6 GPUs > 4) can never start: rejected with the reason.
+  Json accounts = {{"vision", {{"max_gpus", 4}, {"users", {"alice", "bob"}}}}};
+  ClusterJob a = job("A", 0, 3, 100), b = job("B", 1, 2, 100), c = job("C", 2, 2, 100), d = job("D", 0, 6, 10);
+  a.user = "alice", b.user = "bob", c.user = "carol", d.user = "dave", d.account = "vision";
+  for (const char* policy : {"fifo", "backfill", "multifactor", "priority"}) {
+    const std::string name = policy;
+    CAPTURE(name);
+    const PolicyResult r = run(one_node({{"accounts", accounts}}), {a, d, b, c}, policy);
+    CHECK(r.records[0].start_s == doctest::Approx(0));
+    CHECK(r.records[2].start_s == doctest::Approx(100));
+    CHECK(r.records[3].start_s == doctest::Approx(2));
+    CHECK(r.records[1].start_s < 0);
+    REQUIRE(r.rejected_reasons.size() == 1);
+    CHECK(r.rejected_reasons[0].first == "more GPUs than its account's limit (max_gpus)");
+  }
+  // GrpJobs: vision may run one job at a time; bob's B then waits for A although GPUs are free.
+  const PolicyResult jobs = run(one_node({{"accounts", {{"vision", {{"max_running_jobs", 1}, {"users", {"alice", "bob"}}}}}}}), {a, b}, "fifo");
+  CHECK(jobs.records[1].start_s == doctest::Approx(100));
+  // A user in two accounts has no default account: an error naming the path.
+  std::string msg;
+  try {
+    one_node({{"accounts", {{"x", {{"users", {"alice"}}}}, {"y", {{"users", {"alice"}}}}}}});
+  } catch (const InputError& e) {
+    msg = e.what();
+  }
+  CHECK(msg.find("/cluster/accounts/y/users/0") != std::string::npos);
+  CHECK(msg.find("a user of one account only") != std::string::npos);
+}
+
 TEST_CASE("Volcano proportion: deserved shares water-filled by weight; a queue below its share reclaims") {
   // 16 GPUs, queues a (weight 1) and b (weight 3). At t=0 only a asks: two 8-GPU jobs, deserved 16, both run. b's
   // 8-GPU job at t=10 makes the requests a 16, b 8: round 1 gives a 16 x 1/4 = 4 and b 12, capped at its 8; round 2

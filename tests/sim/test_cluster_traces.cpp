@@ -331,6 +331,11 @@ TEST_CASE("csv: trainsim's own columns in any order, quoted fields, CRLF, defaul
   CHECK(h.jobs[1].cpu_milli == 30000);
   CHECK(skipped(h, "gpus not a positive integer (at most 1,000,000)") == 1);
   CHECK(skipped(h, "cpu_milli not a whole number from 0 to 1e9") == 1);
+  // A Slurm account per job (account limits, cluster.accounts).
+  const Trace acc = import_trace("csv:" + dir.write("account.csv", "id,submit_s,gpus,duration_s,user,account\nx,0,1,10,alice,vision\ny,0,1,10,bob,\n"));
+  REQUIRE(acc.jobs.size() == 2);
+  CHECK(acc.jobs[0].account == "vision");
+  CHECK(acc.jobs[1].account.empty());
 
   // Header errors: the file, the column and the known columns named.
   std::string msg = input_error([&] { import_trace("csv:" + dir.write("missing.csv", "id,submit_s,duration_s\n1,0,5\n")); });
