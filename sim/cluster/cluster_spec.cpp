@@ -75,7 +75,8 @@ UserLimits parse_user_limits(JsonReader& r) {
 }
 
 QueueSpec parse_queue(const Json& value, const std::string& path) {
-  if (!value.is_object()) throw InputError(path, json_value_text(value), "a queue {name, quota_gpus, borrowing_limit_gpus, cohort, lending_limit_gpus, weight}");
+  if (!value.is_object())
+    throw InputError(path, json_value_text(value), "a queue {name, quota_gpus, borrowing_limit_gpus, cohort, lending_limit_gpus, weight, capability_gpus, guarantee_gpus}");
   JsonReader r(value, path, nullptr);
   QueueSpec q;
   if (!r.has("name")) throw InputError(path + "/name", r.absent_text("name"), "the queue's name (the jobs' queue)");
@@ -85,6 +86,8 @@ QueueSpec parse_queue(const Json& value, const std::string& path) {
   q.cohort = r.get_string("cohort", "", "");
   q.lending_limit_gpus = r.get_number("lending_limit_gpus", -1, "", -1, 1e7);
   q.weight = r.get_number("weight", 1, "", 1e-6, 1e6);
+  q.capability_gpus = r.get_number("capability_gpus", -1, "", -1, 1e7);
+  q.guarantee_gpus = r.get_number("guarantee_gpus", 0, "", 0, 1e7);
   r.reject_unknown();
   return q;
 }
@@ -308,7 +311,8 @@ Json to_json(const ClusterSpec& c) {
   Json queues = Json::array();
   for (const QueueSpec& q : c.queues)
     queues.push_back({{"name", q.name}, {"quota_gpus", q.quota_gpus}, {"borrowing_limit_gpus", q.borrowing_limit_gpus < 0 ? Json() : Json(q.borrowing_limit_gpus)},
-                      {"cohort", q.cohort}, {"lending_limit_gpus", q.lending_limit_gpus < 0 ? Json() : Json(q.lending_limit_gpus)}, {"weight", q.weight}});
+                      {"cohort", q.cohort}, {"lending_limit_gpus", q.lending_limit_gpus < 0 ? Json() : Json(q.lending_limit_gpus)}, {"weight", q.weight},
+                      {"capability_gpus", q.capability_gpus < 0 ? Json() : Json(q.capability_gpus)}, {"guarantee_gpus", q.guarantee_gpus}});
   return {{"pools", pools}, {"gpus", c.total_gpus()}, {"nodes", c.total_nodes()}, {"queues", queues},
           {"network", {{"nodes_per_leaf", c.nodes_per_leaf}, {"oversubscription", c.oversubscription}}},
           {"gpu_sharing", c.gpu_sharing}, {"failures", c.failures_on ? c.failures.name : "none"}, {"job_failures", to_json(c.job_failures)},

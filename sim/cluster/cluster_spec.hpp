@@ -88,7 +88,11 @@ struct QueueSpec {
   // unused quota (-1: all of it), keeping the rest for itself. Queues without a cohort share the cohort "".
   std::string cohort;
   double lending_limit_gpus = -1;
-  double weight = 1;                 // fair-share weight (drf)
+  double weight = 1;                 // fair-share weight (drf, proportion)
+  // Volcano queue (proportion): `capability` caps what the queue may ever hold (-1: none), and `guarantee` is kept
+  // for it: other queues' shares come out of the rest (Queue.spec.capability, Queue.spec.guarantee).
+  double capability_gpus = -1;
+  double guarantee_gpus = 0;
 };
 
 struct ClusterSpec {

@@ -5,7 +5,11 @@
 // furthest below their deserved share first, each queue's jobs in arrival order, whole gangs only; a job starts only
 // while its queue stays within its deserved share (AllocatableFn), and a queue below its share reclaims GPUs from
 // queues above theirs by evicting whole jobs, the most recently started first, the fewest that free a placement
-// (reclaim action, ReclaimableFn). Weights come from cluster.queues (1 for a queue not listed).
+// (reclaim action, ReclaimableFn). Weights come from cluster.queues (1 for a queue not listed). A queue's
+// `capability` caps its share in every round, and its `guarantee` is its share's floor, kept from the others: each
+// queue's real capability is min(capability, the GPUs less every queue's guarantee plus its own) (proportion.go,
+// realCapability; a queue capped by it is met though its jobs still ask).
+// Volcano's job enqueue check against the real capability is the same condition as the share for whole gangs here.
 #include <algorithm>
 #include <string>
 #include <unordered_map>
@@ -19,8 +23,10 @@ namespace {
 
 constexpr double kEps = 1e-9;
 
-// Water-filling of `total` over the queues by weight, each capped at its request.
-std::vector<double> deserved_shares(double total, const std::vector<double>& request, const std::vector<double>& weight) {
+// Water-filling of `total` over the queues by weight, each capped at its real capability and its request, and
+// raised to its guarantee.
+std::vector<double> deserved_shares(double total, const std::vector<double>& request, const std::vector<double>& weight,
+                                    const std::vector<double>& capability, const std::vector<double>& guarantee) {
   const std::size_t n = request.size();
   std::vector<double> deserved(n, 0.0);
   std::vector<bool> met(n);
@@ -33,8 +39,11 @@ std::vector<double> deserved_shares(double total, const std::vector<double>& req
     if (weights <= 0) break;
     for (std::size_t q = 0; q < n; ++q) {
       if (met[q]) continue;
-      deserved[q] += remaining * weight[q] / weights;
+      const double before = deserved[q];
+      deserved[q] = std::min({deserved[q] + remaining * weight[q] / weights, capability[q], request[q]});
       if (deserved[q] >= request[q] - kEps) deserved[q] = request[q], met[q] = true;
+      else if (deserved[q] <= before + kEps) met[q] = true;  // held at its capability
+      deserved[q] = std::max(deserved[q], guarantee[q]);
     }
     double given = 0;
     for (double d : deserved) given += d;
@@ -51,13 +60,20 @@ class Proportion : public SchedulerPolicy {
     const ClusterSpec& c = pass.cluster();
     // This pass's queues by index (a name lookup per job and comparison cost most of a run on a deep queue).
     std::unordered_map<std::string, std::size_t> index;
-    std::vector<double> allocated, request, weight;
+    std::vector<double> allocated, request, weight, capability, guarantee;
+    double guaranteed = 0;  // every listed queue's guarantee, active or not: kept from the others' shares
+    for (const QueueSpec& q : c.queues) guaranteed += q.guarantee_gpus;
+    const double total = pass.total_gpus();
     auto queue_of = [&](int j) {
       const std::string& q = pass.job(j).queue;
       auto [it, added] = index.try_emplace(q, allocated.size());
       if (added) {
+        const QueueSpec* spec = c.queue(q);
         allocated.push_back(0), request.push_back(0);
-        weight.push_back(c.queue(q) ? c.queue(q)->weight : 1.0);
+        weight.push_back(spec ? spec->weight : 1.0);
+        guarantee.push_back(spec ? spec->guarantee_gpus : 0.0);
+        const double real = std::max(0.0, total - guaranteed + guarantee.back());
+        capability.push_back(spec && spec->capability_gpus >= 0 ? std::min(real, spec->capability_gpus) : real);
       }
       return it->second;
     };
@@ -66,7 +82,7 @@ class Proportion : public SchedulerPolicy {
       allocated[q] += pass.gpus(r), request[q] += pass.gpus(r);
     }
     for (int j : pass.waiting()) request[queue_of(j)] += pass.gpus(j);
-    const std::vector<double> deserved = deserved_shares(pass.total_gpus(), request, weight);
+    const std::vector<double> deserved = deserved_shares(total, request, weight, capability, guarantee);
     auto share = [&](const std::string& name) {
       const std::size_t q = index.at(name);
       return deserved[q] > 0 ? allocated[q] / deserved[q] : 1e300;

@@ -382,6 +382,34 @@ TEST_CASE("account limits: a group cap on an account's users together, under eve
   CHECK(msg.find("a user of one account only") != std::string::npos);
 }
 
+TEST_CASE("Volcano proportion: a queue's capability caps it and a guarantee is kept for its queue") {
+  // 16 GPUs. Queue a with capability 8 and three 8-GPU jobs of 100 s, alone: deserved min(16, 8, 24) = 8, so one job
+  // runs at a time (0, 100, 200) while 8 GPUs stay idle; without the capability two run at once (0, 0, 100).
+  ClusterJob a1 = job("a1", 0, 8, 100), a2 = job("a2", 0, 8, 100), a3 = job("a3", 0, 8, 100);
+  a1.queue = a2.queue = a3.queue = "a";
+  const PolicyResult capped = run(two_nodes({{"queues", {{{"name", "a"}, {"capability_gpus", 8}}}}}), {a1, a2, a3}, "proportion");
+  CHECK(capped.records[0].start_s == doctest::Approx(0));
+  CHECK(capped.records[1].start_s == doctest::Approx(100));
+  CHECK(capped.records[2].start_s == doctest::Approx(200));
+  const PolicyResult free = run(two_nodes({{"queues", {{{"name", "a"}}}}}), {a1, a2, a3}, "proportion");
+  CHECK(free.records[1].start_s == doctest::Approx(0));
+  // Queue b guaranteed 8 GPUs and idle: a's real capability is 16 - 8 = 8, one job at a time again.
+  const PolicyResult kept = run(two_nodes({{"queues", {{{"name", "a"}}, {{"name", "b"}, {"guarantee_gpus", 8}}}}}), {a1, a2, a3}, "proportion");
+  CHECK(kept.records[1].start_s == doctest::Approx(100));
+  // Weights 3 : 1, both queues asking two 8-GPU jobs: water-filling gives a 12 and b 4, too little for b's gang, so
+  // b waits for a's first job (1000 s). With b guaranteed 8, a's real capability is 8 and b's share is raised to 8:
+  // a1 and b1 both start at 0.
+  ClusterJob x1 = job("x1", 0, 8, 1000), x2 = job("x2", 0, 8, 1000), y1 = job("y1", 0, 8, 1000), y2 = job("y2", 0, 8, 1000);
+  x1.queue = x2.queue = "a", y1.queue = y2.queue = "b";
+  const PolicyResult weighted = run(two_nodes({{"queues", {{{"name", "a"}, {"weight", 3}}, {{"name", "b"}, {"weight", 1}}}}}), {x1, x2, y1, y2}, "proportion");
+  CHECK(weighted.records[0].start_s == doctest::Approx(0));
+  CHECK(weighted.records[2].start_s == doctest::Approx(1000));
+  const PolicyResult floor = run(two_nodes({{"queues", {{{"name", "a"}, {"weight", 3}}, {{"name", "b"}, {"weight", 1}, {"guarantee_gpus", 8}}}}}), {x1, x2, y1, y2}, "proportion");
+  CHECK(floor.records[0].start_s == doctest::Approx(0));
+  CHECK(floor.records[2].start_s == doctest::Approx(0));
+  CHECK(floor.records[1].start_s == doctest::Approx(1000));
+}
+
 TEST_CASE("Volcano proportion: deserved shares water-filled by weight; a queue below its share reclaims") {
   // 16 GPUs, queues a (weight 1) and b (weight 3). At t=0 only a asks: two 8-GPU jobs, deserved 16, both run. b's
   // 8-GPU job at t=10 makes the requests a 16, b 8: round 1 gives a 16 x 1/4 = 4 and b 12, capped at its 8; round 2
