@@ -16,6 +16,8 @@ BackfillPlan::BackfillPlan(const ClusterState& state, double now) : state_(&stat
   first_gpu_.push_back(gpu);
   held_.resize(static_cast<std::size_t>(gpu));
   reserved_mask_.assign(static_cast<std::size_t>(state.nodes()), 0);
+  node_version_.assign(static_cast<std::size_t>(state.nodes()), 0);
+  answers_.assign(static_cast<std::size_t>(state.nodes()), NodeAnswer{});
 }
 
 void BackfillPlan::hold_until(const Placement& p, double end_s) {
@@ -24,6 +26,7 @@ void BackfillPlan::hold_until(const Placement& p, double end_s) {
   for (const Placement::Part& part : p.parts) {
     const int base = first_gpu_[static_cast<std::size_t>(part.node)];
     if (!state_->schedulable(part.node)) continue;  // out of service: busy for ever already
+    ++node_version_[static_cast<std::size_t>(part.node)];
     for (int g = 0; g < state_->gpus_on(part.node); ++g) {
       const bool held = (part.gpus >> g & 1) != 0 || g == part.shared_gpu;
       if (!held) continue;
@@ -37,6 +40,7 @@ void BackfillPlan::hold_until(const Placement& p, double end_s) {
 void BackfillPlan::reserve(const Placement& p, double from_s, double until_s) {
   for (const Placement::Part& part : p.parts) {
     const int base = first_gpu_[static_cast<std::size_t>(part.node)];
+    ++node_version_[static_cast<std::size_t>(part.node)];
     std::uint64_t gpus = 0;
     for (int g = 0; g < state_->gpus_on(part.node); ++g)
       if ((part.gpus >> g & 1) != 0 || g == part.shared_gpu) held_[static_cast<std::size_t>(base + g)].push_back({from_s, until_s}), gpus |= std::uint64_t{1} << g;
@@ -129,7 +133,7 @@ double BackfillPlan::earliest(const ClusterJob& job, double runtime_s, double la
   // best found or start within the window, and nothing starts before now.
   for (const auto& [bound, n] : by_ready_bound(job.gpus)) {
     if (bound >= best || bound > latest_s || best <= now_) break;
-    if (state_->pool_allowed(job, state_->pool_of(n))) best = std::min(best, earliest_on_node(n, job.gpus, runtime_s, std::min(latest_s, best)));
+    if (state_->pool_allowed(job, state_->pool_of(n))) best = std::min(best, earliest_on_node_known(n, job.gpus, runtime_s, std::min(latest_s, best)));
   }
   const std::vector<NodePool>& all = state_->spec().pools;
   for (std::size_t p = 0; p < all.size() && best > now_; ++p)
@@ -156,6 +160,21 @@ void BackfillPlan::instants_into(const int* nodes, std::size_t count, double lat
     }
   std::sort(times.begin(), times.end());
   times.erase(std::unique(times.begin(), times.end()), times.end());
+}
+
+double BackfillPlan::earliest_on_node_known(int node, int need, double runtime_s, double latest_s) const {
+  // The node's last answer, while nothing changed on it: a run at least as long cannot start earlier (a start
+  // usable for the longer run is usable for the shorter), so an answer found for a shorter or equal run bounds this
+  // one from below; for the same run it is this one.
+  NodeAnswer& a = answers_[static_cast<std::size_t>(node)];
+  const bool valid = a.need == need && a.version == node_version_[static_cast<std::size_t>(node)] && a.runtime_s <= runtime_s;
+  if (valid) {
+    if (a.t == kNever ? a.latest_s >= latest_s : a.t > latest_s) return kNever;
+    if (a.runtime_s == runtime_s && a.t != kNever) return a.t;
+  }
+  const double t = earliest_on_node(node, need, runtime_s, latest_s);
+  a = {need, runtime_s, latest_s, t, node_version_[static_cast<std::size_t>(node)]};
+  return t;
 }
 
 double BackfillPlan::ready_bound(int node, int need) const {

@@ -53,6 +53,15 @@ class BackfillPlan {
   // The earliest instant, at most `latest`, with `need` usable GPUs on `node`; over nodes of `pool` (whole nodes
   // and the rest on one more). +inf when none.
   double earliest_on_node(int node, int need, double runtime_s, double latest_s) const;
+  // earliest_on_node, answered from the node's last answer where that decides it.
+  double earliest_on_node_known(int node, int need, double runtime_s, double latest_s) const;
+  struct NodeAnswer {
+    int need = 0;
+    double runtime_s = 0, latest_s = 0, t = 0;
+    std::uint32_t version = 0;
+  };
+  mutable std::vector<NodeAnswer> answers_;
+  std::vector<std::uint32_t> node_version_;  // bumped when a start or a reservation changes the node's plan
   // A lower bound on earliest_on_node (busy ends only): a node that cannot beat the best found is not searched.
   double ready_bound(int node, int need) const;
   // The schedulable nodes of at least `need` GPUs by ready_bound, ascending (then by node).
