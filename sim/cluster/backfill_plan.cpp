@@ -97,8 +97,10 @@ Placement BackfillPlan::binpack_at(const ClusterJob& job, double t, double runti
   for (std::size_t p = 0; p < state_->spec().pools.size(); ++p)
     if (state_->pool_allowed(job, static_cast<int>(p)) && job.gpus > state_->spec().pools[p].gpus_per_node) return out;
   int best = -1, best_count = 0;
-  for (const auto& [bound, n] : by_ready_bound(job.gpus)) {
+  for (const auto& [bound, n] : by_ready_bound(job.gpus, t)) {
     if (bound > t) break;
+    // Once a node holds the job exactly, only one earlier in node order could still win.
+    if (best >= 0 && best_count == job.gpus && n > best) continue;
     if (!state_->pool_allowed(job, state_->pool_of(n))) continue;
     const int first = first_gpu_[static_cast<std::size_t>(n)];
     int count = 0;
@@ -131,13 +133,14 @@ double BackfillPlan::earliest(const ClusterJob& job, double runtime_s, double la
   double best = kNever;
   // Nodes in the order of their lower bounds (busy ends only): the search stops at the first that cannot beat the
   // best found or start within the window, and nothing starts before now.
-  for (const auto& [bound, n] : by_ready_bound(job.gpus)) {
+  for (const auto& [bound, n] : by_ready_bound(job.gpus, latest_s)) {
     if (bound >= best || bound > latest_s || best <= now_) break;
     if (state_->pool_allowed(job, state_->pool_of(n))) best = std::min(best, earliest_on_node_known(n, job.gpus, runtime_s, std::min(latest_s, best)));
   }
   const std::vector<NodePool>& all = state_->spec().pools;
   for (std::size_t p = 0; p < all.size() && best > now_; ++p)
-    if (job.gpus > all[p].gpus_per_node && state_->pool_allowed(job, static_cast<int>(p)))
+    if (job.gpus > all[p].gpus_per_node && state_->pool_allowed(job, static_cast<int>(p)) &&
+        gang_bound(static_cast<int>(p), job.gpus / all[p].gpus_per_node, std::min(latest_s, best)) <= std::min(latest_s, best))
       best = std::min(best, earliest_over_nodes(static_cast<int>(p), job.gpus, runtime_s, std::min(latest_s, best)));
   if (best == kNever && keyed) misses_.push_back({job.gpus, runtime_s, latest_s, pools});
   return best;
@@ -177,26 +180,42 @@ double BackfillPlan::earliest_on_node_known(int node, int need, double runtime_s
   return t;
 }
 
-double BackfillPlan::ready_bound(int node, int need) const {
-  // The need-th earliest busy end among the node's GPUs: no start on it before then, reservations or not.
-  const int first = first_gpu_[static_cast<std::size_t>(node)], count = first_gpu_[static_cast<std::size_t>(node) + 1] - first;
-  double ends[64];
-  std::copy_n(busy_until_.begin() + first, count, ends);
-  std::nth_element(ends, ends + need - 1, ends + count);
-  return std::max(now_, ends[need - 1]);
+double BackfillPlan::gang_bound(int pool, int whole_nodes, double cutoff_s) const {
+  // A gang needs `whole_nodes` nodes of the pool with every GPU free: not before the whole_nodes-th of them frees
+  // its last GPU (busy ends only, the order built once per plan); +inf when that is after cutoff_s.
+  const int gpn = state_->spec().pools[static_cast<std::size_t>(pool)].gpus_per_node;
+  int found = 0;
+  for (const auto& [bound, n] : by_ready_bound(gpn, cutoff_s))
+    if (state_->pool_of(n) == pool && ++found >= whole_nodes) return bound;
+  return kNever;
 }
 
-const std::vector<std::pair<double, int>>& BackfillPlan::by_ready_bound(int need) const {
+double BackfillPlan::ready_bound(int node, int need) const {
+  // The need-th earliest busy end among the node's GPUs: no start on it before then, reservations or not. Each
+  // node's ends are sorted once per plan: a job started later in the pass only makes its GPUs busy longer, so the
+  // first reading stays a lower bound.
+  if (sorted_ends_.empty()) {
+    sorted_ends_ = busy_until_;
+    for (int n = 0; n < state_->nodes(); ++n)
+      std::sort(sorted_ends_.begin() + first_gpu_[static_cast<std::size_t>(n)], sorted_ends_.begin() + first_gpu_[static_cast<std::size_t>(n) + 1]);
+  }
+  return std::max(now_, sorted_ends_[static_cast<std::size_t>(first_gpu_[static_cast<std::size_t>(node)] + need - 1)]);
+}
+
+const std::vector<std::pair<double, int>>& BackfillPlan::by_ready_bound(int need, double cutoff_s) const {
   // Built once per plan and size (a pass asks hundreds of jobs): a job started later in the pass only makes its
   // GPUs busy longer, so a bound read earlier stays a lower bound and the order stays a safe order to search in.
-  auto [it, fresh] = ready_order_.try_emplace(need);
-  std::vector<std::pair<double, int>>& order = it->second;
-  if (fresh) {
+  // Only nodes bound by cutoff_s (the window's end: no search looks further), again with a later cutoff if asked.
+  ReadyOrder& order = ready_order_[need];
+  if (cutoff_s > order.cutoff_s) {
+    order.nodes.clear();
+    order.cutoff_s = cutoff_s;
     for (int n = 0; n < state_->nodes(); ++n)
-      if (state_->schedulable(n) && state_->gpus_on(n) >= need) order.push_back({ready_bound(n, need), n});
-    std::sort(order.begin(), order.end());
+      if (state_->schedulable(n) && state_->gpus_on(n) >= need)
+        if (const double b = ready_bound(n, need); b <= cutoff_s) order.nodes.push_back({b, n});
+    std::sort(order.nodes.begin(), order.nodes.end());
   }
-  return order;
+  return order.nodes;
 }
 
 // A node's own instants in order, each tested GPU by GPU: the first is usually the answer or near it.
@@ -223,10 +242,12 @@ double BackfillPlan::earliest_on_node(int node, int need, double runtime_s, doub
 // gaps between a GPU's blocked runs change its node's usable count; sweeping k keeps per node that count and per
 // pool how many nodes are whole and how many could take the rest. O(E log E) for E busy ends and reservations.
 double BackfillPlan::earliest_over_nodes(int pool, int need, double runtime_s, double latest_s) const {
+  const int gpn = state_->spec().pools[static_cast<std::size_t>(pool)].gpus_per_node;
+  // A node that cannot have the rest (or, without one, all its GPUs) usable by latest_s takes no part at any instant.
+  const int least = need % gpn > 0 ? need % gpn : gpn;
   std::vector<int> nodes;
   for (int n = 0; n < state_->nodes(); ++n)
-    if (state_->pool_of(n) == pool && state_->schedulable(n)) nodes.push_back(n);
-  const int gpn = state_->spec().pools[static_cast<std::size_t>(pool)].gpus_per_node;
+    if (state_->pool_of(n) == pool && state_->schedulable(n) && ready_bound(n, least) <= latest_s) nodes.push_back(n);
   const int full = need / gpn, rest = need % gpn;
   if (static_cast<int>(nodes.size()) < full + (rest > 0 ? 1 : 0)) return kNever;
   const std::vector<double> times = instants(nodes, latest_s);

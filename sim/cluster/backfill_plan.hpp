@@ -64,9 +64,16 @@ class BackfillPlan {
   std::vector<std::uint32_t> node_version_;  // bumped when a start or a reservation changes the node's plan
   // A lower bound on earliest_on_node (busy ends only): a node that cannot beat the best found is not searched.
   double ready_bound(int node, int need) const;
-  // The schedulable nodes of at least `need` GPUs by ready_bound, ascending (then by node).
-  const std::vector<std::pair<double, int>>& by_ready_bound(int need) const;
-  mutable std::map<int, std::vector<std::pair<double, int>>> ready_order_;
+  // A lower bound on earliest_over_nodes: when the pool's whole_nodes-th node is free on every GPU.
+  double gang_bound(int pool, int whole_nodes, double cutoff_s) const;
+  // The schedulable nodes of at least `need` GPUs bound by cutoff_s, by ready_bound ascending (then by node).
+  const std::vector<std::pair<double, int>>& by_ready_bound(int need, double cutoff_s) const;
+  struct ReadyOrder {
+    double cutoff_s = -std::numeric_limits<double>::infinity();  // not built yet
+    std::vector<std::pair<double, int>> nodes;
+  };
+  mutable std::map<int, ReadyOrder> ready_order_;
+  mutable std::vector<double> sorted_ends_;  // busy_until_ sorted within each node, at the first bound asked
   double earliest_over_nodes(int pool, int need, double runtime_s, double latest_s) const;
   std::uint64_t pools_allowed(const ClusterJob& job) const;  // bit p: the job may run on pool p (at most 64 pools)
 

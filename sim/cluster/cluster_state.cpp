@@ -113,10 +113,9 @@ void ClusterState::set_standby(int node, bool standby) {
   note_spare(node);
 }
 
-bool ClusterState::pool_allowed(const ClusterJob& job, int pool) const {
+bool ClusterState::pool_allowed_typed(const ClusterJob& job, int pool) const {
   const NodePool& p = spec_->pools[static_cast<std::size_t>(pool)];
-  if (!job.gpu_types.empty() && std::find(job.gpu_types.begin(), job.gpu_types.end(), p.gpu) == job.gpu_types.end()) return false;
-  return true;
+  return std::find(job.gpu_types.begin(), job.gpu_types.end(), p.gpu) != job.gpu_types.end();
 }
 
 

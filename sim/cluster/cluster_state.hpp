@@ -70,7 +70,9 @@ class ClusterState {
   std::uint64_t release_epoch() const { return release_epoch_; }
 
   // Can `job` run on pool `pool` at all (GPU type allowed, fits a node or a gang of nodes of the pool)?
-  bool pool_allowed(const ClusterJob& job, int pool) const;
+  bool pool_allowed(const ClusterJob& job, int pool) const {  // inline: searches call it per node
+    return job.gpu_types.empty() || pool_allowed_typed(job, pool);
+  }
   // Whether the job could start now: a quick count of whole and shared GPUs, exact for jobs without CPU or
   // memory requests; with them it may say yes where place() finds no node with the host room.
   bool fits(const ClusterJob& job) const;
@@ -114,6 +116,7 @@ class ClusterState {
     std::vector<std::string> gpu_types;
   };
   bool known_unplaceable(const ClusterJob& job, bool shared) const;
+  bool pool_allowed_typed(const ClusterJob& job, int pool) const;  // the job names GPU types
   std::uint64_t next_random() const;
   int free_whole_in_pool(int pool) const;  // whole GPUs free on its schedulable nodes
   bool place_gang(const ClusterJob& job, int pool, PlacementKind kind, Placement* out) const;
