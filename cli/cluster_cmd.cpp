@@ -353,9 +353,9 @@ const RegisterCommand registered{
        app.add_option("--synthetic-model", f->synthetic_model, "blocks (default: blocks of the trace's own job sequence, its bursts kept) or poisson (Poisson arrivals, lognormal durations per size)");
        app.add_option("--synthetic-block", f->synthetic_block, "with --synthetic-model blocks: consecutive trace jobs per block (default: the square root of the trace's jobs)");
        app.add_option("--span", f->span, "with --synthetic: arrivals over this long (default 365d)");
-       app.add_option("--load", f->load, "with --synthetic: offered GPU-time over the cluster's (default 0.8)");
-       f->fill_to_given = app.add_option("--fill-to", f->fill_to, "with --fill: repeat the trace's jobs after it until they ask for this fraction of the cluster's GPUs (e.g. 1.3)");
-       app.add_flag("--fill", f->fill, "jobs never end: stop at the last arrival and report how much of the cluster is allocated (the FGD bin-packing experiment)");
+       app.add_option("--load", f->load, "with --synthetic: GPU-time offered within the span over the cluster's (default 0.8); the run reports what it delivered there");
+       f->fill_to_given = app.add_option("--fill-to", f->fill_to, "with --fill: add pods drawn at random from the trace until they ask for this fraction of the cluster's GPUs (e.g. 1.3, as FGD's experiments)");
+       app.add_flag("--fill", f->fill, "every pod of the trace in a random order (per --seed), never ending: report how much of the cluster is allocated at the last arrival (FGD's experiment)");
        app.add_flag("--rigid", f->rigid, "run elastic jobs as rigid ones (their requested GPUs only): what elasticity is worth");
        app.add_option("--jobs-csv", f->jobs_csv, "write one row per job and policy to FILE")->check(non_empty_path());
        app.add_option("--timeseries-csv", f->timeseries_csv, "write allocated GPUs, queue length and fragmentation over time to FILE")->check(non_empty_path());
