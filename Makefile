@@ -52,10 +52,12 @@ $(ASAN_BUILD)/CMakeCache.txt:
 	cmake -S . -B $(ASAN_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Debug -DTRAINSIM_WERROR=ON \
 	  -DTRAINSIM_SANITIZE=ON -DTRAINSIM_BENCH=OFF
 
+# Tests labelled `long` reproduce published results over whole traces (minutes under the sanitizers); the code
+# they run is exercised under ASan by the unit tests.
 asan-test: bootstrap $(ASAN_BUILD)/CMakeCache.txt
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-	  ctest --output-on-failure -j $(JOBS) -LE 'bench|slurm'
+	  ctest --output-on-failure -j $(JOBS) -LE 'bench|slurm|long'
 
 # libFuzzer targets for every parser (clang, ASan + UBSan). `fuzz-replay` (part of `make test`) runs each over its
 # seeds and the committed corpus tests/fuzz/corpus: the same inputs on every machine. `fuzz` searches for new
