@@ -1,6 +1,7 @@
 #include "backfill_plan.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 
 namespace trainsim::sim::cluster {
@@ -9,15 +10,36 @@ BackfillPlan::BackfillPlan(const ClusterState& state, double now) : state_(&stat
   int gpu = 0;
   for (int n = 0; n < state.nodes(); ++n) {
     first_gpu_.push_back(gpu);
-    for (int g = 0; g < state.gpus_on(n); ++g, ++gpu)
-      // A GPU in use whose job this plan has not been told of yet stays busy until hold_until() says otherwise.
-      busy_until_.push_back(!state.schedulable(n) ? kNever : state.free_milli(n, g) == 1000 ? now : kNever);
+    gpu += state.gpus_on(n);
   }
   first_gpu_.push_back(gpu);
+  busy_until_.resize(static_cast<std::size_t>(gpu));
   held_.resize(static_cast<std::size_t>(gpu));
   reserved_mask_.assign(static_cast<std::size_t>(state.nodes()), 0);
   node_version_.assign(static_cast<std::size_t>(state.nodes()), 0);
+  reset(now);
+}
+
+void BackfillPlan::reset(double now) {
+  now_ = now;
+  const ClusterState& state = *state_;
+  for (int n = 0; n < state.nodes(); ++n) {
+    double* busy = &busy_until_[static_cast<std::size_t>(first_gpu_[static_cast<std::size_t>(n)])];
+    for (int g = 0; g < state.gpus_on(n); ++g)
+      // A GPU in use whose job this plan has not been told of yet stays busy until hold_until() says otherwise.
+      busy[g] = !state.schedulable(n) ? kNever : state.free_milli(n, g) == 1000 ? now : kNever;
+  }
+  // The last pass's reservations, answers, orders and misses go (their storage stays).
+  for (int node : reserved_nodes_) {
+    for (int gpu = first_gpu_[static_cast<std::size_t>(node)]; gpu < first_gpu_[static_cast<std::size_t>(node) + 1]; ++gpu)
+      held_[static_cast<std::size_t>(gpu)].clear();
+    reserved_mask_[static_cast<std::size_t>(node)] = 0;
+  }
+  reserved_nodes_.clear();
   answers_.assign(static_cast<std::size_t>(state.nodes()), NodeAnswer{});
+  for (auto& [need, order] : ready_order_) order.cutoff_s = -kNever, order.nodes.clear();
+  sorted_ends_.clear();
+  misses_.clear();
 }
 
 void BackfillPlan::hold_until(const Placement& p, double end_s) {
@@ -27,10 +49,10 @@ void BackfillPlan::hold_until(const Placement& p, double end_s) {
     const int base = first_gpu_[static_cast<std::size_t>(part.node)];
     if (!state_->schedulable(part.node)) continue;  // out of service: busy for ever already
     ++node_version_[static_cast<std::size_t>(part.node)];
-    for (int g = 0; g < state_->gpus_on(part.node); ++g) {
-      const bool held = (part.gpus >> g & 1) != 0 || g == part.shared_gpu;
-      if (!held) continue;
-      double& until = busy_until_[static_cast<std::size_t>(base + g)];
+    std::uint64_t held = part.gpus;
+    if (part.shared_gpu >= 0) held |= std::uint64_t{1} << part.shared_gpu;
+    for (; held != 0; held &= held - 1) {  // the held GPUs' bits, lowest first
+      double& until = busy_until_[static_cast<std::size_t>(base + std::countr_zero(held))];
       // A shared GPU frees when its last job ends; a GPU first marked busy-for-ever learns its end here.
       until = until == kNever || until <= now_ ? end_s : std::max(until, end_s);
     }

@@ -19,6 +19,8 @@ class BackfillPlan {
  public:
   // `state`: the cluster now (its spec outlives the plan).
   BackfillPlan(const ClusterState& state, double now);
+  // The plan of a new pass at `now` on the same cluster (its storage kept): as if built anew.
+  void reset(double now);
 
   // A running job holds the GPUs of `p` until `end_s`; a reservation holds them over [from_s, until_s).
   void hold_until(const Placement& p, double end_s);

@@ -984,7 +984,7 @@ class Simulation final : public SchedulingPass {
       ++queue_entries_;  // jobs a limit held may be eligible again: a policy's own view of the queue must look again
     }
     reservations_.clear();
-    plan_.reset();
+    plan_live_ = false;
     give_back_grown();
     policy_->schedule(*this);
     grow_elastic();
@@ -1006,7 +1006,8 @@ class Simulation final : public SchedulingPass {
     double start_s, end_s;
   };
   std::vector<Reservation> reservations_;
-  std::optional<BackfillPlan> plan_;
+  std::optional<BackfillPlan> plan_;  // storage kept from pass to pass (reset, not rebuilt: tens of thousands of passes)
+  bool plan_live_ = false;            // plan_ is this pass's
   ClusterState scratch_;  // the plan's view of the cluster at a reservation's start (storage reused)
   double wake_s_ = kInf;  // a pass the policy asked for
   std::vector<JobState> jobs_state_;
@@ -1122,8 +1123,10 @@ ClusterState Simulation::state_at(double t, double runtime) const {
 }
 
 BackfillPlan& Simulation::plan() {
-  if (!plan_) {
-    plan_.emplace(state_, now_);
+  if (!plan_live_) {
+    if (plan_) plan_->reset(now_);
+    else plan_.emplace(state_, now_);
+    plan_live_ = true;
     for (int r : running_) plan_->hold_until(jobs_state_[static_cast<std::size_t>(r)].placement, now_ + expected_runtime(r));
   }
   return *plan_;
@@ -1166,7 +1169,7 @@ bool Simulation::begin(int j, Placement p, bool allocated) {
   s.next_overhead_s = 0;
   s.limit_start_s = now_;
   launch(j, overhead);
-  if (plan_) plan_->hold_until(s.placement, now_ + expected_runtime(j));
+  if (plan_live_) plan_->hold_until(s.placement, now_ + expected_runtime(j));
   return true;
 }
 
