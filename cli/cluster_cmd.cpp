@@ -291,7 +291,7 @@ int run_cluster(const ClusterFlags& f) {
     ProgressBar bar("cluster " + choice.text);
     cl::ClusterSimOptions o;
     o.policy = choice.text;
-    o.horizon_s = run.fill && !trace.jobs.empty() ? trace.jobs.back().submit_s + 1 : f.horizon_s;
+    o.horizon_s = f.horizon_s;
     o.sample_interval_s = f.sample_interval_s;
     o.span_s = synthetic_span_s * f.time_scale;
     const auto start = std::chrono::steady_clock::now();
@@ -300,10 +300,14 @@ int run_cluster(const ClusterFlags& f) {
     for (int k = 0; k < f.seeds; ++k) {
       o.seed = f.seed + static_cast<std::uint64_t>(k);
       o.progress = [&bar, k, &f](double done) { bar.update((k + done) / f.seeds); };
-      if (run.fill && k > 0) trace.jobs = cl::fill_workload(fill_pods, f.fill_to, run.cluster.total_gpus(), run.cluster.gpu_sharing, kFillDurationS, o.seed);
-      runs.push_back(cl::simulate_cluster(run.cluster, trace.jobs, o));
+      // The fill experiment draws its pods anew per seed (their number varies with the draw), and stops at its
+      // own last arrival; the first seed's draw is the workload the job and time-series files describe.
+      std::vector<cl::ClusterJob> redrawn;
+      if (run.fill && k > 0) redrawn = cl::fill_workload(fill_pods, f.fill_to, run.cluster.total_gpus(), run.cluster.gpu_sharing, kFillDurationS, o.seed);
+      const std::vector<cl::ClusterJob>& jobs = redrawn.empty() ? trace.jobs : redrawn;
+      if (run.fill && !jobs.empty()) o.horizon_s = jobs.back().submit_s + 1;
+      runs.push_back(cl::simulate_cluster(run.cluster, jobs, o));
     }
-    if (run.fill && f.seeds > 1) trace.jobs = cl::fill_workload(fill_pods, f.fill_to, run.cluster.total_gpus(), run.cluster.gpu_sharing, kFillDurationS, f.seed);
     cl::SeedStatistics spread;
     run.policies.push_back(f.seeds > 1 ? cl::mean_over_seeds(runs, &spread) : std::move(runs.front()));
     run.spread.push_back(std::move(spread));
