@@ -5,7 +5,6 @@
 #include <cmath>
 #include <filesystem>
 #include <memory>
-#include <sstream>
 
 #include "command.hpp"
 #include "flag_values.hpp"
@@ -98,21 +97,16 @@ constexpr double kMaxSamples = static_cast<double>(cl::kMaxTimeSamples);
 
 bool given(const CLI::Option* o) { return o && o->count() > 0; }
 
-// Each numeric flag in its range where it is parsed: a finite value, exit 2 with the range otherwise.
-std::string number_text(double v) {
-  std::ostringstream os;
-  os << v;  // 1e-09, nan, -5: as given, not rounded to six decimals
-  return os.str();
-}
-
+// Each numeric flag in its range where it is parsed: a finite value, exit 2 with the range otherwise (the value
+// as given: 1e-09, nan, -5).
 void check_numeric_flags(const ClusterFlags& f) {
   auto in = [](double v, double lo, double hi) { return std::isfinite(v) && v >= lo && v <= hi; };
   if (given(f.horizon_given) && !(in(f.horizon_s, 0, 1e12) && f.horizon_s > 0))
-    throw InputError("--horizon", number_text(f.horizon_s), "simulated seconds above 0, at most 1e12");
+    throw InputError("--horizon", format_number(f.horizon_s), "simulated seconds above 0, at most 1e12");
   if (given(f.sample_interval_given) && !in(f.sample_interval_s, 1e-3, 1e12))
-    throw InputError("--sample-interval", number_text(f.sample_interval_s), "seconds between samples, from 0.001 to 1e12");
+    throw InputError("--sample-interval", format_number(f.sample_interval_s), "seconds between samples, from 0.001 to 1e12");
   if (given(f.fill_to_given) && !(in(f.fill_to, 0, 10) && f.fill_to > 0))
-    throw InputError("--fill-to", number_text(f.fill_to), "a fraction of the cluster's GPUs above 0, at most 10");
+    throw InputError("--fill-to", format_number(f.fill_to), "a fraction of the cluster's GPUs above 0, at most 10");
   if (given(f.synthetic_given) && f.synthetic_jobs < 1)
     throw InputError("--synthetic", std::to_string(f.synthetic_jobs), "a number of jobs from 1 to 10,000,000");
 }
@@ -125,7 +119,7 @@ void check_samples(const ClusterFlags& f, const std::vector<cl::ClusterJob>& job
   for (const cl::ClusterJob& j : jobs) longest = std::max(longest, j.duration_s);
   const double length = f.horizon_s > 0 ? f.horizon_s : jobs.back().submit_s - jobs.front().submit_s + longest;
   if (length / f.sample_interval_s > kMaxSamples)
-    throw InputError("--sample-interval", number_text(f.sample_interval_s),
+    throw InputError("--sample-interval", format_number(f.sample_interval_s),
                      "an interval giving at most 1,000,000 samples over the run (about " + format_seconds(length) + " here: at least " +
                          format_seconds(length / kMaxSamples) + ")");
 }
@@ -249,13 +243,12 @@ int run_cluster(const ClusterFlags& f) {
   // with --fill-to, the pods added to inflate the workload) anew, as the paper's 10 seeds do.
   std::vector<cl::ClusterJob> fill_pods;
   if (f.fill || f.fill_to > 0) {
-    if (!(f.fill_to <= 10)) throw InputError("--fill-to", std::to_string(f.fill_to), "a fraction of the cluster's GPUs up to 10");
-    double asked = 0, asking = 0;
+    double asked = 0, asking = 0;  // (--fill-to's range: check_numeric_flags)
     for (const cl::ClusterJob& j : trace.jobs) asked += cl::gpus_held(j, run.cluster.gpu_sharing), asking += j.gpus > 0;
     // The pods an inflation would draw, at the trace's mean request: bounded like --synthetic.
     const double drawn = asked > 0 ? f.fill_to * run.cluster.total_gpus() / (asked / asking) : 0;
     if (drawn > 10'000'000)
-      throw InputError("--fill-to", number_text(f.fill_to), "at most 10,000,000 pods drawn (this trace's pods ask " + fixed(asked / asking, 3) +
+      throw InputError("--fill-to", format_number(f.fill_to), "at most 10,000,000 pods drawn (this trace's pods ask " + fixed(asked / asking, 3) +
                                                               " GPUs each on average; this cluster would need " + fixed(drawn, 0) + ")");
     fill_pods = std::move(trace.jobs);
     trace.jobs = cl::fill_workload(fill_pods, f.fill_to, run.cluster.total_gpus(), run.cluster.gpu_sharing, kFillDurationS, f.seed);

@@ -143,6 +143,12 @@ std::string format_count(double n) {
   return buf;
 }
 
+std::string format_number(double v, int significant) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*g", significant, v);
+  return buf;
+}
+
 std::string format_seconds(double s) {
   char buf[64];
   if (s >= 86400.0 * 2) std::snprintf(buf, sizeof buf, "%.1f d", s / 86400.0);

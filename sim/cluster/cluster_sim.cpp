@@ -247,13 +247,7 @@ class Simulation final : public SchedulingPass {
       typed = true;
       if (need > spec_.pools[p].total_gpus()) continue;
       large = true;
-      // Host requests: on one node, or a gang's share per node.
-      const NodePool& pool = spec_.pools[p];
-      const int per_node = std::max(1, std::min(std::max(need, 1), pool.gpus_per_node));
-      const double part = need <= 0 ? 1.0 : static_cast<double>(per_node) / need;
-      if ((pool.cpu_milli == 0 || static_cast<double>(j.cpu_milli) * part <= static_cast<double>(pool.cpu_milli)) &&
-          (pool.memory_mib == 0 || static_cast<double>(j.memory_mib) * part <= static_cast<double>(pool.memory_mib)))
-        return {};
+      if (state_.host_fits_empty_node(j, need, static_cast<int>(p))) return {};
     }
     if (large) return "more CPU or memory than a node of any pool it may use has";
     return typed ? "larger than any pool it may use" : "no pool has a GPU type it accepts";

@@ -159,6 +159,13 @@ bool ClusterState::host_room(int node, std::int64_t cpu_milli, std::int64_t memo
   return (p.cpu_milli == 0 || cpu_free_[n] >= cpu_milli) && (p.memory_mib == 0 || memory_free_[n] >= memory_mib);
 }
 
+bool ClusterState::host_fits_empty_node(const ClusterJob& job, int gpus, int pool) const {
+  const NodePool& p = spec_->pools[static_cast<std::size_t>(pool)];
+  const int on_node = gpus > p.gpus_per_node ? p.gpus_per_node : gpus;
+  return (p.cpu_milli == 0 || host_share(job.cpu_milli, on_node, gpus) <= p.cpu_milli) &&
+         (p.memory_mib == 0 || host_share(job.memory_mib, on_node, gpus) <= p.memory_mib);
+}
+
 NodeView ClusterState::view(int node) const {
   const NodePool& p = spec_->pools[static_cast<std::size_t>(pool_of(node))];
   const auto n = static_cast<std::size_t>(node);

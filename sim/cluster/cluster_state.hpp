@@ -86,6 +86,9 @@ class ClusterState {
   void seed_random(std::uint64_t seed) { random_state_ = seed; }
   // Whether a node's free CPU and memory hold these requests (a pool that limits neither always does).
   bool host_room(int node, std::int64_t cpu_milli, std::int64_t memory_mib) const;
+  // Whether an idle node of `pool` holds the job's host requests for `gpus` GPUs as place() divides them (all on
+  // one node, or a gang's share per whole node): false means no placement of that size can ever hold the job.
+  bool host_fits_empty_node(const ClusterJob& job, int gpus, int pool) const;
   // The node as the fragmentation measure reads it.
   NodeView view(int node) const;
 

@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 #include <map>
 #include <tuple>
 
 #include "models/errors.hpp"
+#include "models/units.hpp"
 #include "sim/random.hpp"
 
 namespace trainsim::sim::cluster {
@@ -79,14 +79,6 @@ WorkloadFit fit_workload(const std::vector<ClusterJob>& jobs, const std::string&
   return fit;
 }
 
-namespace {
-std::string short_number(double v) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.4g", v);
-  return text;
-}
-}  // namespace
-
 double load_in_span(const std::vector<ClusterJob>& jobs, double cluster_gpus, double span_s, double scale) {
   if (cluster_gpus <= 0 || span_s <= 0) return 0;
   const double start = jobs.empty() ? 0.0 : jobs.front().submit_s;
@@ -99,8 +91,8 @@ double scale_to_load_in_span(std::vector<ClusterJob>& jobs, double load, double 
   // The load reached as every job runs from its arrival to the span's end bounds what any scale offers.
   const double most = load_in_span(jobs, cluster_gpus, span_s, std::numeric_limits<double>::infinity());
   if (load > most * (1 - 1e-9))
-    throw InputError("--load", short_number(load),
-                     "a load these jobs can offer within the span: at most " + short_number(most) +
+    throw InputError("--load", format_number(load, 4),
+                     "a load these jobs can offer within the span: at most " + format_number(most, 4) +
                          " (every job running from its arrival to the span's end); more jobs or a shorter span offer more");
   // The offered load is continuous and non-decreasing in the scale: bisect on it (in log space: scales span decades).
   double lo = 1e-12, hi = 1;

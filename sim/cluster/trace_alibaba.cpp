@@ -46,17 +46,16 @@ const char* read_request(const std::string& num_gpu, const std::string& gpu_mill
   return nullptr;
 }
 
-// A pod's CPU and memory requests (optional columns, -1 when absent); the skip reason, or null.
-const char* read_host_request(const std::vector<std::string>& f, int cpu, int memory, ClusterJob* job) {
-  if (cpu >= 0) {
-    const auto c = parse_integer(f[static_cast<std::size_t>(cpu)], 0, kMaxHostMilli);
-    if (!c) return "cpu_milli not a whole number from 0 to 1e9";
-    job->cpu_milli = *c;
-  }
-  if (memory >= 0) {
-    const auto m = parse_integer(f[static_cast<std::size_t>(memory)], 0, kMaxHostMilli);
-    if (!m) return "memory_mib not a whole number from 0 to 1e9";
-    job->memory_mib = *m;
+// CPU (cpu_milli) and memory (memory_mib) of a pod or a node, from optional columns (-1 when absent, leaving the
+// values as they are); the skip reason, or null.
+template <typename Int>
+const char* read_host(const std::vector<std::string>& f, int cpu, int memory, Int* cpu_milli, Int* memory_mib) {
+  for (const auto& [col, out, why] : {std::tuple{cpu, cpu_milli, "cpu_milli not a whole number from 0 to 1e9"},
+                                      std::tuple{memory, memory_mib, "memory_mib not a whole number from 0 to 1e9"}}) {
+    if (col < 0) continue;
+    const auto v = parse_integer(f[static_cast<std::size_t>(col)], 0, kMaxHostMilli);
+    if (!v) return why;
+    *out = *v;
   }
   return nullptr;
 }
@@ -73,7 +72,7 @@ void read_pods_in_order(LineReader& in, const CsvColumns& h, Trace& t) {
   for_each_csv_row(in, h.names.size(), r, [&](const std::vector<std::string>& f) {
     ClusterJob j;
     if (const char* why = read_request(f[num_gpu], f[milli], /*cpu_only=*/true, &j)) return r.skip(why);
-    if (const char* why = read_host_request(f, cpu, memory, &j)) return r.skip(why);
+    if (const char* why = read_host(f, cpu, memory, &j.cpu_milli, &j.memory_mib)) return r.skip(why);
     j.id = trim(f[name]);
     j.submit_s = static_cast<double>(t.jobs.size());
     j.duration_s = 1;
@@ -103,7 +102,7 @@ void read_pods(const std::string& file, bool order_only, Trace& t) {
   for_each_csv_row(in, h.names.size(), r, [&](const std::vector<std::string>& f) {
     ClusterJob j;
     if (const char* why = read_request(f[num_gpu], f[milli], /*cpu_only=*/false, &j)) return r.skip(why);
-    if (const char* why = read_host_request(f, cpu, memory, &j)) return r.skip(why);
+    if (const char* why = read_host(f, cpu, memory, &j.cpu_milli, &j.memory_mib)) return r.skip(why);
     // Pending pods were deleted before any node took them (a median 94 s after creation): requests given up.
     if (trim(f[scheduled]).empty()) return r.skip("never scheduled in the trace (no scheduled_time)");
     const auto create = parse_seconds(f[created]), start = parse_seconds(f[scheduled]), end = parse_seconds(f[deleted]);
@@ -140,16 +139,7 @@ void read_nodes(const std::string& file, Trace& t) {
     std::string name = trim(f[model]);
     if (name.empty()) return nodes.skip("GPU node without a model");
     long long cpu_milli = 0, memory_mib = 0;
-    if (cpu >= 0) {
-      const auto c = parse_integer(f[static_cast<std::size_t>(cpu)], 0, kMaxHostMilli);
-      if (!c) return nodes.skip("cpu_milli not a whole number from 0 to 1e9");
-      cpu_milli = *c;
-    }
-    if (memory >= 0) {
-      const auto m = parse_integer(f[static_cast<std::size_t>(memory)], 0, kMaxHostMilli);
-      if (!m) return nodes.skip("memory_mib not a whole number from 0 to 1e9");
-      memory_mib = *m;
-    }
+    if (const char* why = read_host(f, cpu, memory, &cpu_milli, &memory_mib)) return nodes.skip(why);
     int& n = pools[{std::move(name), *g, cpu_milli, memory_mib}];
     if (n == kMaxNodesPerPool) return nodes.skip("more than 1,000,000 nodes of one model and size");
     ++n;
