@@ -15,6 +15,7 @@
 
 #include "multifactor_priority.hpp"
 #include "scheduler_policy.hpp"
+#include "waiting_shapes.hpp"
 
 namespace trainsim::sim::cluster {
 namespace {
@@ -27,10 +28,13 @@ class Backfill : public SchedulerPolicy {
 
   void schedule(SchedulingPass& pass) override {
     if (!priority_) {
+      const bool by_shape = !slurm_ && !per_job_rules(pass.cluster());
+      if (by_shape) shapes_.sync(pass);
       // The main loop in arrival order: the head starts, or it blocks (a started job leaves the queue; no copy).
       while (!pass.waiting().empty() && pass.start(pass.waiting().front())) {
       }
-      loops(pass, pass.waiting(), 0);
+      if (by_shape) easy_by_shape(pass);
+      else loops(pass, pass.waiting(), 0);
       return;
     }
     // The main loop in priority order; each start changes the queue (and the QOS scale), so the rest is ranked again.
@@ -77,7 +81,33 @@ class Backfill : public SchedulerPolicy {
     }
   }
 
+  // EASY's loop over a deep queue, the same starts as `loops` in a cost set by the starts and the request shapes
+  // (waiting_shapes.hpp): the head is reserved once a later job fits, then each later job starts if it delays no
+  // reservation, a shape skipped once one of its jobs could not.
+  void easy_by_shape(SchedulingPass& pass) {
+    if (pass.waiting().empty()) return;
+    const int head = pass.waiting().front();
+    WaitingShapes::Walk walk(shapes_, pass, head);
+    bool reserved = false;
+    for (int j; pass.free_gpus() > 0 && (j = walk.next()) >= 0;) {
+      if (!reserved) {
+        if (!pass.fits(j)) {
+          walk.close();
+          continue;
+        }
+        walk.set_short_limit(pass.reserve(head, std::numeric_limits<double>::infinity()) - pass.now());
+        reserved = true;
+      }
+      if (pass.start_beside_reservations(j)) walk.started();
+      else walk.failed(pass.expected_runtime(j));
+    }
+  }
+  // Whether a job's start depends on more than its request shape: per-user or per-account limits, or a cap on
+  // admissions per queue and pass. The shape index does not apply then.
+  static bool per_job_rules(const ClusterSpec& c) { return c.has_user_limits() || c.cycle.admissions_per_queue > 0; }
+
   bool slurm_;
+  WaitingShapes shapes_;  // EASY: the waiting jobs by request shape, kept between passes
   double next_loop_s_ = 0;  // when the backfill loop runs next (Slurm: every bf_interval)
   std::unique_ptr<MultifactorPriority> priority_;  // `multifactor`: the queue's order
 };
