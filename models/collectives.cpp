@@ -27,9 +27,12 @@
 #include <string_view>
 
 #include "calibration.hpp"
+#include "collective_shape.hpp"
 #include "errors.hpp"
 
 namespace trainsim {
+
+using namespace collective_detail;
 
 namespace {
 
@@ -100,33 +103,6 @@ constexpr FabricEfficiency kEfficiency[] = {
 enum EfficiencyRow { kNvlink3, kNvlink4, kNvlink5, kInfiniband, kNetwork, kPointToPoint };
 
 bool starts_with(const std::string& s, std::string_view prefix) { return std::string_view(s).starts_with(prefix); }
-
-struct Shape {
-  int n;      // ranks
-  int g;      // ranks per node
-  int nodes;  // nodes the group spans
-};
-
-int floor_log2(int x) { return x > 1 ? static_cast<int>(std::bit_width(static_cast<unsigned>(x))) - 1 : 0; }
-
-// Achievable node-link bandwidth for a GPU talking to g-1 peers of its node. On a switch (NVSwitch, PCIe
-// switch) the full per-GPU link; on a full mesh only the links to the g-1 peers (fabrics.json, MI300X:
-// one peer pair gets 1/7 of the aggregate).
-double intra_bw(const CommModel& m, int g) {
-  if (!m.intra_mesh || m.gpus_per_node <= 1) return m.intra_bandwidth;
-  return m.intra_bandwidth * static_cast<double>(std::max(1, g - 1)) / static_cast<double>(m.gpus_per_node - 1);
-}
-
-// NIC bandwidth per rank for ring/tree collectives. NCCL spreads a collective's channels over the node's
-// NICs, and in a training step every GPU of the node runs its own group's collective at the same time
-// (Megatron's groups of one kind are symmetric), so each rank gets nics_per_node / gpus_per_node NICs:
-// 8 GPUs, 8 NICs -> one NIC per rank; a group with 8 ranks on the node drives all 8 NICs in aggregate.
-double nic_share(const CommModel& m) {
-  return m.nic_bandwidth * static_cast<double>(m.nics_per_node) / static_cast<double>(m.gpus_per_node);
-}
-
-// All-to-all and send/recv do not aggregate several NICs per GPU ([MB] nccl_caveats, nccl-tests #267).
-double nic_single(const CommModel& m) { return std::min(m.nic_bandwidth, nic_share(m)); }
 
 // The bottleneck of a ring or tree spanning the shape: a GPU's node link, or the NICs the group's ranks on a
 // node drive together. Ring all-reduce sends 2(n-1)/n S over every edge; across nodes each node's NICs carry
@@ -297,6 +273,11 @@ double auto_time(Collective op, double bytes, Shape s, const CommModel& m, const
   return best;
 }
 
+// What the library picks by itself: NCCL's tuner, or HCCL's choice on Ascend.
+double library_time(Collective op, double bytes, Shape s, const CommModel& m, const char** name) {
+  return m.hccl ? hccl_time(op, bytes, s, m, name) : auto_time(op, bytes, s, m, name);
+}
+
 // Calibration profile (rules in calibration.hpp): the measured alpha-beta fit at the measured placement;
 // elsewhere in the scope, the default time scaled by measured / default at the nearest measured placement
 // for the same message size. Returns a negative time when the profile does not cover (op, scope).
@@ -310,13 +291,35 @@ double calibrated_time(Collective op, double bytes, Shape s, const CommModel& m)
   e.n = c->group_size;
   e.g = std::clamp(c->ranks_per_node, 1, std::min(c->group_size, m.gpus_per_node));
   e.nodes = (e.n + e.g - 1) / e.g;
-  const double default_there = auto_time(op, bytes, e, m, nullptr);
-  const double default_here = auto_time(op, bytes, s, m, nullptr);
+  const double default_there = library_time(op, bytes, e, m, nullptr);
+  const double default_here = library_time(op, bytes, s, m, nullptr);
   if (!(default_there > 0) || default_there == kInf || default_here == kInf) return -1;
   return default_here * measured / default_there;
 }
 
 }  // namespace
+
+namespace collective_detail {
+
+int floor_log2(int x) { return x > 1 ? static_cast<int>(std::bit_width(static_cast<unsigned>(x))) - 1 : 0; }
+int ceil_log2(int x) { return x > 1 ? static_cast<int>(std::bit_width(static_cast<unsigned>(x - 1))) : 0; }
+
+double intra_bw(const CommModel& m, int g) {
+  if (!m.intra_mesh || m.gpus_per_node <= 1) return m.intra_bandwidth;
+  return m.intra_bandwidth * static_cast<double>(std::max(1, g - 1)) / static_cast<double>(m.gpus_per_node - 1);
+}
+
+// NCCL spreads a collective's channels over the node's NICs, and in a training step every GPU of the node runs
+// its own group's collective at the same time (Megatron's groups of one kind are symmetric), so each rank gets
+// nics_per_node / gpus_per_node NICs: 8 GPUs, 8 NICs -> one NIC per rank; a group with 8 ranks on the node
+// drives all 8 NICs in aggregate.
+double nic_share(const CommModel& m) {
+  return m.nic_bandwidth * static_cast<double>(m.nics_per_node) / static_cast<double>(m.gpus_per_node);
+}
+
+double nic_single(const CommModel& m) { return std::min(m.nic_bandwidth, nic_share(m)); }
+
+}  // namespace collective_detail
 
 const char* to_string(Collective c) {
   switch (c) {
@@ -376,6 +379,7 @@ CommModel make_comm_model(const HardwareSpec& h) {
   const double ll_caps[3] = {hopper ? 141.0 : 87.7, hopper ? 45.0 : 22.5, hopper ? 35.0 : 19.0};
   for (int i = 0; i < 3; ++i) m.ll_max_bus_bandwidth[i] = ll_caps[i] * scale * 1e9;
   m.intra_mesh = h.intra_node.kind == "infinity-fabric" || h.intra_node.kind == "hccs";
+  m.hccl = h.gpu.vendor == "huawei";
   m.nic_bandwidth = h.inter_node.bandwidth * m.inter_efficiency->ring;
   m.inter_latency_s = h.inter_node.latency_s;
   return m;
@@ -397,7 +401,7 @@ CollectiveCost collective_time(Collective op, double bytes, GroupPlacement group
     cost.algorithm = "calibrated";
     cost.time_s = t;
   } else {
-    cost.time_s = auto_time(op, bytes, s, m, &cost.algorithm);
+    cost.time_s = library_time(op, bytes, s, m, &cost.algorithm);
   }
   cost.bus_bandwidth = cost.time_s < kInf ? bus_bandwidth_factor(op, s.n) * bytes / cost.time_s : 0.0;
   return cost;

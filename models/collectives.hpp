@@ -1,6 +1,7 @@
 #pragma once
-// Collective-communication cost model: the time of one NCCL collective on a group of GPUs placed on
-// nodes, from the node fabric (NVLink / PCIe / mesh) and the network (NICs). Alpha-beta form
+// Collective-communication cost model: the time of one NCCL collective (HCCL's on Ascend NPUs,
+// collectives_hccl.cpp) on a group of GPUs placed on nodes, from the node fabric (NVLink / PCIe / mesh) and the
+// network (NICs). Alpha-beta form
 //   T = latency + bytes * factor / bandwidth
 // with the ring factors of Thakur, Rabenseifner & Gropp 2005 (IJHPCA 19(1)) and nccl-tests'
 // bus-bandwidth definitions (NVIDIA/nccl-tests doc/PERFORMANCE.md), latencies from NCCL's own tuning
@@ -40,7 +41,8 @@ struct GroupPlacement {
 
 struct CollectiveCost {
   double time_s = 0;
-  const char* algorithm = "none";  // static string: "ring", "tree", "nvls", "hierarchical", "pairwise", "p2p", "none"
+  const char* algorithm = "none";  // static string: "ring", "tree", "nvls", "hierarchical", "pairwise", "p2p", "none";
+                                   // HCCL also "mesh", "nhr", "pipeline"
   double bus_bandwidth = 0;        // bytes/s, nccl-tests definition: algbw * bus_bandwidth_factor
 };
 
@@ -75,6 +77,7 @@ struct CommModel {
   bool intra_mesh = false;          // full mesh (Infinity Fabric, HCCS): g ranks use (g-1)/(gpus_per_node-1) of it
   double nic_bandwidth = 0;         // achievable per NIC, one direction: link * efficiency
   double inter_latency_s = 0;       // per network hop (preset `latency`)
+  bool hccl = false;                // Ascend: HCCL's algorithms (collectives_hccl.cpp) instead of NCCL's tuner
   const FabricEfficiency* intra_efficiency = nullptr;
   const FabricEfficiency* inter_efficiency = nullptr;
   // Calibration profile (make_comm_model(hardware, const CalibrationFit*) in calibration.hpp): measured
@@ -86,8 +89,8 @@ CommModel make_comm_model(const HardwareSpec& hardware);
 
 // Time of one collective. `bytes` is the per-rank buffer as nccl-tests counts it: all-reduce the full
 // buffer, all-gather the gathered output, reduce-scatter the input, all-to-all the per-rank send buffer,
-// send/recv the message. A forced algorithm that does not apply returns time_s = +infinity. With
-// model.calibration, a covered op reports algorithm "calibrated".
+// send/recv the message. A forced algorithm that does not apply returns time_s = +infinity (forced algorithms
+// are NCCL's, on any hardware). With model.calibration, a covered op reports algorithm "calibrated".
 CollectiveCost collective_time(Collective op, double bytes, GroupPlacement group, const CommModel& model,
                                CollectiveAlgorithm algorithm = CollectiveAlgorithm::Auto) noexcept;
 CollectiveCost collective_time(Collective op, double bytes, GroupPlacement group, const HardwareSpec& hardware,

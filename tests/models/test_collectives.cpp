@@ -359,3 +359,40 @@ TEST_CASE("group placement of Megatron's tp-cp-ep-dp-pp rank order") {
     }
   }
 }
+
+// HCCL on Ascend 910B, by hand from HCCL's own cost tables (hicann/hccl docs/en/user_guide/coll_algo_intro,
+// commit bf07f6e) with the presets' numbers: HCCS 196 GB/s per direction at the borrowed point-to-point
+// efficiency 0.775 = 151.9 GB/s over the 7 peers (21.7 GB/s a peer link), latency 0.6 us; RoCE 200 Gb/s at 0.95
+// = 23.75 GB/s a NIC, one per NPU, latency 2.7 us; 6.6 us launch per call; γ = 0 (inline reduce).
+TEST_CASE("HCCL on Ascend: Mesh inside the server, NHR between servers, Pipeline across both") {
+  const HardwareSpec one = node_of("ascend-910b-64gb", 8);
+  const HardwareSpec two = hardware({{"gpu", "ascend-910b-64gb"}, {"num_gpus", 16}, {"inter_node", {{"fabric", "roce-200"}}}});
+  const HardwareSpec four = hardware({{"gpu", "ascend-910b-64gb"}, {"num_gpus", 32}, {"inter_node", {{"fabric", "roce-200"}}}});
+  const double hccs = 196 * GB * 0.775, nic = 25 * GB * 0.95, launch = 6.6e-6;
+
+  // Mesh.md: AR = 2α + 2/p nβ with β a peer link (hccs / 7): 2 x 0.6 us + 2/8 GiB / 21.7 GB/s = 12.37 ms.
+  const CollectiveCost mesh = collective_time(Collective::AllReduce, GiB, {8, 8}, one);
+  CHECK(std::string(mesh.algorithm) == "mesh");
+  CHECK(mesh.time_s == doctest::Approx(launch + 2 * 0.6e-6 + 2.0 / 8 * GiB / (hccs / 7)).epsilon(1e-12));
+  // A small all-gather pays one α (0.6 us), where NCCL's ring would pay 7 hops and its protocol's base.
+  CHECK(collective_time(Collective::AllGather, 8192, {8, 8}, one).time_s ==
+        doctest::Approx(launch + 0.6e-6 + 1.0 / 8 * 8192 / (hccs / 7)).epsilon(1e-12));
+
+  // NHR.md between 4 servers, one rank each: 2 ⌈log2 4⌉ α + 2 (p-1)/p nβ = 4 x 2.7 us + 1.5 GiB / 23.75 GB/s.
+  const CollectiveCost nhr = collective_time(Collective::AllReduce, GiB, {4, 1}, four);
+  CHECK(std::string(nhr.algorithm) == "nhr");
+  CHECK(nhr.time_s == doctest::Approx(launch + 4 * 2.7e-6 + 2 * 0.75 * GiB / nic).epsilon(1e-12));
+
+  // Pipeline.md on 2 servers x 8: blocks of s/p = 64 MiB; per phase max(inter, intra) x (2 - 1) + intra, where
+  // intra = 0.6 us + 64 MiB x 7 / 151.9 GB/s (3.09 ms: a block to each of 7 peers on its own link) beats
+  // inter = 2.7 us + 64 MiB / 23.75 GB/s (2.83 ms). 12.37 ms, against 18.0 ms for the phases one after another
+  // (Mesh reduce-scatter, NHR all-reduce of the 128 MiB slice, Mesh all-gather).
+  const CollectiveCost pipe = collective_time(Collective::AllReduce, GiB, {16, 8}, two);
+  CHECK(std::string(pipe.algorithm) == "pipeline");
+  const double intra = 0.6e-6 + GiB / 16 * 7 / hccs;
+  CHECK(pipe.time_s == doctest::Approx(launch + 2 * (2 * intra)).epsilon(1e-12));
+  CHECK(pipe.time_s < 0.0125);
+
+  // An NVIDIA GPU keeps NCCL's model: the same shape on H100s is priced by NCCL's tuner.
+  CHECK(std::string(collective_time(Collective::AllReduce, GiB, {8, 8}, node_of("h100-sxm-80gb", 8)).algorithm) != "mesh");
+}
