@@ -1,11 +1,13 @@
 // `trainsim export PLAN --to TARGET`: one fixed plan rendered as launch files for a framework or a
 // scheduler (the targets register themselves in reports/export/). PLAN is a scenario file (its layout is
 // taken as fixed, missing degrees derived as for `estimate`) or the JSON `plan` / `estimate` wrote.
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <iostream>
 
 #include "command.hpp"
+#include "flag_values.hpp"
 #include "models/errors.hpp"
 #include "models/json_reader.hpp"
 #include "models/framework.hpp"
@@ -37,7 +39,19 @@ struct ExportOptions {
   std::string image;
   std::string job_name;
   std::string time_margin = "25%";
+  std::vector<std::string> rdma_resources;  // NAME[=COUNT], repeated
 };
+
+// The fewest nodes an elastic plan runs on: its data-parallel replicas down to `fraction` of them (at least one),
+// each the model-parallel ranks; 0 when that is the whole job (nothing to shrink).
+int elastic_min_nodes(const ExportPlan& p, double fraction) {
+  const ParallelLayout& l = p.layout;
+  const long long model_parallel = static_cast<long long>(l.tp) * l.pp * l.cp;
+  const long long min_dp = std::max(1LL, static_cast<long long>(std::ceil(fraction * l.dp - 1e-9)));
+  const int per_node = std::max(1, p.gpus_per_node_used());
+  const auto nodes = static_cast<int>((model_parallel * min_dp + per_node - 1) / per_node);
+  return nodes < p.hardware.num_nodes ? nodes : 0;
+}
 
 using export_detail::is_dns_label;
 
@@ -174,6 +188,14 @@ int run_export(const ExportOptions& opt) {
     if (plan.step_time_s > 0 && std::isfinite(plan.walltime.interval_s) && plan.walltime.interval_s > 0)
       plan.checkpoint_interval_steps = std::max(1LL, std::llround(plan.walltime.interval_s / plan.step_time_s));
   }
+  for (const std::string& r : opt.rdma_resources) plan.rdma_resources.push_back(parse_rdma_resource(r));
+  if (input.elastic) {
+    plan.elastic_min_nodes = elastic_min_nodes(plan, input.elastic_min_fraction);
+    // Each failure shrinks the group and each repair grows it back: two restarts of the worker group per failure
+    // expected within the time limit asked (at least one failure's worth).
+    const double failures = plan.walltime.mtbf_s > 0 && std::isfinite(plan.walltime.limit_s) ? plan.walltime.limit_s / plan.walltime.mtbf_s : 1;
+    plan.max_restarts = 2 * static_cast<int>(std::clamp(std::ceil(failures), 1.0, 1e6));
+  }
   if (plan.memory_bytes > plan.capacity_bytes)
     std::cerr << "warning: this layout needs " << gib(plan.memory_bytes, 1) << " GiB on its most loaded GPU, more than the " << gib(plan.capacity_bytes, 1)
               << " GiB of a " << plan.hardware.gpu.name << " (trainsim estimate " << opt.plan << " shows why)\n";
@@ -224,6 +246,9 @@ const RegisterCommand registered{
        app.add_option("--time-margin", opt->time_margin,
                       "Slurm --time: added to the expected run (time to train plus the expected cost of failures), e.g. 0.25 or 25%")
            ->capture_default_str();
+       app.add_option("--rdma-resource", opt->rdma_resources,
+                      "Volcano / Kubeflow: an RDMA device plugin's resource each pod asks beside its GPUs, DOMAIN/NAME[=COUNT] (e.g. "
+                      "rdma/rdma_shared_device_a=1, nvidia.com/hostdev=8); repeat for several; adds the IPC_LOCK capability RDMA needs");
        return [opt] { return run_export(*opt); };
      }}};
 

@@ -167,4 +167,31 @@ std::vector<std::string> split_list(const std::string& text) {
   return out;
 }
 
+std::pair<std::string, int> parse_rdma_resource(const std::string& text) {
+  const auto bad = [&](const std::string& why) -> InputError {
+    return InputError("--rdma-resource", "\"" + text + "\"", "DOMAIN/NAME[=COUNT], a device plugin's resource such as rdma/rdma_shared_device_a=1", why);
+  };
+  const std::size_t eq = text.find('=');
+  const std::string name = text.substr(0, eq);
+  int count = 1;
+  if (eq != std::string::npos) {
+    const std::string n = text.substr(eq + 1);
+    if (n.empty() || n.size() > 4 || n.find_first_not_of("0123456789") != std::string::npos || std::stoi(n) < 1 || std::stoi(n) > 1024)
+      throw bad("the count is a whole number from 1 to 1024");
+    count = std::stoi(n);
+  }
+  const std::size_t slash = name.find('/');
+  if (slash == std::string::npos || slash == 0 || name.find('/', slash + 1) != std::string::npos)
+    throw bad("an extended resource is DOMAIN/NAME with one '/'");
+  const std::string domain = name.substr(0, slash), local = name.substr(slash + 1);
+  const auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); };
+  if (domain.size() > 253 || domain.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-.") != std::string::npos || !alnum(domain.front()) ||
+      !alnum(domain.back()))
+    throw bad("the domain is lowercase letters, digits, '-' and '.', starting and ending with a letter or digit");
+  if (local.empty() || local.size() > 63 || local.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") != std::string::npos ||
+      !alnum(local.front()) || !alnum(local.back()))
+    throw bad("the name is at most 63 letters, digits, '-', '_' and '.', starting and ending with a letter or digit");
+  return {name, count};
+}
+
 }  // namespace trainsim::cli

@@ -39,6 +39,10 @@ struct Budget {
 };
 Budget parse_budget(const std::string& text);
 
+// export --rdma-resource: "DOMAIN/NAME[=COUNT]", a Kubernetes extended resource as device plugins register them,
+// COUNT from 1 to 1024 (default 1).
+std::pair<std::string, int> parse_rdma_resource(const std::string& text);
+
 // "a,b,,c" -> a, b, c (empty items dropped).
 std::vector<std::string> split_list(const std::string& text);
 

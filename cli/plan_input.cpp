@@ -5,6 +5,7 @@
 #include "models/scenario.hpp"
 #include "models/step.hpp"
 #include "scenario_input.hpp"
+#include "sim/job_setup.hpp"
 
 namespace trainsim::cli {
 namespace {
@@ -104,7 +105,11 @@ PlanInput load_plan_input(const std::string& path) {
     ScenarioInput input;
     input.path = path;
     std::string label;
-    scenario = parse_scenario(load_scenario_document(input, &label), true);
+    const Json document = load_scenario_document(input, &label);
+    scenario = parse_scenario(document, true);
+    const sim::ReliabilitySettings reliability = sim::parse_reliability_settings(document, scenario.hardware.gpus_per_node);
+    out.elastic = reliability.recovery.elastic;
+    out.elastic_min_fraction = reliability.recovery.elastic_min_fraction;
     StepModel sm(scenario.model, scenario.training, scenario.hardware);
     const StepEstimate step = sm.estimate(scenario.parallel);
     const TrainingCost cost = sm.training_cost(step, scenario.parallel);

@@ -14,6 +14,9 @@ struct PlanInput {
   std::string source;       // the file
   // The predictions that came with the plan (or were computed for a scenario); 0 when not known.
   double step_time_s = 0, mfu = 0, time_to_train_s = 0, iterations = 0;
+  // A scenario's reliability.elastic: the job continues on fewer data-parallel replicas, down to this fraction.
+  bool elastic = false;
+  double elastic_min_fraction = 0.5;
 };
 
 // Throws InputError naming the path in that file (e.g. /plans/0/layout/tp).

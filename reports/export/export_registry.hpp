@@ -47,6 +47,12 @@ struct ExportPlan {
   // Scheduler settings (Volcano, Kubeflow).
   std::string queue = "default";
   std::string image;  // empty: the vendor's PyTorch image (vendor.hpp)
+  // Extended resources each pod asks beside its devices: the site's RDMA device plugin's (--rdma-resource).
+  std::vector<std::pair<std::string, int>> rdma_resources;
+  // An elastic plan (the scenario's reliability.elastic): it continues on as few as elastic_min_nodes nodes (0: not
+  // elastic), and its launcher may re-form the group max_restarts times (a shrink and a regrowth per expected failure).
+  int elastic_min_nodes = 0;
+  int max_restarts = 0;
 
   // GPUs the job uses on each node (all of them, or fewer on a single partial node).
   int gpus_per_node_used() const { return hardware.num_nodes > 0 ? hardware.num_gpus / hardware.num_nodes : hardware.num_gpus; }

@@ -82,7 +82,8 @@ std::string launch_file(const ExportPlan& p, const std::string& target, const St
 }
 
 std::string pod_template_yaml(const ExportPlan& p, const std::string& container, const std::vector<std::string>& script,
-                              const std::string& restart_policy, const std::string& config_map, const std::string& job_label, int indent) {
+                              const std::string& restart_policy, const std::string& config_map, const std::string& job_label, int indent,
+                              const std::pair<std::string, int>& port) {
   const VendorLaunch& v = vendor_launch(p.hardware.gpu);
   std::string out;
   auto line = [&](int depth, const std::string& text) { out += std::string(std::size_t(indent + 2 * depth), ' ') + text + "\n"; };
@@ -108,9 +109,20 @@ std::string pod_template_yaml(const ExportPlan& p, const std::string& container,
   line(6, "set -euo pipefail");
   for (const auto& l : v.network_lines(p.hardware.nics_per_node)) line(6, l);
   for (const auto& l : script) line(6, l);
+  if (port.second > 0) {
+    line(4, "ports:");
+    line(5, "- name: " + port.first);
+    line(6, "containerPort: " + std::to_string(port.second));
+  }
   line(4, "resources:");
   line(5, "limits:");
   line(6, v.k8s_resource + ": " + std::to_string(p.gpus_per_node_used()));
+  for (const auto& [resource, count] : p.rdma_resources) line(6, resource + ": " + std::to_string(count));
+  if (!p.rdma_resources.empty()) {
+    line(4, "securityContext:");
+    line(5, "capabilities:");
+    line(6, "add: [\"IPC_LOCK\"]");
+  }
   line(4, "volumeMounts:");
   line(5, "- name: dshm");
   line(6, "mountPath: /dev/shm");
@@ -151,7 +163,8 @@ std::string k8s_stack_preamble(const ExportPlan& p, const StackLaunch& st) {
   const std::string config_map = config_map_name(p, st);
   std::string out = "# Each pod runs " + st.stack + "; the image (--image; default " + v.image_note + ") needs " + st.needs + ".\n";
   if (!config_map.empty()) out += "# The ConfigMap " + config_map + " holds the config files, mounted at " + kConfigMountPath + ".\n";
-  out += "# Add your RDMA device resources (your RDMA device plugin's resource name) and volumes.\n";
+  if (p.rdma_resources.empty()) out += "# Add your RDMA device resources (--rdma-resource: your RDMA device plugin's resource name) and volumes.\n";
+  else out += "# RDMA devices per pod from --rdma-resource; add your volumes.\n";
   for (const auto& n : st.notes) out += "# " + n + "\n";
   for (const auto& w : st.warnings) out += "# WARNING: " + w + "\n";
   return out + config_map_yaml(st, config_map);

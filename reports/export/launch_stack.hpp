@@ -62,8 +62,11 @@ std::string launch_file(const ExportPlan& plan, const std::string& target, const
 // per node as the vendor's resource limit, the collectives library's network settings (commented), a memory-backed
 // /dev/shm, the stack's files from the ConfigMap `config_map` (empty: none) at kConfigMountPath, and, on several nodes,
 // one pod per node: anti-affinity among the pods whose label `job_label` (the operator's job-name label) is the job's.
+// The plan's RDMA resources join the limits (with the IPC_LOCK capability RDMA's memory registration needs); `port`
+// (a name and a number) is declared on the container when given.
 std::string pod_template_yaml(const ExportPlan& plan, const std::string& container, const std::vector<std::string>& script,
-                              const std::string& restart_policy, const std::string& config_map, const std::string& job_label, int indent);
+                              const std::string& restart_policy, const std::string& config_map, const std::string& job_label, int indent,
+                              const std::pair<std::string, int>& port = {});
 // A ConfigMap named `name` holding the stack's files; empty when it has none.
 std::string config_map_yaml(const StackLaunch& stack, const std::string& name);
 // The ConfigMap a Kubernetes export names for the stack's files ("<job>-config"); empty when the stack has none.

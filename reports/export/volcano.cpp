@@ -29,6 +29,9 @@ class VolcanoExporter final : public Exporter {
     out += "#\n# One pod per node with all its " + v.device_word + "s; minAvailable = replicas = " + nodes +
            " makes Volcano start all of them together or none (gang scheduling).\n";
     out += "# The svc plugin gives every pod VC_WORKER_HOSTS (worker-0 is torchrun's master) and the env plugin VC_TASK_INDEX (its node rank).\n";
+    if (p.elastic_min_nodes > 0)
+      out += "# The plan is elastic (down to " + std::to_string(p.elastic_min_nodes) +
+             " nodes), but this Job restarts at full size after a failure; --to kubeflow writes an elastic launch (elasticPolicy).\n";
     out += k8s_stack_preamble(p, st);
     out += "apiVersion: batch.volcano.sh/v1alpha1\n";
     out += "kind: Job\n";

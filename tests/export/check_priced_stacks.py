@@ -34,10 +34,10 @@ def run(cmd, expect=0):
     return proc
 
 
-def export(trainsim, plan, target, tmp, expect=0):
+def export(trainsim, plan, target, tmp, expect=0, extra=()):
     """{file name: content} that `trainsim export --to target` writes, and its stderr."""
-    out = os.path.join(tmp, f"{os.path.basename(plan)}-{target}")
-    proc = run([trainsim, "export", plan, "--to", target, "-o", out], expect=expect)
+    out = os.path.join(tmp, f"{os.path.basename(plan)}-{target}-{len(extra)}")
+    proc = run([trainsim, "export", plan, "--to", target, "-o", out, *extra], expect=expect)
     if expect != 0:
         check(not os.path.exists(out), f"{target}: refused but wrote {out}")
         return {}, proc.stderr
@@ -175,6 +175,45 @@ def vendor_checks(trainsim, tmp):
     print("ok  AMD Megatron plan: amd.com/gpu, ROCm image, RCCL")
 
 
+# ---- Elastic plans and RDMA devices on Kubernetes ------------------------------------------------------
+
+def elastic_checks(trainsim, tmp):
+    # tp 2 x dp 16 on 4 nodes of 8, elastic down to half its replicas: dp 8 x tp 2 = 16 GPUs = 2 nodes.
+    plan = os.path.join(PLANS, "llama8b_pretrain_32xh100_elastic.json")
+    rdma = ["--rdma-resource", "rdma/rdma_shared_device_a=1", "--rdma-resource", "nvidia.com/hostdev"]
+    files, _ = export(trainsim, plan, "kubeflow", tmp, extra=rdma)
+    text = files["pytorchjob.yaml"]
+    job = manifest(text)["PyTorchJob"]
+    upstream.check_pytorchjob(job, "elastic kubeflow")
+    s = job["spec"]
+    e = s["elasticPolicy"]
+    check(e["rdzvBackend"] == "c10d" and e["minReplicas"] == 2 and e["maxReplicas"] == 4, f"elasticPolicy {e}")
+    check(e["maxRestarts"] >= 2 and e["maxRestarts"] % 2 == 0, f"maxRestarts {e['maxRestarts']}: a shrink and a regrowth per failure")
+    check(list(s["pytorchReplicaSpecs"]) == ["Worker"] and s["pytorchReplicaSpecs"]["Worker"]["replicas"] == 4, "elastic: Workers only, all 4")
+    check(s["runPolicy"]["schedulingPolicy"]["minAvailable"] == 2, "elastic: the gang is the smallest size")
+    c = s["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]
+    # kubeflow/training-operator elastic.go: the rendezvous port is read from the Worker's port named pytorchjob-port.
+    check({"name": "pytorchjob-port", "containerPort": 29400} in c["ports"], f"ports {c.get('ports')}")
+    args = c["args"][0]
+    for want in ('--nnodes "$PET_NNODES"', '--rdzv-backend c10d', '--rdzv-endpoint "$PET_RDZV_ENDPOINT"', '--max-restarts "$PET_MAX_RESTARTS"'):
+        check(want in args, f"elastic torchrun: {want}")
+    check("--node-rank" not in args and "--master-addr" not in args, "elastic torchrun: no fixed node rank")
+    check(c["resources"]["limits"] == {"nvidia.com/gpu": 8, "rdma/rdma_shared_device_a": 1, "nvidia.com/hostdev": 1},
+          f"limits {c['resources']['limits']}")
+    check(c["securityContext"]["capabilities"]["add"] == ["IPC_LOCK"], "RDMA: IPC_LOCK")
+    files, _ = export(trainsim, plan, "volcano", tmp)
+    job = manifest(files["volcano-job.yaml"])["Job"]
+    upstream.check_volcano_job(job, "elastic volcano")
+    check(job["spec"]["minAvailable"] == 4 and "--to kubeflow writes an elastic launch" in files["volcano-job.yaml"], "volcano: full size, says so")
+    # A fixed plan keeps Master + Workers and no elasticPolicy.
+    files, _ = export(trainsim, os.path.join(PLANS, "llama8b_sft_16xh100_zero2.json"), "kubeflow", tmp)
+    check("elasticPolicy" not in manifest(files["pytorchjob.yaml"])["PyTorchJob"]["spec"], "fixed plan: no elasticPolicy")
+    for bad, why in (("rdma_shared_device_a", "DOMAIN/NAME"), ("rdma/x=0", "1 to 1024"), ("Rdma/x", "lowercase"), ("rdma/x y", "at most 63")):
+        _, err = export(trainsim, plan, "kubeflow", tmp, expect=2, extra=["--rdma-resource", bad])
+        check("--rdma-resource" in err and why in err, f"--rdma-resource {bad}: {err}")
+    print("ok  elastic plan --to kubeflow: elasticPolicy 2..4 nodes, c10d rendezvous on pytorchjob-port, RDMA limits + IPC_LOCK")
+
+
 # ---- The model and run settings as priced -------------------------------------------------------------
 
 def megatron_flag_checks(trainsim, tmp):
@@ -219,6 +258,7 @@ def main():
         try:
             framework_checks(trainsim, tmp)
             vendor_checks(trainsim, tmp)
+            elastic_checks(trainsim, tmp)
             megatron_flag_checks(trainsim, tmp)
         except (Failure, upstream.InterfaceError, KeyError, ValueError, TypeError, yaml.YAMLError, json.JSONDecodeError) as ex:
             print(f"FAIL: {type(ex).__name__}: {ex}")

@@ -8,7 +8,8 @@
 //   plan --budget      money or a duration, exactly one above 0, finite;
 //   comma lists        no empty item, no comma;
 //   cluster --policy   a registered ordering and a known placement;
-//   quantities (units.hpp, every kind: --span, --time-margin, scenario values)  finite when read.
+//   quantities (units.hpp, every kind: --span, --time-margin, scenario values)  finite when read;
+//   export --rdma-resource   DOMAIN/NAME with one '/', both parts non-empty, a count in [1, 1024].
 // Another exception, a crash or a sanitizer report is a finding (abort).
 #include <cmath>
 #include <cstddef>
@@ -90,11 +91,19 @@ void check_quantities(const std::string& text) {
   }
 }
 
+void check_rdma_resource(const std::string& text) {
+  const auto [name, count] = parse_rdma_resource(text);
+  const std::size_t slash = name.find('/');
+  if (slash == std::string::npos || slash == 0 || slash + 1 == name.size() || name.find('/', slash + 1) != std::string::npos || count < 1 ||
+      count > 1024 || name.find_first_of(" \t\n\":=") != std::string::npos)
+    broken("parse_rdma_resource", text);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size < 2) return 0;
-  const int which = data[0] % 7, pick = data[1];
+  const int which = data[0] % 8, pick = data[1];
   const std::string text(reinterpret_cast<const char*>(data) + 2, size - 2);
   const char* flag = "";
   try {
@@ -111,6 +120,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       case 4: check_list(text); break;
       case 5: flag = "--policy"; check_policy(text); break;
       case 6: check_quantities(text); break;
+      case 7: flag = "--rdma-resource"; check_rdma_resource(text); break;
     }
   } catch (const InputError& e) {
     // The error names a flag of this parser (the slowdowns: either of the two tried).
