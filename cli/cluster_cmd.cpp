@@ -63,6 +63,7 @@ constexpr double kFillDurationS = 1e12;  // "never ends" under --fill: far past 
 
 struct ClusterFlags {
   std::string scenario;
+  std::vector<std::string> sets;  // --set POINTER=VALUE into the scenario
   std::string trace;
   std::string policies = "fifo";
   std::string format = "table";
@@ -135,9 +136,11 @@ int run_cluster(const ClusterFlags& f) {
   if (choices.empty()) throw InputError("--policy", f.policies, "one or more policies separated by commas");
 
   // The cluster: --nodes, else the scenario's "cluster" section, else the trace's own node list.
+  if (f.scenario.empty() && !f.sets.empty()) throw InputError("--set", "\"" + f.sets.front() + "\"", "a scenario file to set it in");
   Json section = Json::object();
   if (!f.scenario.empty()) {
-    const Json doc = read_json_file(f.scenario, "");
+    Json doc = read_json_file(f.scenario, "");
+    apply_sets(doc, f.sets);
     if (!doc.is_object() || !doc.contains("cluster")) throw InputError("/cluster", "nothing", "a \"cluster\" section in " + f.scenario);
     section = doc["cluster"];
     // One wiring for both simulators: without its own, the cluster takes the leaf switches of hardware.network.
@@ -321,6 +324,7 @@ const RegisterCommand registered{
      [](CLI::App& app) -> std::function<int()> {
        auto f = std::make_shared<ClusterFlags>();
        app.add_option("scenario", f->scenario, "scenario file with a \"cluster\" section (pools, network, failures, recovery, scheduler)")->check(non_empty_path());
+       add_set_option(app, f->sets);
        app.add_option("--trace", f->trace, "KIND:PATH, KIND one of " + join(cl::trace_kinds()) + " (alibaba-2023: a directory or a pod list)");
        // The names from the registries, so a new policy or placement is listed without touching this text.
        std::vector<std::string> orderings;

@@ -9,7 +9,13 @@
 
 namespace trainsim::cli {
 
-ProgressBar::ProgressBar(std::string label) : label_(std::move(label)), enabled_(isatty(fileno(stderr)) != 0) {}
+namespace {
+bool g_bars_on = true;
+}  // namespace
+
+void set_progress_bars(bool on) { g_bars_on = on; }
+
+ProgressBar::ProgressBar(std::string label) : label_(std::move(label)), enabled_(g_bars_on && isatty(fileno(stderr)) != 0) {}
 
 ProgressBar::~ProgressBar() { finish(); }
 

@@ -6,6 +6,9 @@
 
 namespace trainsim::cli {
 
+// Whether bars are drawn at all (on by default): a sweep turns its points' own bars off and draws its own.
+void set_progress_bars(bool on);
+
 class ProgressBar {
  public:
   explicit ProgressBar(std::string label);

@@ -65,6 +65,11 @@ mode_t new_file_mode() {
 
 }  // namespace
 
+void forget_run_files() {
+  inputs().clear();
+  claimed_outputs().clear();
+}
+
 void note_input_file(const std::string& path) {
   if (!path.empty()) inputs().push_back(path);
 }

@@ -36,6 +36,9 @@ void write_output_file(const std::string& flag, const std::string& path, const s
 // For every option that names a file or folder: an empty value is an error (exit 2), never "not given".
 CLI::Validator non_empty_path();
 
+// Forgets the inputs noted and the outputs claimed: a new run in the same process (a sweep's next point).
+void forget_run_files();
+
 // Flushes standard output; OutputError when any write to it failed.
 void check_standard_output();
 

@@ -128,6 +128,29 @@ Json read_json_file(const std::string& path, const std::string& json_path) {
   return parse_json_text(ss.str(), path, json_path);
 }
 
+void add_set_option(CLI::App& app, std::vector<std::string>& sets) {
+  app.add_option("--set", sets,
+                 "POINTER=VALUE: set any scenario field by its JSON pointer, e.g. --set /training/seq_len=8192 or --set "
+                 "'/hardware/inter_node={\"fabric\":\"roce-200\"}'; VALUE is read as JSON, else as text; repeatable, applied in order")
+      ->group("Scenario fields");
+}
+
+void apply_sets(Json& doc, const std::vector<std::string>& sets) {
+  for (const std::string& s : sets) {
+    const std::size_t eq = s.find('=');
+    if (eq == std::string::npos || s.empty() || s[0] != '/')
+      throw InputError("--set", "\"" + s + "\"", "POINTER=VALUE with a JSON pointer such as /training/seq_len=8192");
+    const std::string pointer = s.substr(0, eq), text = s.substr(eq + 1);
+    Json value = Json::parse(text, nullptr, false);
+    if (value.is_discarded()) value = text;
+    try {
+      set_pointer(doc, pointer, value);
+    } catch (const Json::exception& e) {
+      throw InputError("--set", "\"" + s + "\"", "a JSON pointer into the scenario's objects", e.what());
+    }
+  }
+}
+
 void add_scenario_options(CLI::App& app, ScenarioInput& input) {
   app.add_option("scenario", input.path, "scenario JSON file (default: the built-in scenario)")->check(non_empty_path());
   for (const FieldFlag& f : field_flags()) {
@@ -137,6 +160,7 @@ void add_scenario_options(CLI::App& app, ScenarioInput& input) {
            std::string(f.help) + "  [sets " + pointer + "]")
         ->group("Scenario fields");
   }
+  add_set_option(app, input.sets);
   app.add_option("--format", input.format, "output: " + output_formats_text())->check(CLI::IsMember(output_formats()));
   app.add_option("--report", input.report, "also write a self-contained HTML report with charts to FILE.html")->check(non_empty_path());
 }
@@ -165,8 +189,11 @@ Json load_scenario_document(const ScenarioInput& input, std::string* label) {
     if (pointer == "/model") inline_section_file(doc, "model", fs::current_path());
   }
   apply_cluster_size_flags(doc, input.flags);
+  apply_sets(doc, input.sets);
+  for (const std::string& s : input.sets)
+    if (s.starts_with("/model=")) inline_section_file(doc, "model", fs::current_path());
   inline_hf_config(doc, base);
-  if (!input.flags.empty() && !(input.path.empty() && input.flags.count("/model"))) *label += ", with flag overrides";
+  if ((!input.flags.empty() && !(input.path.empty() && input.flags.count("/model"))) || !input.sets.empty()) *label += ", with flag overrides";
   return doc;
 }
 

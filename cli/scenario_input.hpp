@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "models/calibration.hpp"
 #include "models/spec.hpp"
@@ -15,6 +16,7 @@ namespace trainsim::cli {
 struct ScenarioInput {
   std::string path;                           // empty: the built-in default, unless --model is given
   std::map<std::string, std::string> flags;   // JSON pointer -> value as typed
+  std::vector<std::string> sets;              // --set POINTER=VALUE, applied after the field flags in order
   std::string format = "table";
   std::string report;                         // --report FILE.html: the HTML report, beside the printed output
   std::string calibration;                    // --calibration FILE: wins over the scenario's "calibration" key
@@ -26,8 +28,13 @@ struct LoadedCalibration {
   CalibrationProfile profile;
 };
 
-// Adds SCENARIO, every field flag (--model, --gpu, --gpus, --tp, ...), --format and --report to `app`.
+// Adds SCENARIO, every field flag (--model, --gpu, --gpus, --tp, ...), --set, --format and --report to `app`.
 void add_scenario_options(CLI::App& app, ScenarioInput& input);
+// Adds --set POINTER=VALUE (repeatable): any field of the scenario by its JSON pointer, VALUE as JSON (a number,
+// true, an object...) or else as text. The cluster command adds it alone.
+void add_set_option(CLI::App& app, std::vector<std::string>& sets);
+// Applies --set values to `doc` in order; InputError naming --set for a malformed one.
+void apply_sets(nlohmann::json& doc, const std::vector<std::string>& sets);
 
 // Reads the scenario document with its section files and flag overrides applied; `label` says where
 // it came from (for the output). Throws InputError.

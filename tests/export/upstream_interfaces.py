@@ -26,6 +26,7 @@ SOURCES = {
     "torchtitan": "torchtitan/config/job_config.py",
     "volcano": "config/crd/volcano/bases/batch.volcano.sh_jobs.yaml",
     "pytorchjob": "manifests/base/crds/kubeflow.org_pytorchjobs.yaml",
+    "batch_job": "api/openapi-spec/v3/apis__batch__v1_openapi.json (Job, JobSpec)",
 }
 
 
@@ -419,3 +420,15 @@ def check_volcano_job(d, file="volcano-job.yaml"):
 def check_pytorchjob(d, file="pytorchjob.yaml"):
     """A Kubeflow kubeflow.org/v1 PyTorchJob against its CRD schema (pod templates included)."""
     _check_crd(d, "pytorchjob", file)
+
+
+def check_batch_job(d, file="sweep-job.yaml"):
+    """A Kubernetes batch/v1 Job against JobSpec's fields (batch_job.json) with its pod template checked as core/v1
+    PodTemplateSpec (pytorchjob.json's, the same type)."""
+    snap, pods = load("batch_job"), load("pytorchjob")
+    if d.get("apiVersion") != snap["apiVersion"]["v1"] or d.get("kind") != snap["kind"]:
+        fail(file, f"apiVersion/kind {d.get('apiVersion')}/{d.get('kind')}", "batch_job", f"{snap['apiVersion']['v1']} / {snap['kind']}")
+    template = pods["versions"]["v1"]["properties"]["spec"]["properties"]["pytorchReplicaSpecs"]["values"]["properties"]["template"]
+    schema = json.loads(json.dumps(snap["job"]))
+    schema["properties"]["spec"]["properties"]["template"] = template
+    _check_schema(d, schema, "", file, "batch_job", pods["defs"])
