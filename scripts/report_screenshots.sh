@@ -13,6 +13,11 @@ reports=(
   "reliability|reliability scenarios/examples/llama3-405b-reliability-16k-h100.json"
   "simulate|simulate scenarios/examples/mixtral-8x7b-pretrain-64xh100.json"
   "cluster|cluster --trace philly-chronus:../shared/traces/philly-derived-chronus/trace_job_Philly_MIX1.csv --nodes 160 --policy fifo,backfill,las,drf"
+  "sweep|sweep merge {tmp}/sweep"
+)
+# Run first: what a report above reads ({tmp} is the script's scratch folder).
+setup=(
+  "sweep tests/sweep/plan_grid.json --out {tmp}/sweep"
 )
 # ---------------------------------------------------------------------------------------------------------------------
 
@@ -42,9 +47,14 @@ trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$root/docs/screenshots"
 failed=0
 cd "$root"
+for s in "${setup[@]}"; do
+  read -r -a args <<<"${s//\{tmp\}/$tmp}"
+  "$trainsim" "${args[@]}" >/dev/null
+done
 for entry in "${reports[@]}"; do
   kind=${entry%%|*}
-  read -r -a args <<<"${entry#*|}"
+  spec=${entry#*|}
+  read -r -a args <<<"${spec//\{tmp\}/$tmp}"
   html="$tmp/$kind.html"
   echo "== $kind: trainsim ${args[*]} --report $html"
   if "$trainsim" "${args[@]}" --report "$html" >"$tmp/$kind.log" 2>&1 &&

@@ -4,6 +4,7 @@
 //   trainsim sweep status DIR
 //   trainsim sweep merge DIR [--format ...] [--report FILE.html] [--allow-partial]
 //   trainsim sweep submit SWEEP.json --to slurm|k8s --shards N ... (sweep_submit.cpp)
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -36,12 +37,18 @@ int run_sweep(const RunOptions& o) {
   folder.prepare(spec, "--out");
   const ShardSummary s = run_shard(spec, folder, shard, shards, o.retry_failed);
   Json r = {{"command", "sweep"}, {"sweep", spec.file}, {"out", o.out}, {"shard", shard}, {"shards", shards}, {"points", s.points},
-            {"run", s.run}, {"skipped", s.skipped}, {"failed", s.failed}};
+            {"run", s.run}, {"skipped", s.skipped}, {"failed", s.failed}, {"seconds", s.seconds}, {"command_seconds", s.command_seconds}};
   Renderers render;
   render.table = [&](std::ostream& os) {
     os << "Sweep   " << spec.file << " (" << spec.command << ", " << spec.count() << " points), shard " << shard << "/" << shards << "\n";
     os << "Points  " << s.points << " in this shard: " << s.run << " run (" << s.failed << " failed), " << s.skipped << " already in " << o.out << "\n";
-    os << "Time    " << format_seconds(s.seconds) << (s.run > 0 ? ", " + format_seconds(s.seconds / static_cast<double>(s.run)) + " a point" : "") << "\n";
+    os << "Time    " << format_seconds(s.seconds);
+    if (s.run > 0) {
+      const double n = static_cast<double>(s.run);
+      os << ", " << format_seconds(s.seconds / n) << " a point (the command " << format_seconds(s.command_seconds / n) << ", the sweep's own "
+         << format_seconds(std::max(0.0, s.seconds - s.command_seconds) / n) << ")";
+    }
+    os << "\n";
   };
   emit_result(o.format, r, "sweep", render);
   return kExitOk;

@@ -171,7 +171,9 @@ ShardSummary run_shard(const Spec& spec, const Folder& folder, std::size_t shard
     } else {
       Point p = spec.point(i);
       if (spec.command == "export") p.args.insert(p.args.end(), {"-o", folder.files_path(i)});
+      const auto t0 = std::chrono::steady_clock::now();
       const Outcome o = run_command(spec.command, p.args);
+      s.command_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       const Json record = point_record(spec, p, o);
       folder.write_point(i, record);
       ++s.run;

@@ -50,7 +50,8 @@ class Folder {
 
 struct ShardSummary {
   std::size_t points = 0, run = 0, skipped = 0, failed = 0;
-  double seconds = 0;
+  double seconds = 0;          // the whole shard
+  double command_seconds = 0;  // inside the commands themselves; the rest is the sweep's own (records, files)
 };
 
 // Runs the points of shard `shard` of `shards` that the folder does not hold yet (and those that failed, with

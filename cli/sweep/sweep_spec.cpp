@@ -3,13 +3,15 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <limits>
 #include <set>
+#include <sstream>
 
-#include "cli/scenario_input.hpp"
 #include "models/errors.hpp"
 #include "models/json_reader.hpp"
+#include "models/json_text.hpp"
 
 namespace trainsim::cli::sweep {
 namespace {
@@ -247,7 +249,13 @@ Spec parse_spec(const Json& doc, const std::string& path) {
   return s;
 }
 
-Spec read_spec(const std::string& path) { return parse_spec(read_json_file(path, "SWEEP"), path); }
+Spec read_spec(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in || fs::is_directory(path)) throw InputError("SWEEP", "\"" + path + "\"", "a readable sweep file (JSON)");
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_spec(parse_json_text(text.str(), path, "SWEEP"), path);
+}
 
 std::size_t Spec::count() const {
   std::size_t n = 1;

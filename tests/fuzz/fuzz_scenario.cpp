@@ -1,6 +1,6 @@
-// libFuzzer target: any bytes as a scenario file. Bad input must end in an InputError (exit code 2 in the
-// CLI); a scenario that parses must give a memory estimate, step time and cost that pass the result check
-// (no NaN, no infinity, nothing negative). Anything else (a crash, a hang, another exception, a sanitizer
+// libFuzzer target: any bytes as a scenario file (or a sweep file). Bad input must end in an InputError (exit code 2
+// in the CLI); a scenario that parses must give a memory estimate, step time and cost that pass the result check
+// (no NaN, no infinity, nothing negative); a sweep that parses numbers its points within the bound. Anything else (a crash, a hang, another exception, a sanitizer
 // report) is a finding.
 #include <cstdint>
 #include <cstdlib>
@@ -14,6 +14,7 @@
 #include "reports/estimate_report.hpp"
 #include "reports/result_check.hpp"
 #include "sim/cluster/cluster_spec.hpp"
+#include "cli/sweep/sweep_spec.hpp"
 
 using namespace trainsim;
 
@@ -24,6 +25,22 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     doc = parse_json_text(text, "fuzz.json", "scenario");
   } catch (const InputError&) {
     return 0;
+  }
+  // A sweep file (`trainsim sweep`): parsed, or an InputError; its points numbered within the bound, each with an
+  // input per axis and the arguments it runs with.
+  if (doc.is_object() && doc.contains("axes")) {
+    try {
+      const cli::sweep::Spec spec = cli::sweep::parse_spec(doc, "fuzz/sweep.json");
+      const std::size_t n = spec.count();
+      std::size_t axes = 0;
+      for (const auto& g : spec.axes) axes += g.size();
+      if (n < 1 || n > 10'000'000) std::abort();
+      for (std::size_t i : {std::size_t{0}, n / 2, n - 1}) {
+        const cli::sweep::Point p = spec.point(i);
+        if (p.index != i || p.inputs.size() != axes || (spec.command != "export" && p.args.size() < 2)) std::abort();
+      }
+    } catch (const InputError&) {
+    }
   }
   // The cluster section (`trainsim cluster`): parsed on its own, its description passes the result check.
   if (doc.is_object() && doc.contains("cluster")) {
