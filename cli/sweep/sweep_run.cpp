@@ -1,6 +1,12 @@
 #include "sweep_run.hpp"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
+#include <csignal>
+#include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -91,6 +97,46 @@ Outcome run_command(const std::string& command, const std::vector<std::string>& 
   return o;
 }
 
+Outcome run_command_in_child(const std::string& command, const std::vector<std::string>& args) {
+  int fds[2];
+  if (::pipe(fds) != 0) return {kExitInternal, "", std::string("internal error: pipe: ") + std::strerror(errno)};
+  std::cout.flush();
+  std::cerr.flush();
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return {kExitInternal, "", std::string("internal error: fork: ") + std::strerror(errno)};
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    const Outcome o = run_command(command, args);
+    const std::string text = Json{{"exit_code", o.exit_code}, {"output", o.output}, {"error", o.error}}.dump(-1, ' ', false, Json::error_handler_t::replace);
+    for (std::size_t done = 0; done < text.size();) {
+      const ssize_t n = ::write(fds[1], text.data() + done, text.size() - done);
+      if (n <= 0) break;
+      done += static_cast<std::size_t>(n);
+    }
+    ::_exit(0);  // no exit handlers: the child's engines and files are the parent's business no more
+  }
+  ::close(fds[1]);
+  std::string text;
+  char buf[65536];
+  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFSIGNALED(status)) return {kExitInternal, "", "internal error: the point's process was killed by signal " + std::to_string(WTERMSIG(status))};
+  const Json r = Json::parse(text, nullptr, false);
+  if (r.is_discarded() || !r.is_object()) return {kExitInternal, "", "internal error: the point's process gave no result"};
+  return {r.value("exit_code", kExitInternal), r.value("output", std::string()), r.value("error", std::string())};
+}
+
 Json point_record(const Spec& spec, const Point& point, const Outcome& outcome) {
   Json r;
   r["index"] = point.index;
@@ -172,7 +218,7 @@ ShardSummary run_shard(const Spec& spec, const Folder& folder, std::size_t shard
       Point p = spec.point(i);
       if (spec.command == "export") p.args.insert(p.args.end(), {"-o", folder.files_path(i)});
       const auto t0 = std::chrono::steady_clock::now();
-      const Outcome o = run_command(spec.command, p.args);
+      const Outcome o = spec.isolated() ? run_command_in_child(spec.command, p.args) : run_command(spec.command, p.args);
       s.command_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       const Json record = point_record(spec, p, o);
       folder.write_point(i, record);

@@ -26,6 +26,9 @@ struct Outcome {
 
 // Runs `trainsim COMMAND ARGS...` in this process, capturing standard output and error.
 Outcome run_command(const std::string& command, const std::vector<std::string>& args);
+// The same in a child process (fork): for a command that runs once per process (simulate: one SimGrid engine a
+// process); a child killed by a signal is a failed point, not a lost shard.
+Outcome run_command_in_child(const std::string& command, const std::vector<std::string>& args);
 
 // The point's record as DIR/points holds it.
 nlohmann::json point_record(const Spec& spec, const Point& point, const Outcome& outcome);

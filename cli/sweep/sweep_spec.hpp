@@ -53,6 +53,8 @@ struct Spec {
   Point point(std::size_t index) const;
   // Whether the command takes --seed.
   bool seeded() const;
+  // Whether each point needs a process of its own (simulate: SimGrid runs one engine per process).
+  bool isolated() const { return command == "simulate"; }
   // A fingerprint of what the points run (the document, resolved paths included): a folder holds one sweep.
   std::string fingerprint() const;
 };

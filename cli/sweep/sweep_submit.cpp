@@ -44,13 +44,14 @@ Sample sample_point(const Spec& spec) {
   const fs::path scratch = fs::temp_directory_path() / ("trainsim-sweep-sample-" + std::to_string(::getpid()));
   if (spec.command == "export") args.insert(args.end(), {"-o", scratch.string()});
   const auto start = std::chrono::steady_clock::now();
-  s.exit_code = run_command(spec.command, args).exit_code;
+  s.exit_code = (spec.isolated() ? run_command_in_child(spec.command, args) : run_command(spec.command, args)).exit_code;
   s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::error_code ec;
   fs::remove_all(scratch, ec);
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  s.peak_mib = static_cast<double>(u.ru_maxrss) / 1024.0;  // Linux reports KiB
+  rusage self{}, children{};
+  getrusage(RUSAGE_SELF, &self);
+  getrusage(RUSAGE_CHILDREN, &children);  // a point run in a child process of its own
+  s.peak_mib = static_cast<double>(std::max(self.ru_maxrss, children.ru_maxrss)) / 1024.0;  // Linux reports KiB
   return s;
 }
 

@@ -99,6 +99,28 @@ def shards_and_merge(trainsim, tmp):
     return reference
 
 
+def other_commands(trainsim, tmp):
+    """simulate (one SimGrid engine a process: each point runs in a child of its own), cluster (several runs follow
+    each other in one process) and export (its files under DIR/files/NNNNNN) at two or three points each."""
+    root = os.path.dirname(os.path.dirname(HERE))
+    sweeps = {
+        "simulate": {"command": "simulate", "axes": [{"name": "nodes_per_leaf", "flag": "--nodes-per-leaf", "values": [1, 2]}]},
+        "cluster": {"command": "cluster", "args": ["--trace", "csv:" + os.path.join(root, "tests/sim/cluster/head_of_line.csv"), "--nodes", "2"],
+                    "axes": [{"name": "policy", "flag": "--policy", "values": ["fifo", "easy", "backfill"]}], "seed": 3},
+        "export": {"command": "export", "args": [os.path.join(root, "scenarios/examples/llama3-8b-sft-8xh100.json")],
+                   "axes": [{"name": "to", "flag": "--to", "values": ["slurm", "kubeflow"]}]},
+    }
+    for name, doc in sweeps.items():
+        path, out = os.path.join(tmp, f"{name}.json"), os.path.join(tmp, f"{name}-out")
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        run([trainsim, "sweep", path, "--out", out])
+        m = json.loads(run([trainsim, "sweep", "merge", out, "--format", "json"]).stdout)
+        check(m["failed"] == 0 and m["done"] == len(doc["axes"][0]["values"]), f"{name}: {[r.get('error') for r in m['rows']]}")
+    check(os.path.exists(os.path.join(tmp, "export-out", "files", "000000", "train.sbatch")), "export: the point's files")
+    print("ok  simulate (a process a point), cluster and export sweeps: every point done")
+
+
 def refusals(trainsim, tmp):
     def bad(doc, want, name):
         path = os.path.join(tmp, f"bad-{name}.json")
@@ -160,6 +182,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="trainsim-sweep-")
     try:
         reference = shards_and_merge(trainsim, tmp)
+        other_commands(trainsim, tmp)
         refusals(trainsim, tmp)
         kubernetes(trainsim, tmp, reference)
     except (Failure, upstream.InterfaceError, KeyError, ValueError, StopIteration) as e:
