@@ -16,19 +16,6 @@ double dd(int v) { return static_cast<double>(v); }
 // an fp8 cast of them for the GEMMs.
 double weight_bytes(Precision p) { return p == Precision::Fp8 ? 3.0 : bytes_per_element(p); }
 
-// Optimizer bytes per trainable parameter: fp32 master copy (only when training in lower precision)
-// plus the optimizer's own state. Adam: two fp32 moments (ZeRO paper, K = 12 with the master copy);
-// 8-bit Adam: two 1-byte moments (Dettmers et al. 2022); SGD: one fp32 momentum.
-double optimizer_bytes(OptimizerKind o, Precision p) {
-  const double master = p == Precision::Fp32 ? 0.0 : 4.0;
-  switch (o) {
-    case OptimizerKind::Adam: return master + 8.0;
-    case OptimizerKind::Adam8bit: return master + 2.0;
-    case OptimizerKind::Sgd: return master + 4.0;
-  }
-  return master + 8.0;
-}
-
 // QLoRA stores frozen linear weights as 4-bit NF4 with double-quantized constants:
 // 4 + 0.127 bits per parameter (Dettmers et al. 2023, §3 "Double Quantization").
 constexpr double kNf4BytesPerParam = (4.0 + 0.127) / 8.0;
@@ -45,7 +32,7 @@ ModelStates full_model_states(double dense_params, double expert_params, double 
                  : (dense_params + expert_params) * bytes_per_param;
   };
   return {sharded(weight_bytes(t.precision), t.zero_stage >= 3), sharded(gb, t.zero_stage >= 2),
-          sharded(optimizer_bytes(t.optimizer, t.precision), shard_opt)};
+          sharded(optimizer_state_bytes(t).total(), shard_opt)};
 }
 
 namespace {

@@ -57,6 +57,11 @@ TrainingSpec parse_training(const Json& section, const ModelSpec& model, std::ve
                      "fp32 (Megatron-LM main_grad, PyTorch FSDP), the training dtype under DeepSpeed ZeRO (trait zero_grads_in_training_dtype)");
   t.optimizer_name = r.get_enum("optimizer", {"adam", "adamw", "sgd", "adam8bit"}, "adamw", "AdamW");
   t.optimizer = t.optimizer_name == "sgd" ? OptimizerKind::Sgd : t.optimizer_name == "adam8bit" ? OptimizerKind::Adam8bit : OptimizerKind::Adam;
+  t.moment_precision = precision_of(r.get_enum("optimizer_moments_dtype", precisions, "fp32", ""));
+  t.master_precision = precision_of(r.get_enum("master_weights_dtype", {"fp32", "fp16"}, "fp32", ""));
+  if (t.optimizer == OptimizerKind::Adam8bit && t.moment_precision != Precision::Fp32)
+    throw InputError(path + "/optimizer_moments_dtype", json_value_text(r.raw("optimizer_moments_dtype")), "fp32 or left out with adam8bit",
+                     "8-bit Adam keeps its own 1-byte moments");
   t.zero_stage = r.get_int("zero_stage", 0, "no ZeRO sharding", 0, 3);
   t.distributed_optimizer = r.get_bool("distributed_optimizer", false, "optimizer states replicated unless zero_stage >= 1");
   std::string rc = r.get_enum("recompute", {"none", "selective", "full"}, "none", "keep all activations");

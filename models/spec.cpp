@@ -57,6 +57,18 @@ const char* to_string(PositionEmbedding p) {
 
 const char* to_string(NormKind n) { return n == NormKind::LayerNorm ? "layernorm" : "rmsnorm"; }
 
+OptimizerStateBytes optimizer_state_bytes(const TrainingSpec& t) {
+  OptimizerStateBytes b;
+  b.master = t.precision == Precision::Fp32 ? 0.0 : bytes_per_element(t.master_precision);
+  const double moment = bytes_per_element(t.moment_precision);
+  switch (t.optimizer) {
+    case OptimizerKind::Adam: b.states = 2 * moment; break;
+    case OptimizerKind::Adam8bit: b.states = 2.0; break;
+    case OptimizerKind::Sgd: b.states = moment; break;
+  }
+  return b;
+}
+
 double bytes_per_element(Precision p) {
   switch (p) {
     case Precision::Fp32: return 4;

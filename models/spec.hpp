@@ -135,6 +135,11 @@ struct TrainingSpec {
   unsigned recompute_modules = kRecomputeCoreAttn;  // under Recompute::Selective with Megatron's policy
   bool flash_attention = true;
   bool offload_optimizer = false;
+  // Megatron's precision-aware optimizer (--use-precision-aware-optimizer): the dtype of Adam's two moments
+  // (--exp-avg-dtype / --exp-avg-sq-dtype; DeepSeek-V3 keeps them in bf16) and of the master weights
+  // (--main-params-dtype). fp32 both by default.
+  Precision moment_precision = Precision::Fp32;
+  Precision master_precision = Precision::Fp32;
   bool packing = true;
   LoraSpec lora;
   // training.framework as named (name empty: not named; framework_for() resolves the one the layout implies).
@@ -284,6 +289,13 @@ const char* to_string(Schedule s);
 const char* to_string(PositionEmbedding p);
 const char* to_string(NormKind n);
 double bytes_per_element(Precision p);
+// The optimizer's own bytes per trainable parameter: the master copy (none when training in fp32) and the states
+// (Adam: two moments in moment_precision; SGD: one momentum; 8-bit Adam: two 1-byte moments, Dettmers et al. 2022).
+struct OptimizerStateBytes {
+  double master = 0, states = 0;
+  double total() const { return master + states; }
+};
+OptimizerStateBytes optimizer_state_bytes(const TrainingSpec& t);
 // Stored activations: the training dtype's size, 16-bit under fp8 (norms, attention and activation functions
 // run in bf16 there).
 double activation_bytes(Precision p);

@@ -15,18 +15,10 @@ namespace trainsim {
 namespace {
 double dd(int v) { return static_cast<double>(v); }
 
-// Bytes the optimizer step moves through memory per local parameter: read and write the fp32 master
-// copy and the states, read the gradient, write the 16-bit weights (Adam: 4+4 + 2·(4+4) + 4 + 2 = 30).
+// Bytes the optimizer step moves through memory per local parameter: read and write the master copy and the
+// states, read the gradient, write the 16-bit weights (Adam over fp32 states: 4+4 + 2·(4+4) + 4 + 2 = 30).
 double optimizer_step_bytes(const TrainingSpec& t, const ParallelLayout& p) {
-  const double master = t.precision == Precision::Fp32 ? 0 : 8;
-  const double grad = bytes_per_element(gradient_precision(t, p));
-  const double weights = bytes_per_element(t.precision);
-  switch (t.optimizer) {
-    case OptimizerKind::Adam: return master + 16 + grad + weights;
-    case OptimizerKind::Adam8bit: return master + 4 + grad + weights;
-    case OptimizerKind::Sgd: return master + 8 + grad + weights;
-  }
-  return master + 16 + grad + weights;
+  return 2 * optimizer_state_bytes(t).total() + bytes_per_element(gradient_precision(t, p)) + bytes_per_element(t.precision);
 }
 
 // Overlap is not free: a running NCCL collective holds one thread block per channel on an SM of its own, and

@@ -79,6 +79,8 @@ std::vector<std::string> deepspeed_warnings(const ExportPlan& p) {
   if (t.precision == Precision::Fp8) w.push_back("DeepSpeed has no fp8 switch: ds_config enables bf16; fp8 GEMMs need Transformer Engine layers");
   if (t.optimizer == OptimizerKind::Adam8bit)
     w.push_back("8-bit Adam is not a DeepSpeed optimizer: pass bitsandbytes' AdamW8bit to deepspeed.initialize(optimizer=...)");
+  if (t.moment_precision != Precision::Fp32 || t.master_precision != Precision::Fp32)
+    w.push_back("DeepSpeed keeps fp32 Adam moments and master weights: the optimizer states take more memory than planned");
   if (t.recompute == Recompute::Selective)
     w.push_back("selective recompute (attention core only) has no DeepSpeed switch: checkpoint the attention core in the model");
   if (t.uses_adapters()) w.push_back(std::string(to_string(t.mode)) + ": wrap the model with PEFT before deepspeed.initialize");

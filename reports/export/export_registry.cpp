@@ -241,6 +241,14 @@ std::vector<Argument> megatron_arguments(const ExportPlan& p) {
     add("--ckpt-format fsdp_dtensor", "the checkpoint format Megatron-FSDP requires");
   }
   if (t.offload_optimizer) add("--optimizer-cpu-offload", "megatron-core >= 0.11");
+  if (t.moment_precision != Precision::Fp32 || t.master_precision != Precision::Fp32) {
+    // Megatron's precision-aware optimizer (TE FusedAdam) holds the states in the dtypes priced.
+    add("--use-precision-aware-optimizer", "optimizer states in the dtypes priced");
+    const std::string moments = to_string(t.moment_precision);
+    add("--exp-avg-dtype " + moments, "Adam's first moment");
+    add("--exp-avg-sq-dtype " + moments, "Adam's second moment");
+    if (t.master_precision != Precision::Fp32) add("--main-params-dtype fp16", "16-bit master weights");
+  }
   switch (t.recompute) {
     case Recompute::Selective:
       if (t.recompute_modules == kRecomputeCoreAttn) {

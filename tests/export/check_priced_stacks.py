@@ -247,6 +247,15 @@ def megatron_flag_checks(trainsim, tmp):
     check(a.get("--norm-epsilon") == "1e-06" and a.get("--moe-router-score-function") == "softmax" and "--moe-router-pre-softmax" not in a,
           f"qwen3: {a.get('--norm-epsilon')} {a.get('--moe-router-score-function')}")
     print("ok  qwen3-30b-a3b: --norm-epsilon 1e-06, softmax router")
+    # bf16 Adam moments as priced: Megatron's precision-aware optimizer; DeepSpeed keeps fp32 states and says so.
+    plan = os.path.join(PLANS, "llama8b_pretrain_8xh100_bf16_moments.json")
+    files, _ = export(trainsim, plan, "megatron", tmp)
+    words = bash_array(files["pretrain_gpt.sh"], "MEGATRON_ARGS")
+    upstream.check_megatron_args(words, "bf16 moments pretrain_gpt.sh")
+    a = flags(words)
+    check(a.get("--use-precision-aware-optimizer") is True and a.get("--exp-avg-dtype") == "bf16" and a.get("--exp-avg-sq-dtype") == "bf16",
+          f"bf16 moments: {a.get('--exp-avg-dtype')} {a.get('--exp-avg-sq-dtype')}")
+    print("ok  bf16 Adam moments: --use-precision-aware-optimizer --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16")
 
 
 def main():

@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "models/errors.hpp"
 #include "models/memory.hpp"
 #include "models/scenario.hpp"
 #include "reference_data.hpp"
@@ -178,4 +179,34 @@ TEST_CASE("PyTorch's memory counters see parts of the device total") {
   CHECK(s.counted(MemoryCounter::Device) == test::approx(33.0));
   CHECK(s.counted(MemoryCounter::AllocatorReserved) == test::approx(32.0));  // 30 of tensors + 2 of fragmentation
   CHECK(s.counted(MemoryCounter::AllocatorAllocated) == test::approx(30.0));
+}
+
+// Megatron's precision-aware optimizer (--exp-avg-dtype / --exp-avg-sq-dtype / --main-params-dtype) and DeepSeek-V3's
+// bf16 AdamW moments (DeepSeek-V3 technical report, arXiv 2412.19437, section 3.3.3): per trainable parameter the
+// fp32 master (4 B) plus two moments of the dtype given, by hand: fp32 4 + 8 = 12 (ZeRO's K), bf16 4 + 4 = 8, fp8
+// 4 + 2 = 6, fp16 master with bf16 moments 2 + 4 = 6; SGD's one momentum in bf16 4 + 2 = 6.
+TEST_CASE("optimizer state dtypes: the master copy and the moments as the precision-aware optimizer keeps them") {
+  TrainingSpec t;
+  t.precision = Precision::Bf16;
+  const double P = 1e9;
+  auto bytes = [&](Precision moments, Precision master, OptimizerKind o) {
+    t.moment_precision = moments;
+    t.master_precision = master;
+    t.optimizer = o;
+    return full_model_states(P, 0, 1, 1, t, Precision::Fp32).optimizer / P;
+  };
+  CHECK(bytes(Precision::Fp32, Precision::Fp32, OptimizerKind::Adam) == 12);
+  CHECK(bytes(Precision::Bf16, Precision::Fp32, OptimizerKind::Adam) == 8);
+  CHECK(bytes(Precision::Fp8, Precision::Fp32, OptimizerKind::Adam) == 6);
+  CHECK(bytes(Precision::Bf16, Precision::Fp16, OptimizerKind::Adam) == 6);
+  CHECK(bytes(Precision::Bf16, Precision::Fp32, OptimizerKind::Sgd) == 6);
+  // A scenario names them; 8-bit Adam keeps its own 1-byte moments, so a moments dtype beside it is refused.
+  const Json base = {{"model", "llama3-8b"}, {"hardware", {{"gpu", "h100-sxm-80gb"}, {"num_gpus", 8}}}};
+  Json doc = base;
+  doc["training"] = {{"seq_len", 2048}, {"global_batch_size", 8}, {"optimizer_moments_dtype", "bf16"}, {"master_weights_dtype", "fp16"}};
+  const Scenario s = parse_scenario(doc);
+  CHECK(s.training.moment_precision == Precision::Bf16);
+  CHECK(s.training.master_precision == Precision::Fp16);
+  doc["training"] = {{"seq_len", 2048}, {"global_batch_size", 8}, {"optimizer", "adam8bit"}, {"optimizer_moments_dtype", "bf16"}};
+  CHECK_THROWS_WITH_AS(parse_scenario(doc), doctest::Contains("/training/optimizer_moments_dtype"), InputError);
 }
