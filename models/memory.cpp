@@ -237,8 +237,9 @@ StageMemory MemoryModel::stage(const ParallelLayout& p, int stage, const LayoutA
     // FSDP's root unit (embeddings, final norm, LM head) stays gathered from the forward's end through the backward.
     if (fw.root_unit_stays_gathered) out.weights += sp.edges * bytes_per_element(t.precision);
   }
-  if (t.offload_optimizer) out.host = optimizer;
-  else out.optimizer = optimizer;
+  const double offloaded = t.offload_optimizer ? t.offload_fraction : 0.0;
+  out.host = optimizer * offloaded;
+  out.optimizer = optimizer * (1 - offloaded);
 
   // Activations: stored layer activations times the layer-micro-batches in flight.
   const int dense_layers = dense_layers_in_stage(m.num_hidden_layers, m.num_dense_layers(), p, stage);

@@ -150,6 +150,7 @@ Json to_json(const TrainingSpec& t) {
   if (t.recompute == Recompute::Selective && t.recompute_modules != kRecomputeCoreAttn) j["recompute_modules"] = recompute_module_list(t.recompute_modules);
   if (t.grad_precision_given) j["grad_precision"] = to_string(t.grad_precision);  // else the framework's, decided again on reload
   if (t.moment_precision != Precision::Fp32) j["optimizer_moments_dtype"] = to_string(t.moment_precision);
+  if (t.offload_optimizer && t.offload_fraction < 1) j["offload_optimizer_fraction"] = t.offload_fraction;
   if (t.master_precision != Precision::Fp32) j["master_weights_dtype"] = to_string(t.master_precision);
   if (t.train_tokens > 0) j["train_tokens"] = t.train_tokens;
   if (t.dataset_samples > 0) {

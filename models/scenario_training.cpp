@@ -89,6 +89,10 @@ TrainingSpec parse_training(const Json& section, const ModelSpec& model, std::ve
   r.mark_read({"recompute_modules"});
   t.flash_attention = r.get_bool("flash_attention", true, "FlashAttention (no s^2 buffers)");
   t.offload_optimizer = r.get_bool("offload_optimizer", false, "optimizer states on the GPU");
+  if (r.has("offload_optimizer_fraction") && !t.offload_optimizer)
+    throw InputError(path + "/offload_optimizer_fraction", json_value_text(r.raw("offload_optimizer_fraction")), "offload_optimizer true beside it",
+                     "the share of the optimizer states offloaded, when they are");
+  t.offload_fraction = r.get_number("offload_optimizer_fraction", 1.0, "", 1e-6, 1.0);
   t.packing = r.get_bool("packing", true, "sequences packed to seq_len");
   // Named framework (with trait overrides); when absent, parse_scenario records the one the layout implies.
   if (r.has("framework")) t.framework = parse_framework(r.raw("framework"), path + "/framework");

@@ -135,6 +135,9 @@ struct TrainingSpec {
   unsigned recompute_modules = kRecomputeCoreAttn;  // under Recompute::Selective with Megatron's policy
   bool flash_attention = true;
   bool offload_optimizer = false;
+  // With offload_optimizer, the share of the optimizer states (and their step) on the host; the rest stays on the GPU
+  // (Megatron --optimizer-offload-fraction, DeepSpeed offload_optimizer.ratio).
+  double offload_fraction = 1.0;
   // Megatron's precision-aware optimizer (--use-precision-aware-optimizer): the dtype of Adam's two moments
   // (--exp-avg-dtype / --exp-avg-sq-dtype; DeepSeek-V3 keeps them in bf16) and of the master weights
   // (--main-params-dtype). fp32 both by default.

@@ -250,12 +250,14 @@ StepStream StepModel::stream(const ParallelLayout& p, const LayoutWork& work) co
 
   // Optimizer step over the parameters this GPU updates.
   const double local_params = (trainable_dense / (sharded ? dp_ranks : 1.0)) + (trainable_expert / (sharded ? dd(p.expert_zero_shard_ranks()) : 1.0));
-  if (t.offload_optimizer) {
+  // Offloaded, the host's share of the parameters crosses PCIe (gradients down, weights up) and steps at the host's
+  // memory bandwidth; the rest steps on the GPU. The two parts are counted one after the other.
+  const double host_share = t.offload_optimizer ? t.offload_fraction : 0.0;
+  s.optimizer_s = memory_bound_time(gpu, traits_, (1 - host_share) * local_params * optimizer_step_bytes(t, p));
+  if (host_share > 0) {
     const OffloadAssumptions host;
-    s.optimizer_s = local_params * (grad_bytes_per_param + bytes_per_element(t.precision)) / host_link_bandwidth(gpu) +
-                    local_params * optimizer_step_bytes(t, p) / host.host_memory_bandwidth_per_gpu;
-  } else {
-    s.optimizer_s = memory_bound_time(gpu, traits_, local_params * optimizer_step_bytes(t, p));
+    s.optimizer_s += host_share * local_params * (grad_bytes_per_param + bytes_per_element(t.precision)) / host_link_bandwidth(gpu) +
+                     host_share * local_params * optimizer_step_bytes(t, p) / host.host_memory_bandwidth_per_gpu;
   }
   // Once per step beside the optimizer, memory-bound passes over gradients (framework traits): the norm reads the
   // gradients the optimizer updates (the shard under ZeRO, all-reduced as a scalar), clipping that scales on every

@@ -45,6 +45,7 @@ std::string deepspeed_config_json(const ExportPlan& p, const std::string& target
   if (stage >= 1 && stage <= 2) zero["allgather_bucket_size"] = static_cast<long long>(fw.grad_bucket(hidden));
   if (stage >= 3 && fw.param_gather_unit == GatherUnit::Bucket) zero["stage3_prefetch_bucket_size"] = static_cast<long long>(fw.param_gather_bucket(hidden));
   if (t.offload_optimizer) zero["offload_optimizer"] = {{"device", "cpu"}, {"pin_memory", true}};
+  if (t.offload_optimizer && t.offload_fraction < 1) zero["offload_optimizer"]["ratio"] = t.offload_fraction;  // ZeRO-Offload++'s partial offload
   // Hybrid sharding at ZeRO-3: MiCS shards within groups of this many ranks and replicates across them.
   if (l.dp_replicate > 1 && stage >= 3) zero["mics_shard_size"] = l.zero_shard_ranks();
   c["zero_optimization"] = zero;

@@ -241,6 +241,7 @@ std::vector<Argument> megatron_arguments(const ExportPlan& p) {
     add("--ckpt-format fsdp_dtensor", "the checkpoint format Megatron-FSDP requires");
   }
   if (t.offload_optimizer) add("--optimizer-cpu-offload", "megatron-core >= 0.11");
+  if (t.offload_optimizer && t.offload_fraction < 1) add("--optimizer-offload-fraction " + format_number(t.offload_fraction, 6), "the share priced on the host");
   if (t.moment_precision != Precision::Fp32 || t.master_precision != Precision::Fp32) {
     // Megatron's precision-aware optimizer (TE FusedAdam) holds the states in the dtypes priced.
     add("--use-precision-aware-optimizer", "optimizer states in the dtypes priced");

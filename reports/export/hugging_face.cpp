@@ -215,6 +215,8 @@ std::vector<std::string> hf_warnings(const ExportPlan& p) {
     w.push_back("ZeRO-1: FSDP has no optimizer-only sharding; SHARD_GRAD_OP shards the gradients too (less memory than priced)");
   if (kind == HfParallel::Fsdp && t.offload_optimizer)
     w.push_back("FSDP's CPU offload moves parameters and gradients with the optimizer states (a slower step than priced)");
+  if (kind == HfParallel::Fsdp && t.offload_optimizer && t.offload_fraction < 1)
+    w.push_back("FSDP offloads all or nothing: the priced offload_optimizer_fraction is not honoured (everything goes to the CPU)");
   if (kind == HfParallel::Fsdp && l.dp_replicate > 1 && l.zero_shard_ranks() != p.gpus_per_node_used())
     w.push_back("dp_replicate " + std::to_string(l.dp_replicate) + ": FSDP's HYBRID_SHARD shards within each node (" +
                 std::to_string(p.gpus_per_node_used()) + " GPUs), the plan within groups of " + std::to_string(l.zero_shard_ranks()));

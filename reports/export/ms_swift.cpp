@@ -13,6 +13,7 @@
 #include "models/json_reader.hpp"
 #include "models/recompute_policy.hpp"
 #include "models/transformer.hpp"
+#include "models/units.hpp"
 #include "vendor.hpp"
 
 namespace trainsim {
@@ -158,7 +159,7 @@ std::vector<Argument> megatron_swift_arguments(const ExportPlan& p) {
   a.push_back({std::string("--overlap_param_gather ") + flag(distributed && fw.overlap_grad_reduce && fw.overlap_param_gather), ""});
   if (t.offload_optimizer) {
     a.push_back({"--optimizer_cpu_offload true", "optimizer states and step on the CPU, as priced"});
-    a.push_back({"--optimizer_offload_fraction 1", ""});
+    a.push_back({"--optimizer_offload_fraction " + format_number(t.offload_fraction, 6), ""});
     a.push_back({"--use_precision_aware_optimizer true", ""});
   }
   if (const long long iters = p.train_iterations(); iters > 0) a.push_back({"--train_iters " + s(iters), "the run's optimizer steps, as priced"});

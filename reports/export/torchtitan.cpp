@@ -69,6 +69,7 @@ std::vector<std::string> torchtitan_warnings(const ExportPlan& p) {
     w.push_back("ZeRO 0 beside tp, pp or cp: torchtitan's DDP runs alone, so the data-parallel ranks shard with FSDP2 (reshard never, ZeRO-2)");
   if (stage == 1) w.push_back("ZeRO-1: torchtitan has no optimizer-only sharding; FSDP2 without resharding (ZeRO-2) shards gradients too");
   if (t.offload_optimizer) w.push_back("training.enable_cpu_offload moves parameters and gradients to the CPU with the optimizer states");
+  if (t.offload_optimizer && t.offload_fraction < 1) w.push_back("torchtitan offloads all or nothing: the priced offload_optimizer_fraction is not honoured");
   if (t.precision == Precision::Fp16) w.push_back("fp16: torchtitan's mixed precision is bfloat16 or float32; written as bfloat16");
   if (t.optimizer == OptimizerKind::Adam8bit) w.push_back("8-bit Adam is not a torchtitan optimizer: AdamW keeps fp32 states (more memory than priced)");
   if (t.optimizer == OptimizerKind::Sgd) w.push_back("SGD is not a torchtitan optimizer (Adam, AdamW): written as AdamW");

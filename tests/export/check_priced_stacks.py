@@ -256,6 +256,18 @@ def megatron_flag_checks(trainsim, tmp):
     check(a.get("--use-precision-aware-optimizer") is True and a.get("--exp-avg-dtype") == "bf16" and a.get("--exp-avg-sq-dtype") == "bf16",
           f"bf16 moments: {a.get('--exp-avg-dtype')} {a.get('--exp-avg-sq-dtype')}")
     print("ok  bf16 Adam moments: --use-precision-aware-optimizer --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16")
+    # A quarter of the optimizer offloaded: Megatron's --optimizer-offload-fraction, DeepSpeed's offload_optimizer.ratio.
+    plan = os.path.join(PLANS, "llama8b_pretrain_8xh100_offload_quarter.json")
+    files, _ = export(trainsim, plan, "megatron", tmp)
+    words = bash_array(files["pretrain_gpt.sh"], "MEGATRON_ARGS")
+    upstream.check_megatron_args(words, "offload pretrain_gpt.sh")
+    a = flags(words)
+    check(a.get("--optimizer-cpu-offload") is True and a.get("--optimizer-offload-fraction") == "0.25", f"offload: {a.get('--optimizer-offload-fraction')}")
+    files, err = export(trainsim, plan, "deepspeed", tmp)
+    cfg = json.loads(files["ds_config.json"])
+    upstream.check_deepspeed_config(cfg, "offload ds_config.json")
+    check(cfg["zero_optimization"]["offload_optimizer"].get("ratio") == 0.25, f"ds offload {cfg['zero_optimization']['offload_optimizer']}")
+    print("ok  a quarter offloaded: --optimizer-offload-fraction 0.25; DeepSpeed offload_optimizer.ratio 0.25")
 
 
 def main():

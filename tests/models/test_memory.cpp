@@ -9,6 +9,7 @@
 #include "models/errors.hpp"
 #include "models/memory.hpp"
 #include "models/scenario.hpp"
+#include "models/step.hpp"
 #include "reference_data.hpp"
 
 using namespace trainsim;
@@ -209,4 +210,33 @@ TEST_CASE("optimizer state dtypes: the master copy and the moments as the precis
   CHECK(s.training.master_precision == Precision::Fp16);
   doc["training"] = {{"seq_len", 2048}, {"global_batch_size", 8}, {"optimizer", "adam8bit"}, {"optimizer_moments_dtype", "bf16"}};
   CHECK_THROWS_WITH_AS(parse_scenario(doc), doctest::Contains("/training/optimizer_moments_dtype"), InputError);
+}
+
+// Partial optimizer offload (Megatron --optimizer-offload-fraction, DeepSpeed offload_optimizer.ratio): a share f of
+// the optimizer states lives on the host and the rest on the GPU, and the optimizer step is that share of the fully
+// offloaded step plus the rest of the on-GPU one (the two parts one after the other), by the definition.
+TEST_CASE("a partial optimizer offload splits the states and the step by its fraction") {
+  Json doc = {{"model", "llama3-8b"},
+              {"training", {{"seq_len", 2048}, {"global_batch_size", 64}, {"zero_stage", 1}, {"offload_optimizer", true}}},
+              {"parallel", {{"tp", 1}, {"pp", 1}, {"dp", 8}}},
+              {"hardware", {{"gpu", "h100-sxm-80gb"}, {"num_gpus", 8}}}};
+  auto run = [&](bool offload, double f) {
+    doc["training"]["offload_optimizer"] = offload;
+    if (offload) doc["training"]["offload_optimizer_fraction"] = f;
+    else doc["training"].erase("offload_optimizer_fraction");
+    const Scenario s = parse_scenario(doc);
+    const MemoryEstimate m = MemoryModel(s.model, s.training, s.hardware).estimate(s.parallel);
+    const StepEstimate e = StepModel(s.model, s.training, s.hardware).estimate(s.parallel);
+    return std::pair<MemoryEstimate, double>{m, e.breakdown.optimizer_s};
+  };
+  const auto [on_gpu, gpu_step] = run(false, 1);
+  const auto [all, host_step] = run(true, 1);
+  const auto [quarter, quarter_step] = run(true, 0.25);
+  CHECK(quarter.worst.host == doctest::Approx(0.25 * on_gpu.worst.optimizer).epsilon(1e-12));
+  CHECK(quarter.worst.optimizer == doctest::Approx(0.75 * on_gpu.worst.optimizer).epsilon(1e-12));
+  CHECK(all.worst.optimizer == 0);
+  CHECK(quarter_step == doctest::Approx(0.25 * host_step + 0.75 * gpu_step).epsilon(1e-9));
+  doc["training"]["offload_optimizer"] = false;
+  doc["training"]["offload_optimizer_fraction"] = 0.5;
+  CHECK_THROWS_WITH_AS(parse_scenario(doc), doctest::Contains("/training/offload_optimizer_fraction"), InputError);
 }
