@@ -93,14 +93,19 @@ constexpr FabricEfficiency kEfficiency[] = {
      "per NDR 400 Gb/s NIC (ConnectX-7): 46-49 GB/s busbw (NVIDIA/nccl-tests #290, #267), midpoint 47.5 of 50 GB/s "
      "= 0.95; the HDR row (24 of 25 GB/s = 0.96, NVIDIA/nccl #412) agrees within 1%"},
     {"network", 47.5 / 50.0, 0.0, false,
-     "RoCE, Omni-Path, Ethernet: no row in microbenchmarks.json; InfiniBand NDR's 0.95 (NVIDIA/nccl-tests #290, #267) "
-     "borrowed; TCP sockets reach less, so calibrate before trusting it"},
+     "RoCE, Omni-Path: no row in microbenchmarks.json; InfiniBand NDR's 0.95 (NVIDIA/nccl-tests #290, #267) borrowed "
+     "(RDMA, as InfiniBand; TCP sockets have a row of their own)"},
+    {"socket", 0.5, 0.0, true,
+     "NCCL's socket transport (TCP over Ethernet, no RDMA): all-reduce busbw 4-6 GB/s on 4 nodes x 8 V100 joined by "
+     "100 Gb/s TCP, the best of many NCCL_SOCKET_NTHREADS / NCCL_NSOCKS_PERTHREAD settings (NVIDIA/nccl #450: 5 of 12.5 "
+     "GB/s = 0.40), and at most 60% of wire speed on 32 Gb/s (NVIDIA/nccl #209): 0.5, between the two; the copies "
+     "through host memory and the kernel's TCP stack cost the rest"},
     {"point-to-point", 232.5 / 300.0, 0.0, false,
      "PCIe, Infinity Fabric, HCCS: no row in microbenchmarks.json; NVLink3's ring ratio 0.775 (8x A100, "
      "NVIDIA/nccl-tests #175) borrowed (on PCIe 4.0 x16: 24.4 of 31.5 GB/s, near the ~25 GB/s the pcie4 preset "
      "quotes as typical)"},
 };
-enum EfficiencyRow { kNvlink3, kNvlink4, kNvlink5, kInfiniband, kNetwork, kPointToPoint };
+enum EfficiencyRow { kNvlink3, kNvlink4, kNvlink5, kInfiniband, kNetwork, kSocket, kPointToPoint };
 
 bool starts_with(const std::string& s, std::string_view prefix) { return std::string_view(s).starts_with(prefix); }
 
@@ -357,7 +362,8 @@ const FabricEfficiency& fabric_efficiency(const FabricSpec& f) {
     return kEfficiency[f.has_nvls ? kNvlink4 : kNvlink3];  // NVLS exists from NVLink4 on
   }
   if (f.kind == "infiniband") return kEfficiency[kInfiniband];
-  if (f.kind == "roce" || f.kind == "omnipath" || f.kind == "ethernet") return kEfficiency[kNetwork];
+  if (f.kind == "roce" || f.kind == "omnipath") return kEfficiency[kNetwork];
+  if (f.kind == "ethernet") return kEfficiency[kSocket];
   return kEfficiency[kPointToPoint];  // pcie, infinity-fabric, hccs
 }
 

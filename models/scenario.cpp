@@ -39,6 +39,11 @@ Scenario parse_scenario(const Json& doc, bool check_layout) {
   // The named framework's split rule (an implied one is Megatron-Core wherever there is a pipeline).
   if (!s.training.framework.name.empty()) s.parallel.split_rule = s.training.framework.pipeline_split;
   if (s.parallel.sequence_parallel && s.parallel.tp == 1) s.notes.push_back("parallel: sequence_parallel has no effect at tp = 1");
+  // Without RDMA every collective across nodes runs through the kernel's TCP stack: say so where it applies.
+  if (s.hardware.num_nodes > 1 && s.hardware.inter_node.kind == "ethernet")
+    s.notes.push_back("hardware: " + s.hardware.inter_node.name +
+                      " carries NCCL over TCP sockets (no RDMA): about half its line rate and 7.2 us a hop (collectives.cpp, NVIDIA/nccl "
+                      "#450); the step's communication rows show which collective pays for it");
   if (check_layout) {
     if (std::string note = pipeline_balance_note(s.model.num_hidden_layers, s.parallel); !note.empty()) s.notes.push_back(note);
   }

@@ -78,7 +78,7 @@ TEST_CASE("collective bus-bandwidth factors follow nccl-tests PERFORMANCE.md") {
 TEST_CASE("collective efficiency table: one row per fabric generation, each with its source") {
   for (const auto& row : fabric_efficiency_table()) {
     CAPTURE(row.name);
-    CHECK(row.ring > 0.5);
+    CHECK(row.ring >= 0.4);  // TCP sockets reach 40-60% of the wire (NVIDIA/nccl #450, #209); RDMA and NVLink 75-96%
     CHECK(row.ring <= 1.0);
     CHECK(std::strlen(row.source) > 40);
   }
@@ -395,4 +395,25 @@ TEST_CASE("HCCL on Ascend: Mesh inside the server, NHR between servers, Pipeline
 
   // An NVIDIA GPU keeps NCCL's model: the same shape on H100s is priced by NCCL's tuner.
   CHECK(std::string(collective_time(Collective::AllReduce, GiB, {8, 8}, node_of("h100-sxm-80gb", 8)).algorithm) != "mesh");
+}
+
+// NCCL's socket transport against the run its efficiency row cites: 4 nodes x 8 V100 on one 100 Gb/s TCP port each
+// reached an all-reduce bus bandwidth of 4-6 GB/s from 8 to 128 MB (NVIDIA/nccl #450). As a ring over the 32 ranks
+// (8 a node sharing the port: 0.5 x 12.5 = 6.25 GB/s for the node, less 8 network hops of 7.2 us at LL / 37 us at
+// Simple each call), the model gives 5.4 GB/s at 8 MiB and 6.1 at 128 MiB: the published band within 0.5 GB/s. RDMA
+// at the same line rate (RoCE 100, 0.95 of it against 0.5) nearly doubles it: 1.85-1.9x with the latencies.
+TEST_CASE("NCCL over TCP sockets: about half the wire, 7.2 us a hop (NVIDIA/nccl #450, nccl-tests #82)") {
+  const HardwareSpec tcp = hardware({{"gpu", "a100-sxm-80gb"}, {"num_gpus", 32}, {"inter_node", {{"fabric", "eth-100"}, {"nics_per_node", 1}}}});
+  const HardwareSpec rdma = hardware({{"gpu", "a100-sxm-80gb"}, {"num_gpus", 32}, {"inter_node", {{"fabric", "roce-100"}, {"nics_per_node", 1}}}});
+  CHECK(std::string(fabric_efficiency(tcp.inter_node).name) == "socket");
+  for (double mb : {8.0, 32.0, 128.0}) {
+    CAPTURE(mb);
+    const double sock = collective_time(Collective::AllReduce, mb * MiB, {32, 8}, tcp, CollectiveAlgorithm::Ring).bus_bandwidth;
+    CHECK(sock >= 4.0 * GB);
+    CHECK(sock <= 6.5 * GB);
+    CHECK(collective_time(Collective::AllReduce, mb * MiB, {32, 8}, rdma, CollectiveAlgorithm::Ring).bus_bandwidth > 1.7 * sock);
+  }
+  // The hop: an 8-byte send between two nodes pays NCCL's base plus one socket hop (7.2 us at LL), where RDMA pays 2.7.
+  const double tiny_tcp = collective_time(Collective::SendRecv, 8, {2, 1}, tcp).time_s, tiny_rdma = collective_time(Collective::SendRecv, 8, {2, 1}, rdma).time_s;
+  CHECK(tiny_tcp - tiny_rdma == doctest::Approx(7.2e-6 - 2.7e-6).epsilon(1e-3));
 }

@@ -41,7 +41,7 @@ TEST_CASE("required presets exist") {
                         "mi300x-192gb", "ascend-910b-64gb"})
     CHECK_MESSAGE(preset_table(PresetKind::Gpu).contains(g), g);
   for (const char* f : {"nvlink3-nvswitch", "nvlink4-nvswitch", "nvlink5-nvswitch", "pcie4", "pcie5", "ib-hdr-200", "ib-ndr-400",
-                        "ib-xdr-800", "roce-100", "roce-200", "roce-400", "omnipath-100", "eth-25", "eth-100"})
+                        "ib-xdr-800", "roce-100", "roce-200", "roce-400", "omnipath-100", "eth-10", "eth-25", "eth-100", "eth-200"})
     CHECK_MESSAGE(preset_table(PresetKind::Fabric).contains(f), f);
 }
 
