@@ -189,6 +189,7 @@ int run_export(const ExportOptions& opt) {
       plan.checkpoint_interval_steps = std::max(1LL, std::llround(plan.walltime.interval_s / plan.step_time_s));
   }
   for (const std::string& r : opt.rdma_resources) plan.rdma_resources.push_back(parse_rdma_resource(r));
+  if (input.save_steps > 0) plan.checkpoint_interval_steps = input.save_steps, plan.checkpoint_interval_given = true;  // the operator's own interval wins
   if (input.elastic) {
     plan.elastic_min_nodes = elastic_min_nodes(plan, input.elastic_min_fraction);
     // Each failure shrinks the group and each repair grows it back: two restarts of the worker group per failure

@@ -110,6 +110,7 @@ PlanInput load_plan_input(const std::string& path) {
     const sim::ReliabilitySettings reliability = sim::parse_reliability_settings(document, scenario.hardware.gpus_per_node);
     out.elastic = reliability.recovery.elastic;
     out.elastic_min_fraction = reliability.recovery.elastic_min_fraction;
+    if (reliability.interval == sim::IntervalChoice::Steps) out.save_steps = reliability.interval_steps;
     StepModel sm(scenario.model, scenario.training, scenario.hardware);
     const StepEstimate step = sm.estimate(scenario.parallel);
     const TrainingCost cost = sm.training_cost(step, scenario.parallel);

@@ -17,6 +17,8 @@ struct PlanInput {
   // A scenario's reliability.elastic: the job continues on fewer data-parallel replicas, down to this fraction.
   bool elastic = false;
   double elastic_min_fraction = 0.5;
+  // A scenario's reliability.checkpoint.interval given in steps ("500 steps"): the launch saves at that interval.
+  long long save_steps = 0;
 };
 
 // Throws InputError naming the path in that file (e.g. /plans/0/layout/tp).

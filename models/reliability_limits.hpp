@@ -46,7 +46,7 @@ inline constexpr Range kCheckpointCost{0, kDay, "a blocking checkpoint cost from
                                        "even a 10 TB checkpoint at 1 GB/s blocks under 3 h"};
 // --checkpoint-interval, /reliability/checkpoint/interval (a duration). A step takes ~1-10 s; a year is longer
 // than any training run (never checkpoint).
-inline constexpr Range kCheckpointInterval{1, kYear, "\"young\", \"daly\", \"best\" or a duration from 1 s to 1 year, such as \"30min\"",
+inline constexpr Range kCheckpointInterval{1, kYear, "\"young\", \"daly\", \"best\", a duration from 1 s to 1 year, such as \"30min\", or steps, such as \"500 steps\"",
                                            "a step takes seconds; a year is longer than any run"};
 // /reliability/checkpoint/overhead: barrier, metadata, file creation per checkpoint.
 inline constexpr Range kCheckpointOverhead{0, kHour, "a per-checkpoint overhead from 0 to 1 h, such as \"2s\"",

@@ -179,7 +179,10 @@ std::vector<ReliabilityFact> reliability_facts(const ReliabilityReport& r) {
        << (cs.blocking_override_s >= 0 ? " (given)" : "");
     if (b.config.persist_s > 0) os << ", persists in " << dur(b.config.persist_s);
     os << ", restore " << dur(job.checkpoint.restore_s) << "; every " << dur(b.config.interval_s) << " ("
-       << (job.settings.interval == IntervalChoice::Best ? "best by simulation" : to_string(job.settings.interval)) << ")";
+       << (job.settings.interval == IntervalChoice::Best    ? "best by simulation"
+           : job.settings.interval == IntervalChoice::Steps ? std::to_string(job.settings.interval_steps) + " steps"
+                                                             : to_string(job.settings.interval))
+       << ")";
     facts.push_back({"Checkpoint", os.str()});
   }
   facts.push_back({"Recovery", "hardware " + recovery_text(job.recovery_hardware) + "; software " + dur(job.recovery_software.total())});

@@ -20,6 +20,7 @@ namespace lim = reliability_limits;
 const char* to_string(IntervalChoice c) {
   switch (c) {
     case IntervalChoice::Given: return "given";
+    case IntervalChoice::Steps: return "steps";
     case IntervalChoice::Young: return "young";
     case IntervalChoice::Daly: return "daly";
     case IntervalChoice::Best: return "best";
@@ -30,6 +31,16 @@ const char* to_string(IntervalChoice c) {
 void parse_interval(const Json& value, const std::string& path, ReliabilitySettings* s) {
   if (value.is_string()) {
     const std::string v = value.get<std::string>();
+    // "500 steps": as operators set it (Hugging Face save_steps, Megatron --save-interval), a time once the step is priced.
+    if (const std::size_t at = v.find("step"); at != std::string::npos && (v.substr(at) == "steps" || v.substr(at) == "step")) {
+      const std::string n = v.substr(0, v.find_last_not_of(' ', at - 1) + 1);
+      const bool digits = !n.empty() && n.size() <= 9 && n.find_first_not_of("0123456789") == std::string::npos;
+      if (!digits || std::stoll(n) < 1)
+        throw InputError(path, json_value_text(value), "a number of optimizer steps from 1 to 999,999,999, such as \"500 steps\"");
+      s->interval = IntervalChoice::Steps;
+      s->interval_steps = std::stoll(n);
+      return;
+    }
     if (v == "young") { s->interval = IntervalChoice::Young; return; }
     if (v == "daly") { s->interval = IntervalChoice::Daly; return; }
     if (v == "best") { s->interval = IntervalChoice::Best; return; }
@@ -223,6 +234,7 @@ void check_whole_job(ReliabilityJob* job_ptr) {
 double chosen_interval_s(const ReliabilityJob& job, double blocking_s, double persist_s, double mtbf_s) {
   const ReliabilitySettings& s = job.settings;
   if (s.interval == IntervalChoice::Given) return s.interval_s;
+  if (s.interval == IntervalChoice::Steps) return static_cast<double>(s.interval_steps) * job.step.time_s;
   double tau = s.interval == IntervalChoice::Young ? young_interval_s(blocking_s, mtbf_s) : daly_interval_s(blocking_s, mtbf_s);
   // Never shorter than a step, nor than the background write of the previous checkpoint (a new snapshot
   // would wait for it: a longer interval computes more for the same pause).

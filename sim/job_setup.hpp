@@ -21,7 +21,7 @@ struct CalibrationProfile;
 
 namespace trainsim::sim {
 
-enum class IntervalChoice { Given, Young, Daly, Best };
+enum class IntervalChoice { Given, Steps, Young, Daly, Best };
 const char* to_string(IntervalChoice c);
 
 struct ReliabilitySettings {
@@ -31,6 +31,7 @@ struct ReliabilitySettings {
   CheckpointSettings checkpoint;
   IntervalChoice interval = IntervalChoice::Daly;
   double interval_s = 0;                   // when Given
+  long long interval_steps = 0;            // when Steps: every this many optimizer steps (HF save_steps, Megatron --save-interval)
   RecoverySettings recovery;
   double window_s = 0;                     // > 0: simulate at most this long
   std::vector<AppliedDefault> defaults;
@@ -45,8 +46,8 @@ struct ReliabilitySettings {
 // resolves per-GPU failure rates. Every number is checked against its range in models/reliability_limits.hpp
 // (the flags check the same ranges). Throws InputError naming /reliability/...
 ReliabilitySettings parse_reliability_settings(const nlohmann::json& document, int gpus_per_node);
-// An interval as the section or a flag writes it: "young", "daly", "best", or a duration in
-// reliability_limits::kCheckpointInterval.
+// An interval as the section or a flag writes it: "young", "daly", "best", a duration in
+// reliability_limits::kCheckpointInterval, or a number of optimizer steps ("500 steps").
 void parse_interval(const nlohmann::json& value, const std::string& path, ReliabilitySettings* s);
 
 struct ReliabilityJob {

@@ -276,7 +276,8 @@ std::vector<Argument> megatron_arguments(const ExportPlan& p) {
   if (const long long iters = p.train_iterations(); iters > 0)
     add("--train-iters " + s(iters), "train_tokens / (global batch x seq length)");
   if (p.checkpoint_interval_steps > 0)
-    add("--save-interval " + s(p.checkpoint_interval_steps), "steps between checkpoints (the interval trainsim reliability finds best); give --save DIR");
+    add("--save-interval " + s(p.checkpoint_interval_steps), p.checkpoint_interval_given ? "steps between checkpoints (the scenario's reliability.checkpoint.interval); give --save DIR"
+                                                                                         : "steps between checkpoints (the interval trainsim reliability finds best); give --save DIR");
   add("--lr \"${LR:-3.0e-4}\"", "not planned by trainsim: set yours");
   // Data: mock data with the model's vocabulary size until a real dataset and tokenizer are given.
   add("--mock-data", "replace with --data-path PREFIX");

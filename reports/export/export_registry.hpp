@@ -41,6 +41,7 @@ struct ExportPlan {
   // Optimizer steps between checkpoints: the interval that minimises the expected lost time under the default failure
   // rates (reliability.hpp, as trainsim reliability computes it); 0 when not known.
   long long checkpoint_interval_steps = 0;
+  bool checkpoint_interval_given = false;  // the scenario's own interval in steps, not the computed one
   // The time limit to ask a scheduler for (time to train with the expected failure overhead and a margin);
   // limit_s = 0 when the time to train is not known.
   WalltimeEstimate walltime;

@@ -308,3 +308,20 @@ TEST_CASE("the whole study: the same answers as each table simulated apart, for 
   CHECK(best.what_if.front().config.interval_s == best.sweep.best_interval_s());
   CHECK(progress.done_runs == progress.planned_runs);
 }
+
+// An interval in optimizer steps, as operators set it (Hugging Face save_steps, Megatron --save-interval): the time
+// between checkpoints is that many steps of the priced step, by definition.
+TEST_CASE("a checkpoint interval in steps is that many priced steps") {
+  Json doc = small_job();
+  doc["reliability"]["checkpoint"] = {{"interval", "250 steps"}};
+  const ReliabilitySettings s = parse_reliability_settings(doc, 8);
+  CHECK(s.interval == IntervalChoice::Steps);
+  CHECK(s.interval_steps == 250);
+  const ReliabilityJob job = build_reliability_job(parse_scenario(doc), s);
+  CHECK(chosen_interval_s(job, 10, 0, 1e6) == doctest::Approx(250 * job.step.time_s).epsilon(1e-12));
+  for (const char* bad : {"0 steps", "-5 steps", "1.5 steps", "many steps", "9999999999 steps"}) {
+    doc["reliability"]["checkpoint"] = {{"interval", bad}};
+    CAPTURE(bad);
+    CHECK_THROWS_WITH_AS(parse_reliability_settings(doc, 8), doctest::Contains("/reliability/checkpoint/interval"), InputError);
+  }
+}
