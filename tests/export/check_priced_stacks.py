@@ -216,6 +216,14 @@ def elastic_checks(trainsim, tmp):
 
 # ---- The model and run settings as priced -------------------------------------------------------------
 
+def checked_megatron_flags(trainsim, plan, tmp):
+    """The Megatron flags `export --to megatron` writes for `plan`, checked against Megatron's own parser snapshot."""
+    files, _ = export(trainsim, plan, "megatron", tmp)
+    words = bash_array(files["pretrain_gpt.sh"], "MEGATRON_ARGS")
+    upstream.check_megatron_args(words, f"{os.path.basename(plan)} pretrain_gpt.sh")
+    return flags(words)
+
+
 def megatron_flag_checks(trainsim, tmp):
     # DeepSeek-V3's config.json: scoring_func sigmoid, n_group 8, topk_group 4, routed_scaling_factor 2.5, topk_method
     # noaux_tc, rms_norm_eps 1e-6; Megatron-Core runs its experts as grouped GEMMs and cuDNN fused attention on Hopper.
@@ -248,20 +256,13 @@ def megatron_flag_checks(trainsim, tmp):
           f"qwen3: {a.get('--norm-epsilon')} {a.get('--moe-router-score-function')}")
     print("ok  qwen3-30b-a3b: --norm-epsilon 1e-06, softmax router")
     # bf16 Adam moments as priced: Megatron's precision-aware optimizer; DeepSpeed keeps fp32 states and says so.
-    plan = os.path.join(PLANS, "llama8b_pretrain_8xh100_bf16_moments.json")
-    files, _ = export(trainsim, plan, "megatron", tmp)
-    words = bash_array(files["pretrain_gpt.sh"], "MEGATRON_ARGS")
-    upstream.check_megatron_args(words, "bf16 moments pretrain_gpt.sh")
-    a = flags(words)
+    a = checked_megatron_flags(trainsim, os.path.join(PLANS, "llama8b_pretrain_8xh100_bf16_moments.json"), tmp)
     check(a.get("--use-precision-aware-optimizer") is True and a.get("--exp-avg-dtype") == "bf16" and a.get("--exp-avg-sq-dtype") == "bf16",
           f"bf16 moments: {a.get('--exp-avg-dtype')} {a.get('--exp-avg-sq-dtype')}")
     print("ok  bf16 Adam moments: --use-precision-aware-optimizer --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16")
     # A quarter of the optimizer offloaded: Megatron's --optimizer-offload-fraction, DeepSpeed's offload_optimizer.ratio.
     plan = os.path.join(PLANS, "llama8b_pretrain_8xh100_offload_quarter.json")
-    files, _ = export(trainsim, plan, "megatron", tmp)
-    words = bash_array(files["pretrain_gpt.sh"], "MEGATRON_ARGS")
-    upstream.check_megatron_args(words, "offload pretrain_gpt.sh")
-    a = flags(words)
+    a = checked_megatron_flags(trainsim, plan, tmp)
     check(a.get("--optimizer-cpu-offload") is True and a.get("--optimizer-offload-fraction") == "0.25", f"offload: {a.get('--optimizer-offload-fraction')}")
     files, err = export(trainsim, plan, "deepspeed", tmp)
     cfg = json.loads(files["ds_config.json"])
