@@ -240,6 +240,8 @@ CheckpointSettings parse_checkpoint_settings(const Json& value, const std::strin
   }
   JsonReader r(value, path, defaults);
   r.mark_read({"method", "storage", "interval", "cost", "overhead", "host_bandwidth", "incremental_fraction", "full_every"});
+  if (r.has("keep")) s.keep = reliability_limits::read_int(r, "keep", 0, "", reliability_limits::kKeepCheckpoints);
+  if (r.has("quota")) s.quota_bytes = reliability_limits::read_quantity(r, "quota", Quantity::Bytes, 0, "", reliability_limits::kStorageQuota);
   s.method = r.get_enum("method", method_registry().names(), "sync", "training blocks while the checkpoint is written");
   if (!r.has("storage")) {
     r.record_default("storage", "\"parallel-fs\"", "a shared parallel file system, 2 TB/s aggregate");

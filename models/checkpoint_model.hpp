@@ -64,6 +64,9 @@ struct CheckpointSettings {
   double incremental_fraction = 1.0 / 6.0;  // incremental: bytes of an increment / a full checkpoint
   int full_every = 10;              // incremental: one full checkpoint every this many
   double blocking_override_s = -1;  // >= 0: the blocking cost is given (--checkpoint-cost), not modelled
+  // Retention: checkpoints kept on the tier (0: not said) and the space they may take there (0: not said).
+  int keep = 0;
+  double quota_bytes = 0;
 };
 
 struct CheckpointContext {

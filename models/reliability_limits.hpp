@@ -101,6 +101,9 @@ inline constexpr Range kNodeBandwidth{1e7, 1e13, "a bandwidth from 10 MB/s to 10
 // /reliability/checkpoint/incremental_fraction and full_every.
 inline constexpr Range kIncrementalFraction{0.001, 1, "a fraction from 0.001 to 1, such as 0.167", "an increment is part of a checkpoint"};
 inline constexpr Range kFullEvery{1, 10000, "a count from 1 to 10000, such as 10", "a full checkpoint every so many"};
+// /reliability/checkpoint/keep and quota: how many checkpoints the tier keeps and the space they may take.
+inline constexpr Range kKeepCheckpoints{1, 100000, "a count from 1 to 100000, such as 3", "checkpoints kept on the tier"};
+inline constexpr Range kStorageQuota{1e6, 1e18, "a size from 1 MB to 1 EB, such as \"500TB\"", "a storage quota"};
 
 // ---- Whole-job checks (build_reliability_job) -----------------------------------------------------
 

@@ -183,6 +183,13 @@ std::vector<ReliabilityFact> reliability_facts(const ReliabilityReport& r) {
            : job.settings.interval == IntervalChoice::Steps ? std::to_string(job.settings.interval_steps) + " steps"
                                                              : to_string(job.settings.interval))
        << ")";
+    if (const auto kept = sim::retention_json(cs, job.checkpoint_size.state_bytes); !kept.is_null()) {
+      if (kept.contains("keep")) os << "; keeps " << kept["keep"].get<int>() << ": " << decimal_bytes(kept["kept_bytes"].get<double>());
+      if (kept.contains("quota_bytes"))
+        os << (kept.contains("keep") ? " of the " : "; the ") << decimal_bytes(kept["quota_bytes"].get<double>()) << " quota (it holds "
+           << static_cast<long long>(kept["checkpoints_in_quota"].get<double>()) << ")"
+           << (kept.contains("fits_quota") && !kept["fits_quota"].get<bool>() ? ": OVER THE QUOTA" : "");
+    }
     facts.push_back({"Checkpoint", os.str()});
   }
   facts.push_back({"Recovery", "hardware " + recovery_text(job.recovery_hardware) + "; software " + dur(job.recovery_software.total())});

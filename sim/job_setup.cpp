@@ -231,6 +231,18 @@ void check_whole_job(ReliabilityJob* job_ptr) {
 
 }  // namespace
 
+Json retention_json(const CheckpointSettings& cs, double checkpoint_bytes) {
+  if (cs.keep <= 0 && cs.quota_bytes <= 0) return Json();
+  Json r = Json::object();
+  if (cs.keep > 0) r["keep"] = cs.keep, r["kept_bytes"] = cs.keep * checkpoint_bytes;
+  if (cs.quota_bytes > 0) {
+    r["quota_bytes"] = cs.quota_bytes;
+    r["checkpoints_in_quota"] = checkpoint_bytes > 0 ? std::floor(cs.quota_bytes / checkpoint_bytes) : 0.0;
+    if (cs.keep > 0) r["fits_quota"] = cs.keep * checkpoint_bytes <= cs.quota_bytes;
+  }
+  return r;
+}
+
 double chosen_interval_s(const ReliabilityJob& job, double blocking_s, double persist_s, double mtbf_s) {
   const ReliabilitySettings& s = job.settings;
   if (s.interval == IntervalChoice::Given) return s.interval_s;
@@ -382,6 +394,7 @@ Json to_json(const ReliabilitySettings& s, const ReliabilityJob& job) {
               {"concurrent_jobs", cs.concurrent_jobs},
               {"overhead_s", cs.overhead_s}}},
             {"recovery", recovery}};
+  if (const Json kept = retention_json(cs, job.checkpoint_size.state_bytes); !kept.is_null()) j["checkpoint"]["retention"] = kept;
   if (std::isfinite(job.window_s)) j["window_s"] = job.window_s;
   return j;
 }

@@ -102,5 +102,8 @@ JobSimConfig config_with_method(const ReliabilityJob& job, const std::string& me
 double chosen_interval_s(const ReliabilityJob& job, double blocking_s, double persist_s, double mtbf_s);
 
 nlohmann::json to_json(const ReliabilitySettings& s, const ReliabilityJob& job);
+// Retention (checkpoint.keep, checkpoint.quota): the space the kept checkpoints take and how many the quota holds,
+// each a full checkpoint of `checkpoint_bytes`; null when neither is given.
+nlohmann::json retention_json(const CheckpointSettings& cs, double checkpoint_bytes);
 
 }  // namespace trainsim::sim

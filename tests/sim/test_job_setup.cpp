@@ -325,3 +325,25 @@ TEST_CASE("a checkpoint interval in steps is that many priced steps") {
     CHECK_THROWS_WITH_AS(parse_reliability_settings(doc, 8), doctest::Contains("/reliability/checkpoint/interval"), InputError);
   }
 }
+
+// Retention: how much space the kept checkpoints take and how many the quota holds. By hand for Llama-3-8B under
+// bf16 AdamW: 8.03B x 14 B = 112.4 GB a checkpoint; 5 kept = 562.1 GB, over a 400 GB quota that holds 3.
+TEST_CASE("checkpoint retention: kept bytes and the checkpoints a quota holds") {
+  Json doc = small_job();
+  doc["reliability"]["checkpoint"] = {{"keep", 5}, {"quota", "400GB"}};
+  const ReliabilitySettings s = parse_reliability_settings(doc, 8);
+  CHECK(s.checkpoint.keep == 5);
+  CHECK(s.checkpoint.quota_bytes == 400e9);
+  const ReliabilityJob job = build_reliability_job(parse_scenario(doc), s);
+  const double size = job.checkpoint_size.state_bytes;
+  CHECK(size == doctest::Approx(8.030261248e9 * 14).epsilon(1e-9));
+  const Json r = retention_json(s.checkpoint, size);
+  CHECK(r["kept_bytes"].get<double>() == doctest::Approx(5 * size));
+  CHECK(r["checkpoints_in_quota"].get<double>() == 3);
+  CHECK(r["fits_quota"].get<bool>() == false);
+  CHECK(retention_json(CheckpointSettings{}, size).is_null());
+  doc["reliability"]["checkpoint"] = {{"keep", 0}};
+  CHECK_THROWS_WITH_AS(parse_reliability_settings(doc, 8), doctest::Contains("/reliability/checkpoint/keep"), InputError);
+  doc["reliability"]["checkpoint"] = {{"quota", "-1TB"}};
+  CHECK_THROWS_WITH_AS(parse_reliability_settings(doc, 8), doctest::Contains("/reliability/checkpoint/quota"), InputError);
+}
