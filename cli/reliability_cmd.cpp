@@ -231,7 +231,7 @@ const RegisterCommand registered{
        app.add_option("--lemon-factor", opt->lemon_factor, "how many times more often a lemon node fails (default 10; 1 to 1000)")->group(g);
        app.add_option("--checkpoint-cost", opt->checkpoint_cost, "blocking checkpoint cost, e.g. 60s (replaces the modelled one)  [sets /reliability/checkpoint/cost]")
            ->group(g);
-       app.add_option("--checkpoint-interval", opt->checkpoint_interval, "30m, or young | daly | best  [sets /reliability/checkpoint/interval]")->group(g);
+       app.add_option("--checkpoint-interval", opt->checkpoint_interval, "30m, \"500 steps\", or young | daly | best  [sets /reliability/checkpoint/interval]")->group(g);
        app.add_option("--checkpoint-method", opt->checkpoint_method, "sync | async | in-memory | incremental  [sets /reliability/checkpoint/method]")->group(g);
        app.add_option("--storage", opt->storage, "local-nvme | parallel-fs | object-store  [sets /reliability/checkpoint/storage]")->group(g);
        app.add_option("--concurrent-jobs", opt->concurrent_jobs, "jobs checkpointing to the same storage at once (share its bandwidth; 1 to 10000)")

@@ -180,7 +180,7 @@ std::string interval_chart(const ReliabilityReport& r) {
     mark("Daly", job.daly_interval_s);
   }
   mark("best", r.sweep.best_interval_s());
-  if (job.settings.interval == IntervalChoice::Given) mark("configured", r.base.config.interval_s);
+  if (job.settings.interval == IntervalChoice::Given || job.settings.interval == IntervalChoice::Steps) mark("configured", r.base.config.interval_s);
   tight_log_range(c.x, mc.x, refs);
   c.x_markers = readable_markers(refs, mc.x, true, c.width);
   return svg::render(c);
