@@ -12,6 +12,9 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "calibrate/gpu/bench_driver.hpp"
@@ -396,8 +399,21 @@ TEST_CASE("launcher ranks and the NCCL id rendezvous") {
   CHECK_THROWS_AS(rendezvous_address("", env_of({})), std::invalid_argument);
   CHECK_THROWS_AS(rendezvous_address("node:99999"), std::invalid_argument);
 
-  // Rank 0 hands 128 bytes (an ncclUniqueId's size) to two ranks over localhost.
-  const int port = 20000 + static_cast<int>(::getpid() % 20000);
+  // Rank 0 hands 128 bytes (an ncclUniqueId's size) to two ranks over localhost, on a port the kernel reports free
+  // (a port picked from the pid could be in use by another test's connections on a busy machine).
+  const int port = [] {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = 0;
+    socklen_t len = sizeof a;
+    int p = 20000 + static_cast<int>(::getpid() % 20000);
+    if (fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 && ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+      p = ntohs(a.sin_port);
+    if (fd >= 0) ::close(fd);
+    return p;
+  }();
   std::vector<unsigned char> id(128);
   for (std::size_t i = 0; i < id.size(); ++i) id[i] = static_cast<unsigned char>(i * 7 + 1);
   LauncherRanks r0;
