@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "collectives.hpp"
 #include "json_reader.hpp"
 #include "layout_check.hpp"
 #include "recompute_policy.hpp"
@@ -41,9 +42,10 @@ Scenario parse_scenario(const Json& doc, bool check_layout) {
   if (s.parallel.sequence_parallel && s.parallel.tp == 1) s.notes.push_back("parallel: sequence_parallel has no effect at tp = 1");
   // Without RDMA every collective across nodes runs through the kernel's TCP stack: say so where it applies.
   if (s.hardware.num_nodes > 1 && s.hardware.inter_node.kind == "ethernet")
-    s.notes.push_back("hardware: " + s.hardware.inter_node.name +
-                      " carries NCCL over TCP sockets (no RDMA): about half its line rate and 7.2 us a hop (collectives.cpp, NVIDIA/nccl "
-                      "#450); the step's communication rows show which collective pays for it");
+    s.notes.push_back("hardware: " + s.hardware.inter_node.name + " carries NCCL over TCP sockets (no RDMA): " +
+                      format_number(100 * fabric_efficiency(s.hardware.inter_node).ring, 3) + "% of its line rate and " +
+                      format_number(s.hardware.inter_node.latency_s * 1e6, 3) +
+                      " us a hop (collectives.cpp); the step's communication rows show which collective pays for it");
   if (check_layout) {
     if (std::string note = pipeline_balance_note(s.model.num_hidden_layers, s.parallel); !note.empty()) s.notes.push_back(note);
   }

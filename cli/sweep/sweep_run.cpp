@@ -50,20 +50,6 @@ std::string digits(std::size_t index) {
   return buf;
 }
 
-// Writes `text` to `path` through a temporary file in the same folder, renamed once complete.
-void write_atomically(const std::string& path, const std::string& text, const std::string& flag) {
-  const std::string temp = (fs::path(path).parent_path() / ("." + fs::path(path).filename().string() + ".tmp")).string();
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) throw InputError(flag, "\"" + path + "\"", "a folder this process can write", "writing " + temp + " failed");
-  }
-  std::error_code ec;
-  fs::rename(temp, path, ec);
-  if (ec) throw InputError(flag, "\"" + path + "\"", "a folder this process can write", ec.message());
-}
-
 }  // namespace
 
 Outcome run_command(const std::string& command, const std::vector<std::string>& args) {
@@ -177,7 +163,7 @@ void Folder::prepare(const Spec& spec, const std::string& flag) const {
                            "; this one is " + spec.fingerprint() + ")");
     return;
   }
-  write_atomically(header_path, want.dump(2) + "\n", flag);
+  write_output_file(flag, header_path, [&](std::ostream& os) { os << want.dump(2) << "\n"; });
 }
 
 Json Folder::header(const std::string& flag) const {
@@ -202,7 +188,11 @@ std::optional<Json> Folder::read_point(std::size_t index) const {
   return r;
 }
 
-void Folder::write_point(std::size_t index, const Json& record) const { write_atomically(point_path(index), record.dump(1) + "\n", "--out"); }
+// A temporary beside the file, renamed once complete (run_files.hpp): a killed shard leaves whole points only, and
+// shards starting at once never share a temporary.
+void Folder::write_point(std::size_t index, const Json& record) const {
+  write_output_file("--out", point_path(index), [&](std::ostream& os) { os << record.dump(1) << "\n"; });
+}
 
 ShardSummary run_shard(const Spec& spec, const Folder& folder, std::size_t shard, std::size_t shards, bool retry_failed) {
   ShardSummary s;

@@ -16,6 +16,7 @@
 #include "models/errors.hpp"
 #include "models/units.hpp"
 #include "reports/export/export_registry.hpp"
+#include "reports/export/launch_stack.hpp"
 #include "sweep_run.hpp"
 #include "sweep_spec.hpp"
 
@@ -141,15 +142,6 @@ void slurm(const Spec& spec, const SubmitOptions& o, const Plan& p, const fs::pa
   write_file(dir, "sweep_array.sbatch", array, true);
   write_file(dir, "sweep_merge.sbatch", merge, true);
   write_file(dir, "submit.sh", submit, true);
-}
-
-std::string config_map_entry(const std::string& key, const std::string& text) {
-  std::string out = "  " + key + ": |\n";
-  std::size_t start = 0;
-  for (std::size_t nl; (nl = text.find('\n', start)) != std::string::npos; start = nl + 1)
-    out += (nl > start ? "    " + text.substr(start, nl - start) : std::string()) + "\n";
-  if (start < text.size()) out += "    " + text.substr(start) + "\n";
-  return out;
 }
 
 std::string read_text(const std::string& path) {

@@ -143,16 +143,19 @@ std::string pod_template_yaml(const ExportPlan& p, const std::string& container,
   return out;
 }
 
+std::string config_map_entry(const std::string& key, const std::string& text) {
+  std::string out = "  " + key + ": |\n";
+  std::size_t start = 0;
+  for (std::size_t nl; (nl = text.find('\n', start)) != std::string::npos; start = nl + 1)
+    out += (nl > start ? "    " + text.substr(start, nl - start) : std::string()) + "\n";
+  if (start < text.size()) out += "    " + text.substr(start) + "\n";
+  return out;
+}
+
 std::string config_map_yaml(const StackLaunch& st, const std::string& name) {
   if (st.files.empty()) return "";
   std::string out = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + name + "\ndata:\n";
-  for (const auto& f : st.files) {
-    out += "  " + f.path + ": |\n";
-    std::size_t start = 0;
-    for (std::size_t nl; (nl = f.content.find('\n', start)) != std::string::npos; start = nl + 1)
-      out += (nl > start ? "    " + f.content.substr(start, nl - start) : std::string()) + "\n";
-    if (start < f.content.size()) out += "    " + f.content.substr(start) + "\n";
-  }
+  for (const auto& f : st.files) out += config_map_entry(f.path, f.content);
   return out + "---\n";
 }
 

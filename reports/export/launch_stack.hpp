@@ -69,6 +69,8 @@ std::string pod_template_yaml(const ExportPlan& plan, const std::string& contain
                               const std::pair<std::string, int>& port = {});
 // A ConfigMap named `name` holding the stack's files; empty when it has none.
 std::string config_map_yaml(const StackLaunch& stack, const std::string& name);
+// One ConfigMap data entry: `key: |` and the text as a block scalar (2 + 2 spaces), blank lines kept.
+std::string config_map_entry(const std::string& key, const std::string& text);
 // The ConfigMap a Kubernetes export names for the stack's files ("<job>-config"); empty when the stack has none.
 std::string config_map_name(const ExportPlan& plan, const StackLaunch& stack);
 // What a pod runs and needs, as "# " comment lines: the stack and image, the ConfigMap, the RDMA resources to add,
