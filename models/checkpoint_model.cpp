@@ -26,7 +26,7 @@ CheckpointSize checkpoint_size(const ModelSpec& m, const TrainingSpec& t, const 
     s.state_bytes = s.parameters * base_weight_bytes + optimizer;
     s.restore_bytes = s.state_bytes;
     // DPO's frozen reference model is the initial policy: read again on a restart, never written.
-    if (t.mode == TrainingMode::Dpo) s.restore_bytes += s.parameters * base_weight_bytes;
+    if (t.has_reference_copy()) s.restore_bytes += s.parameters * base_weight_bytes;
     // A snapshot copies the model states the most loaded GPU holds (optimizer states already offloaded
     // to host memory do not cross PCIe again).
     const MemoryModel mm(m, t, h);
@@ -38,7 +38,7 @@ CheckpointSize checkpoint_size(const ModelSpec& m, const TrainingSpec& t, const 
     // embeddings and norms are a rounding error at this scale).
     s.trained_parameters = lora_parameters(m, t.lora);
     s.state_bytes = s.trained_parameters * 12.0;
-    const double base = t.mode == TrainingMode::Qlora ? s.parameters * (4.0 + 0.127) / 8.0 : s.parameters * base_weight_bytes;
+    const double base = t.quantized_base() ? s.parameters * (4.0 + 0.127) / 8.0 : s.parameters * base_weight_bytes;
     s.restore_bytes = s.state_bytes + base;
     s.per_gpu_bytes = s.state_bytes / std::max(1, p.tp * p.pp);
   }

@@ -909,7 +909,7 @@ LayerCompute layer_walk(const ModelSpec& m, const TrainingSpec& t, const Paralle
   if (m.hidden_dropout > 0) ob.dropout({"mlp", "dropout"}, tokens_outside * h);
   ob.residual({"mlp", "residual"}, tokens_outside * h);
 
-  if (t.mode == TrainingMode::Qlora) {
+  if (t.quantized_base()) {
     // Dequantize the layer's NF4 linear weights to 16 bits for the forward GEMMs and again for backward.
     const double bytes = linear_weights * (kNf4BytesPerParam + ab);
     ob.memory({"qlora", "dequantize"}, bytes, bytes);

@@ -210,12 +210,12 @@ StageMemory MemoryModel::stage(const ParallelLayout& p, int stage, const LayoutA
       out.weights = (head_params(m, p, stage) + sp.largest_layer) * weight_bytes(t.precision);
     out.gradients = states.gradients;
     optimizer = states.optimizer;
-    if (t.mode == TrainingMode::Dpo)  // the frozen reference model: 16-bit weights, sharded like the policy's
+    if (t.has_reference_copy())  // the frozen reference model: 16-bit weights, sharded like the policy's
       out.weights += sp.total() * bytes_per_element(t.precision) / (shard_weights ? n_dense : 1);
   } else {
     // LoRA / QLoRA: the frozen base holds only weights; adapters train in fp32.
     const double linear = sp.total() - sp.not_linear;
-    const double base_linear_bytes = t.mode == TrainingMode::Qlora ? kNf4BytesPerParam : bytes_per_element(t.precision);
+    const double base_linear_bytes = t.quantized_base() ? kNf4BytesPerParam : bytes_per_element(t.precision);
     const double base_bytes = linear * base_linear_bytes + sp.not_linear * bytes_per_element(t.precision);
     out.weights = shard_weights ? base_bytes / n_dense : base_bytes;
     const double adapters = lora_params * sp.layers / m.num_hidden_layers / p.tp;
@@ -295,7 +295,7 @@ StageMemory MemoryModel::stage(const ParallelLayout& p, int stage, const LayoutA
   // transpose, a view of the gathered storage, so without DeepSpeed's memory-efficient linear each layer whose
   // activations are kept holds its gathered 16-bit weights until its backward (deepspeed/runtime/zero/linear.py),
   // and the LM head its own. Full recompute keeps no view: the forward runs without autograd.
-  if (shard_weights && !stage_kept_unsharded && !fw.memory_efficient_linear && t.recompute != Recompute::Full && t.mode != TrainingMode::Qlora && sp.layers > 0) {
+  if (shard_weights && !stage_kept_unsharded && !fw.memory_efficient_linear && t.recompute != Recompute::Full && !t.quantized_base() && sp.layers > 0) {
     const double micro_batches_per_layer = out.layer_microbatches_in_flight / sp.layers;
     const double head = stage == p.pp - 1 ? dd(m.vocab_size) * m.hidden_size / p.tp : 0.0;
     out.weights_held_by_autograd = ((sp.total() - sp.edges) * micro_batches_per_layer + head) * bytes_per_element(t.precision);

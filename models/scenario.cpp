@@ -164,6 +164,7 @@ Json to_json(const TrainingSpec& t) {
     j["dataset_samples"] = t.dataset_samples;
     j["epochs"] = t.epochs;
   }
+  if (t.mode == TrainingMode::Dpo && t.uses_adapters()) j["adapters"] = t.quantized_base() ? "qlora" : "lora";
   if (t.uses_adapters()) j["lora"] = {{"rank", t.lora.rank}, {"alpha", t.lora.alpha}, {"target_modules", t.lora.target_modules}};
   if (!t.framework.name.empty()) j["framework"] = framework_to_json(t.framework);  // implied: left out, so a reload implies it again
   return j;

@@ -26,6 +26,13 @@ TrainingSpec parse_training(const Json& section, const ModelSpec& model, std::ve
   std::string mode = r.get_enum("mode", {"pretrain", "sft", "lora", "qlora", "dpo"}, "pretrain", "pre-training");
   t.mode = mode == "sft" ? TrainingMode::Sft : mode == "lora" ? TrainingMode::Lora : mode == "qlora" ? TrainingMode::Qlora
            : mode == "dpo" ? TrainingMode::Dpo : TrainingMode::Pretrain;
+  if (t.mode == TrainingMode::Dpo) {
+    const std::string a = r.get_enum("adapters", {"none", "lora", "qlora"}, "none", "full DPO: every weight trains, beside a frozen reference copy");
+    t.dpo_adapters = a == "lora" ? AdapterKind::Lora : a == "qlora" ? AdapterKind::Qlora : AdapterKind::None;
+  } else if (r.has("adapters")) {
+    throw InputError(path + "/adapters", json_value_text(r.raw("adapters")), "left out unless mode is \"dpo\"",
+                     "supervised fine-tuning with adapters is mode \"lora\" or \"qlora\"");
+  }
 
   int seq_default = model.max_position_embeddings > 0 ? std::min(model.max_position_embeddings, 4096) : 4096;
   t.seq_len = r.get_int("seq_len", seq_default, "4096, capped by the model's max_position_embeddings", 1, limits::kMaxSeqLen);

@@ -96,6 +96,8 @@ struct ModelSpec {
 };
 
 enum class TrainingMode { Pretrain, Sft, Lora, Qlora, Dpo };
+// What trains: every weight, or low-rank adapters over a frozen base (16-bit, or 4-bit NF4 under QLoRA).
+enum class AdapterKind { None, Lora, Qlora };
 enum class Precision { Fp32, Fp16, Bf16, Fp8 };
 enum class OptimizerKind { Adam, Sgd, Adam8bit };
 enum class Recompute { None, Selective, Full };
@@ -119,6 +121,9 @@ struct LoraSpec {
 
 struct TrainingSpec {
   TrainingMode mode = TrainingMode::Pretrain;
+  // DPO's policy as adapters over a frozen base (training.adapters: TRL + peft, ms-swift --tuner_type lora);
+  // modes lora and qlora imply theirs (adapter_kind()).
+  AdapterKind dpo_adapters = AdapterKind::None;
   int seq_len = 0;
   int global_batch_size = 0;  // sequences per optimizer step (DPO: preference pairs)
   double train_tokens = 0;    // 0 = not given
@@ -154,8 +159,16 @@ struct TrainingSpec {
   // Tokens one optimizer step processes: global batch x sequences per sample x sequence length.
   double tokens_per_step() const { return static_cast<double>(global_batch_size) * sequences_per_sample() * seq_len; }
 
-  bool trains_base_weights() const { return mode == TrainingMode::Pretrain || mode == TrainingMode::Sft || mode == TrainingMode::Dpo; }
-  bool uses_adapters() const { return mode == TrainingMode::Lora || mode == TrainingMode::Qlora; }
+  AdapterKind adapter_kind() const {
+    return mode == TrainingMode::Lora ? AdapterKind::Lora : mode == TrainingMode::Qlora ? AdapterKind::Qlora
+           : mode == TrainingMode::Dpo ? dpo_adapters : AdapterKind::None;
+  }
+  bool uses_adapters() const { return adapter_kind() != AdapterKind::None; }
+  bool trains_base_weights() const { return !uses_adapters(); }
+  bool quantized_base() const { return adapter_kind() == AdapterKind::Qlora; }  // the frozen base in NF4
+  // DPO keeps a frozen reference copy of the weights, unless the policy is adapters over a frozen base: then the
+  // reference is that base with the adapters disabled (TRL DPOTrainer with a peft_config, ms-swift's LoRA DPO).
+  bool has_reference_copy() const { return mode == TrainingMode::Dpo && !uses_adapters(); }
 };
 
 enum class Schedule { Gpipe, OneFOneB, Interleaved };

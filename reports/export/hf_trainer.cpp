@@ -29,7 +29,7 @@ std::vector<std::string> trainer_script_notes(const ExportPlan& p) {
   if (t.uses_adapters())
     n.push_back(std::string(to_string(t.mode)) + ": wrap the model with peft LoraConfig(r=" + std::to_string(t.lora.rank) + ", lora_alpha=" +
                 number_text(t.lora.alpha) + ", target_modules=[" + join(t.lora.target_modules) + "])" +
-                (t.mode == TrainingMode::Qlora ? " over a 4-bit base (BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type=\"nf4\"))" : "") + ".");
+                (t.quantized_base() ? " over a 4-bit base (BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type=\"nf4\"))" : "") + ".");
   if (t.packing)
     n.push_back("Packing as priced: every sequence is " + std::to_string(t.seq_len) + " tokens; pack or group the dataset to that length in train.py.");
   n.push_back("learning_rate is the Trainer's default: trainsim does not plan it; set yours in training_args.json.");

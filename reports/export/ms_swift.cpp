@@ -64,7 +64,9 @@ std::string megatron_lora_targets(const LoraSpec& lora) {
 // Arguments both paths share: the model, the dataset, what is trained.
 void add_common(std::vector<Argument>& a, const ExportPlan& p, bool megatron) {
   const TrainingSpec& t = p.training;
-  if (t.mode == TrainingMode::Dpo) a.push_back({"--rlhf_type dpo", "each sample a preference pair: the policy and a frozen reference copy run both sequences"});
+  if (t.mode == TrainingMode::Dpo)
+    a.push_back({"--rlhf_type dpo", t.uses_adapters() ? "each sample a preference pair: the policy and the reference (the base, adapters off) run both sequences"
+                                                      : "each sample a preference pair: the policy and a frozen reference copy run both sequences"});
   a.push_back({"--model \"${MODEL:-" + hf_model_id(p.model) + "}\"", "placeholder from the preset " + p.model.name + ": your model id or path"});
   a.push_back({"--dataset \"${DATASET:?set DATASET to your dataset id or path}\"", ""});
   a.push_back({std::string("--tuner_type ") + (t.uses_adapters() ? "lora" : "full"), ""});
@@ -174,7 +176,7 @@ std::vector<Argument> swift_arguments(const ExportPlan& p) {
   const HfParallel kind = hf_parallel(p);
   std::vector<Argument> a;
   add_common(a, p, false);
-  if (t.mode == TrainingMode::Qlora) {
+  if (t.quantized_base()) {
     a.push_back({"--quant_method bnb", ""});
     a.push_back({"--quant_bits 4", "a 4-bit frozen base, as priced"});
     a.push_back({"--bnb_4bit_quant_type nf4", ""});
@@ -210,7 +212,7 @@ std::vector<std::string> megatron_swift_warnings(const ExportPlan& p) {
   const TrainingSpec& t = p.training;
   const ParallelLayout& l = p.layout;
   std::vector<std::string> w;
-  if (t.mode == TrainingMode::Qlora) w.push_back("QLoRA: Megatron-SWIFT has no 4-bit base; this trains LoRA over 16-bit weights (more memory than priced)");
+  if (t.quantized_base()) w.push_back("QLoRA: Megatron-SWIFT has no 4-bit base; this trains LoRA over 16-bit weights (more memory than priced)");
   if (l.schedule == Schedule::Gpipe && l.pp > 1) w.push_back("Megatron has no GPipe schedule: it runs 1F1B (less activation memory than priced)");
   if (t.optimizer == OptimizerKind::Adam8bit) w.push_back("Megatron has no 8-bit Adam: --optimizer adam keeps fp32 states (more memory than priced)");
   if (l.dp_replicate > 1)

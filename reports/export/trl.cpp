@@ -69,7 +69,7 @@ std::string trl_config_yaml(const ExportPlan& p, const std::string& target) {
     model["lora_r"] = t.lora.rank;
     model["lora_alpha"] = static_cast<long long>(std::llround(t.lora.alpha));  // an int in ModelConfig
     model["lora_target_modules"] = t.lora.target_modules;
-    if (t.mode == TrainingMode::Qlora) {
+    if (t.quantized_base()) {
       model["load_in_4bit"] = true;
       model["bnb_4bit_quant_type"] = "nf4";
     }
@@ -115,7 +115,7 @@ class TrlExporter final : public Exporter {
     StackLaunch st;
     st.stack = std::string("TRL's ") + (is_dpo(p) ? "DPOTrainer" : "SFTTrainer") + " (trl " + command + ") under accelerate";
     st.needs = "trl with transformers and accelerate" + std::string(deepspeed ? " and DeepSpeed" : "") + (t.uses_adapters() ? " and peft" : "") +
-               (t.mode == TrainingMode::Qlora ? " and bitsandbytes" : "");
+               (t.quantized_base() ? " and bitsandbytes" : "");
     st.warnings = hf_warnings(p);
     // TRL builds the reference model with the policy's model_init_kwargs: outside DeepSpeed (which casts both engines to
     // 16 bits) it holds fp32 weights where the step priced a 16-bit copy.
@@ -123,8 +123,11 @@ class TrlExporter final : public Exporter {
       st.warnings.push_back("DPO: TRL loads the reference model in the policy's dtype (float32); trainsim priced 16-bit reference weights, "
                             "so it takes twice their memory");
     if (is_dpo(p))
-      st.notes.push_back("DPO as priced: each step runs the policy and a frozen reference model over both sequences of " +
-                         std::to_string(t.global_batch_size) + " preference pairs (" + std::to_string(2 * t.seq_len) + " tokens a pair).");
+      st.notes.push_back("DPO as priced: each step runs the policy and " +
+                         std::string(t.uses_adapters() ? "the reference (the base with the adapters disabled: TRL passes no ref_model under PEFT)"
+                                                       : "a frozen reference model") +
+                         " over both sequences of " + std::to_string(t.global_batch_size) + " preference pairs (" + std::to_string(2 * t.seq_len) +
+                         " tokens a pair).");
     st.notes.push_back("learning_rate is TRL's default (trainsim does not plan it); dataset and model are placeholders in " + config + ".");
 
     std::vector<Argument> args{{"--config \"$CONFIG_DIR/" + config + "\"", ""}};

@@ -70,6 +70,8 @@ def plan_numbers(trainsim, path):
              distopt=tr.get("distributed_optimizer", False), offload=tr.get("offload_optimizer", False), recompute=tr.get("recompute", "none"),
              precision=tr.get("precision", "bf16"), packing=tr.get("packing", True), lora=tr.get("lora", {}), path=path)
     e["gpus_per_node"] = gpus // e["nodes"]
+    # What trains: adapters under lora / qlora, and under dpo when training.adapters names them.
+    e["adapters"] = e["mode"] if e["mode"] in ("lora", "qlora") else tr.get("adapters", "none") if e["mode"] == "dpo" else "none"
     fw = tr.get("framework")
     e["own_framework"] = fw if isinstance(fw, str) else (fw or {}).get("preset") or est["framework"]["name"]
     s = est["scenario"]
@@ -309,10 +311,10 @@ def check_trl(trainsim, path, tmp):
     check_training_arguments({k: v for k, v in c.items() if k in training_argument_keys(c)}, e, fw, config, fsdp_in_arguments=False)
     # TRL's configs default gradient_checkpointing and bf16 to true (trl/trainer/base_config.py): both must be written.
     check("gradient_checkpointing" in c and "bf16" in c, f"{config}: gradient_checkpointing and bf16 written")
-    if e["mode"] in ("lora", "qlora"):
+    if e["adapters"] != "none":
         lora = e["lora"]
         check(c["use_peft"] is True and c["lora_r"] == lora.get("rank", 16) and c["lora_alpha"] == lora.get("alpha", 32), f"{config}: LoRA")
-        check(c.get("load_in_4bit", False) == (e["mode"] == "qlora"), f"{config}: load_in_4bit iff qlora")
+        check(c.get("load_in_4bit", False) == (e["adapters"] == "qlora"), f"{config}: load_in_4bit iff qlora")
     else:
         check("use_peft" not in c, f"{config}: use_peft without adapters")
     check_accelerate(files["accelerate_config.yaml"], e, fw)
@@ -371,7 +373,7 @@ def check_ms_swift(trainsim, path, tmp):
     a = upstream.check_swift_args(command, words, "launch_swift.sh")
     a.update(inherited)
     check(a.get("rlhf_type") == ("dpo" if e["mode"] == "dpo" else None), "launch_swift.sh: --rlhf_type dpo iff dpo")
-    check(a["tuner_type"] == ("lora" if e["mode"] in ("lora", "qlora") else "full"), "launch_swift.sh: --tuner_type")
+    check(a["tuner_type"] == ("lora" if e["adapters"] != "none" else "full"), "launch_swift.sh: --tuner_type")
     check(int(a["max_length"]) == e["seq"], "launch_swift.sh: --max_length")
     if fw == "megatron-core":
         for flag, key in [("tensor_model_parallel_size", "tp"), ("pipeline_model_parallel_size", "pp"), ("context_parallel_size", "cp"),
@@ -479,6 +481,7 @@ def case_hf_trainer(trainsim, tmp):
 
 def case_trl(trainsim, tmp):
     for path in [f"{EXAMPLES}/dpo-llama3-8b-8xh100.json",
+                 f"{PLANS}/stack_llama8b_dpo_lora_8xh100_transformers.json",  # DPO + LoRA: use_peft, no reference copy
                  f"{EXAMPLES}/llama3-70b-lora-8xa100.json",
                  f"{EXAMPLES}/qwen2.5-7b-qlora-1x4090.json",
                  f"{EXAMPLES}/qwen3-30b-a3b-sft-16xa800-deepspeed.json",
@@ -493,6 +496,7 @@ def case_ms_swift(trainsim, tmp):
                  f"{EXAMPLES}/qwen3-30b-a3b-sft-16xa800-deepspeed.json",
                  f"{EXAMPLES}/llama3-8b-sft-8xh100.json",
                  f"{PLANS}/stack_llama8b_lora_ddp_16xh100_transformers.json",
+                 f"{PLANS}/stack_llama8b_dpo_lora_8xh100_transformers.json",
                  "tests/cli/llama405b_pp8_vpp4.json"]:
         check_ms_swift(trainsim, path, tmp)
 

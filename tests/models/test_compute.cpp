@@ -231,6 +231,17 @@ TEST_CASE("layer_compute: Llama-3-8B, s = 4096, b = 1, tp = 1 against the hand c
     CHECK(dpo.forward_flops == trainsim::test::approx(4 * lc.forward_flops));
     CHECK(dpo.backward_flops == trainsim::test::approx(2 * lc.backward_flops));
   }
+  SUBCASE("DPO with LoRA: the reference forward is the base's, the adapters' work only in the policy") {
+    TrainingSpec t = sc.training;
+    t.mode = TrainingMode::Dpo;
+    t.dpo_adapters = AdapterKind::Lora;
+    const LayerCompute d = layer_compute(sc.model, t, layout(1), h100, false);
+    // Two sequences through the policy (base + adapters) and through the reference (base only); the backward is
+    // LoRA's (no base wgrad), for both sequences. Adapter FLOPs as in the LoRA subcase above.
+    const double adapters = 2 * T * 16 * (8192 + 5120 + 5120 + 8192 + 3 * 18432.0);
+    CHECK(d.forward_flops == trainsim::test::approx(2 * (gemm_fwd + adapters + attn_fwd) + 2 * (gemm_fwd + attn_fwd)));
+    CHECK(d.backward_flops == trainsim::test::approx(2 * (gemm_fwd + 2 * adapters + 2.5 * attn_fwd)));
+  }
   SUBCASE("context parallel: each rank holds s/cp queries against the full sequence, 1/cp of the work") {
     ParallelLayout p = layout(1);
     p.cp = 2;

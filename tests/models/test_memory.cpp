@@ -127,6 +127,37 @@ TEST_CASE("DPO holds a frozen reference model and twice the sequences") {
   CHECK(b.activations_layers == trainsim::test::approx(2 * a.activations_layers));
 }
 
+TEST_CASE("DPO with adapters: the reference is the base with the adapters disabled, no second copy") {
+  // TRL's DPOTrainer with a peft_config passes no ref_model and computes the reference log-probabilities under
+  // model.disable_adapter() (trl/trainer/dpo_trainer.py, "null_ref_context"); ms-swift's LoRA DPO does the same.
+  // So the weights are the LoRA fine-tuning's: the bf16 base (8,030,261,248 x 2 B) and the fp32 adapters
+  // (r = 16 on all seven projections of 32 layers: 41,943,040 x 4 B), nothing more.
+  Json doc = {{"model", "llama3-8b"}, {"training", {{"mode", "lora"}, {"global_batch_size", 8}}}, {"hardware", {{"num_gpus", 1}, {"gpus_per_node", 1}}}};
+  const Scenario lora = parse_scenario(doc);
+  doc["training"]["mode"] = "dpo";
+  doc["training"]["adapters"] = "lora";
+  const Scenario dpo = parse_scenario(doc);
+  CHECK(dpo.training.uses_adapters());
+  CHECK_FALSE(dpo.training.has_reference_copy());
+  const StageMemory a = MemoryModel(lora.model, lora.training, lora.hardware).worst_stage(lora.parallel);
+  const StageMemory b = MemoryModel(dpo.model, dpo.training, dpo.hardware).worst_stage(dpo.parallel);
+  CHECK(b.weights == trainsim::test::approx(8030261248.0 * 2 + 41943040.0 * 4));
+  CHECK(b.weights == trainsim::test::approx(a.weights));
+  CHECK(b.gradients == trainsim::test::approx(41943040.0 * 4));   // fp32 adapter gradients only
+  CHECK(b.activations_layers == trainsim::test::approx(2 * a.activations_layers));  // chosen + rejected
+  // QLoRA under DPO keeps the NF4 base of QLoRA fine-tuning (4.127 bits per linear weight).
+  doc["training"]["adapters"] = "qlora";
+  const Scenario dq = parse_scenario(doc);
+  doc["training"]["mode"] = "qlora";
+  doc["training"].erase("adapters");
+  const Scenario q = parse_scenario(doc);
+  CHECK(MemoryModel(dq.model, dq.training, dq.hardware).worst_stage(dq.parallel).weights ==
+        trainsim::test::approx(MemoryModel(q.model, q.training, q.hardware).worst_stage(q.parallel).weights));
+  // adapters belongs to DPO: with another mode it is an error naming the field.
+  doc["training"]["adapters"] = "lora";
+  CHECK_THROWS_WITH_AS(parse_scenario(doc), doctest::Contains("/training/adapters"), InputError);
+}
+
 TEST_CASE("activation bytes follow the precision: fp32 doubles what bf16 stores, fp8 keeps GEMM inputs in one byte") {
   // Llama-3-8B layer, s = 4096, b = 1, tp 1, flash attention, no dropout, no recompute.
   const Scenario s = parse_scenario(Json::parse(R"({"model": "llama3-8b", "training": {"seq_len": 4096, "global_batch_size": 8},
