@@ -40,7 +40,7 @@ struct ReliabilityOptions {
   bool frontier = false;
   bool brief = false;
   // Quick-question flags, validated in run_reliability so errors name the flag.
-  std::string days, failures_per_1000, mtbf, checkpoint_cost, checkpoint_interval, checkpoint_method, storage, restart_time,
+  std::string days, failures_per_1000, mtbf, checkpoint_cost, checkpoint_interval, checkpoint_method, storage, upload_to, checkpoint_contents, restart_time,
       failure_preset, weibull_shape, repair_time, elastic;
   std::string lemon_factor;
   // Integer flags: kUnset when not given (any value given, negative included, is range-checked).
@@ -95,6 +95,14 @@ void apply_flags(const ReliabilityOptions& o, ReliabilitySettings* s) {
   if (!o.storage.empty()) {
     one_of("--storage", o.storage, storage_tier_names());
     s->checkpoint.storage = o.storage;
+  }
+  if (!o.upload_to.empty()) {
+    one_of("--upload-to", o.upload_to, storage_tier_names());
+    s->checkpoint.upload_to = o.upload_to;
+  }
+  if (!o.checkpoint_contents.empty()) {
+    one_of("--checkpoint-contents", o.checkpoint_contents, {"full", "weights"});
+    s->checkpoint.contents = o.checkpoint_contents == "weights" ? CheckpointContents::Weights : CheckpointContents::Full;
   }
   if (o.concurrent_jobs != ReliabilityOptions::kUnset)
     s->checkpoint.concurrent_jobs = static_cast<int>(lim::number_flag("--concurrent-jobs", std::to_string(o.concurrent_jobs), lim::kConcurrentJobs));
@@ -234,6 +242,10 @@ const RegisterCommand registered{
        app.add_option("--checkpoint-interval", opt->checkpoint_interval, "30m, \"500 steps\", or young | daly | best  [sets /reliability/checkpoint/interval]")->group(g);
        app.add_option("--checkpoint-method", opt->checkpoint_method, "sync | async | in-memory | incremental  [sets /reliability/checkpoint/method]")->group(g);
        app.add_option("--storage", opt->storage, "local-nvme | parallel-fs | object-store  [sets /reliability/checkpoint/storage]")->group(g);
+       app.add_option("--upload-to", opt->upload_to, "tiered: upload each checkpoint to this tier after the write (parallel-fs | object-store)  [sets /reliability/checkpoint/upload_to]")
+           ->group(g);
+       app.add_option("--checkpoint-contents", opt->checkpoint_contents, "full | weights (weights only: no optimizer states)  [sets /reliability/checkpoint/contents]")
+           ->group(g);
        app.add_option("--concurrent-jobs", opt->concurrent_jobs, "jobs checkpointing to the same storage at once (share its bandwidth; 1 to 10000)")
            ->group(g);
        app.add_option("--restart-time", opt->restart_time, "recovery from failure to training again, e.g. 10m (replaces the itemised model)  [sets /reliability/recovery/total]")

@@ -43,7 +43,7 @@ void add_checkpoint(const ScenarioInput& input, SimulateResult& r, sim::SimOptio
   const sim::ReliabilitySettings settings = sim::parse_reliability_settings(load_scenario_document(input, &label), per_node);
   const CheckpointSettings& cs = settings.checkpoint;
   const StorageTier tier = checkpoint_tier(cs);
-  const CheckpointContext c = checkpoint_context(checkpoint_size(r.scenario.model, r.scenario.training, r.scenario.parallel, h), cs, h);
+  const CheckpointContext c = checkpoint_context(checkpoint_size(r.scenario.model, r.scenario.training, r.scenario.parallel, h, cs.contents), cs, h);
   r.checkpoint = SimulatedCheckpoint{tier.name, c.size.state_bytes, c.write_bandwidth, c.write_s()};
   opt->checkpoint.bytes = c.size.state_bytes;
   opt->checkpoint.gpu_rate = tier.per_node_bandwidth / per_node;

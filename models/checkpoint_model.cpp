@@ -15,15 +15,21 @@ namespace trainsim {
 
 // ---- Size -----------------------------------------------------------------------------------------
 
-CheckpointSize checkpoint_size(const ModelSpec& m, const TrainingSpec& t, const ParallelLayout& p, const HardwareSpec& h) {
+const char* to_string(CheckpointContents c) { return c == CheckpointContents::Weights ? "weights" : "full"; }
+
+CheckpointSize checkpoint_size(const ModelSpec& m, const TrainingSpec& t, const ParallelLayout& p, const HardwareSpec& h,
+                               CheckpointContents contents) {
   CheckpointSize s;
+  s.contents = contents;
   s.parameters = count_parameters(m).total;
+  const bool weights_only = contents == CheckpointContents::Weights;
   const double base_weight_bytes = bytes_per_element(t.precision == Precision::Fp8 ? Precision::Bf16 : t.precision);
   if (t.trains_base_weights()) {
     s.trained_parameters = s.parameters;
     // Optimizer states (with the fp32 master copy) exactly as the memory model counts them, unsharded.
     const double optimizer = full_model_states(s.parameters, 0, 1, 1, t, gradient_precision(t, p)).optimizer;
-    s.state_bytes = s.parameters * base_weight_bytes + optimizer;
+    const double full_state = s.parameters * base_weight_bytes + optimizer;
+    s.state_bytes = weights_only ? s.parameters * base_weight_bytes : full_state;
     s.restore_bytes = s.state_bytes;
     // DPO's frozen reference model is the initial policy: read again on a restart, never written.
     if (t.has_reference_copy()) s.restore_bytes += s.parameters * base_weight_bytes;
@@ -31,13 +37,15 @@ CheckpointSize checkpoint_size(const ModelSpec& m, const TrainingSpec& t, const 
     // to host memory do not cross PCIe again).
     const MemoryModel mm(m, t, h);
     const StageMemory worst = mm.worst_stage(p);
-    s.per_gpu_bytes = worst.weights + worst.optimizer;
+    // Weights only: each GPU copies the same share of its states as the checkpoint keeps of the whole.
+    s.per_gpu_bytes = (worst.weights + worst.optimizer) * s.state_bytes / full_state;
+    s.offloaded_host_per_gpu = worst.host;
   } else {
     // LoRA / QLoRA: PEFT saves the fp32 adapters and their two Adam moments (12 B/param); a restart also
     // reads the frozen base (QLoRA: NF4 at 4.127 bits/param, Dettmers et al. 2023 §3; the 16-bit
     // embeddings and norms are a rounding error at this scale).
     s.trained_parameters = lora_parameters(m, t.lora);
-    s.state_bytes = s.trained_parameters * 12.0;
+    s.state_bytes = s.trained_parameters * (weights_only ? 4.0 : 12.0);  // weights only: the fp32 adapters
     const double base = t.quantized_base() ? s.parameters * (4.0 + 0.127) / 8.0 : s.parameters * base_weight_bytes;
     s.restore_bytes = s.state_bytes + base;
     s.per_gpu_bytes = s.state_bytes / std::max(1, p.tp * p.pp);
@@ -123,6 +131,7 @@ class AsyncCheckpoint final : public CheckpointMethod {
  public:
   std::string name() const override { return "async"; }
   std::string description() const override { return "snapshot to host memory blocks; the write to storage overlaps training (CheckFreq)"; }
+  int host_copies() const override { return 1; }
   CheckpointCosts costs(const CheckpointContext& c) const override {
     CheckpointCosts k;
     k.write_s = c.write_s();
@@ -141,6 +150,8 @@ class InMemoryCheckpoint final : public CheckpointMethod {
  public:
   std::string name() const override { return "in-memory"; }
   std::string description() const override { return "snapshot to host memory, replicated to a peer node; restore from the peer (Gemini)"; }
+  int host_copies() const override { return 2; }
+  bool replicated() const override { return true; }
   CheckpointCosts costs(const CheckpointContext& c) const override {
     CheckpointCosts k;
     k.write_s = c.write_s();
@@ -214,6 +225,13 @@ CheckpointContext checkpoint_context(const CheckpointSize& size, const Checkpoin
   c.overhead_s = s.overhead_s;
   c.incremental_fraction = s.incremental_fraction;
   c.full_every = s.full_every;
+  c.first_tier_survives_node_loss = tier.survives_node_loss;
+  if (!s.upload_to.empty()) {
+    const StorageTier* upload = find_storage_tier(s.upload_to);
+    if (!upload) tier_registry().unknown("checkpoint upload tier", s.upload_to, {.hint = ""});
+    c.upload_bandwidth = shared_bandwidth(*upload, c.nodes, s.concurrent_jobs);
+    c.upload_node_read_bandwidth = shared_bandwidth(*upload, 1, s.concurrent_jobs);
+  }
   return c;
 }
 
@@ -221,11 +239,28 @@ CheckpointCosts checkpoint_costs(const CheckpointSettings& s, const CheckpointCo
   const CheckpointMethod* m = find_checkpoint_method(s.method);
   if (!m) method_registry().unknown("checkpoint method", s.method, {.hint = ""});
   CheckpointCosts k = m->costs(c);
+  if (c.upload_bandwidth > 0) {
+    k.upload_s = c.size.state_bytes / c.upload_bandwidth;
+    if (!c.first_tier_survives_node_loss && !m->replicated()) {
+      // Only the uploaded copy outlives a node: the checkpoint counts once the upload ends (it starts when the
+      // first tier holds it), and a restart reads the lost node's shard from the upload tier while the others
+      // read their own.
+      k.persist_s += k.upload_s;
+      k.restore_s = std::max(k.restore_s, c.size.restore_bytes / c.nodes / c.upload_node_read_bandwidth);
+    }
+    k.how += "; uploads in " + seconds_text(k.upload_s);
+  }
   if (s.blocking_override_s >= 0) {
     k.blocking_s = s.blocking_override_s;
     k.how = "blocking cost given: " + seconds_text(s.blocking_override_s);
   }
   return k;
+}
+
+double staging_host_bytes_per_node(const CheckpointSettings& s, const CheckpointContext& c) {
+  const CheckpointMethod* m = find_checkpoint_method(s.method);
+  if (!m) method_registry().unknown("checkpoint method", s.method, {.hint = ""});
+  return (m->host_copies() * c.size.per_gpu_bytes + c.size.offloaded_host_per_gpu) * c.gpus_per_node;
 }
 
 CheckpointSettings parse_checkpoint_settings(const Json& value, const std::string& path, std::vector<AppliedDefault>* defaults) {
@@ -240,6 +275,9 @@ CheckpointSettings parse_checkpoint_settings(const Json& value, const std::strin
   }
   JsonReader r(value, path, defaults);
   r.mark_read({"method", "storage", "interval", "cost", "overhead", "host_bandwidth", "incremental_fraction", "full_every"});
+  const std::string contents = r.get_enum("contents", {"full", "weights"}, "full", "");
+  s.contents = contents == "weights" ? CheckpointContents::Weights : CheckpointContents::Full;
+  if (r.has("upload_to")) s.upload_to = r.get_enum("upload_to", tier_registry().names(), "", "");
   if (r.has("keep")) s.keep = reliability_limits::read_int(r, "keep", 0, "", reliability_limits::kKeepCheckpoints);
   if (r.has("quota")) s.quota_bytes = reliability_limits::read_quantity(r, "quota", Quantity::Bytes, 0, "", reliability_limits::kStorageQuota);
   s.method = r.get_enum("method", method_registry().names(), "sync", "training blocks while the checkpoint is written");

@@ -190,6 +190,14 @@ std::vector<ReliabilityFact> reliability_facts(const ReliabilityReport& r) {
            << static_cast<long long>(kept["checkpoints_in_quota"].get<double>()) << ")"
            << (kept.contains("fits_quota") && !kept["fits_quota"].get<bool>() ? ": OVER THE QUOTA" : "");
     }
+    if (cs.contents == CheckpointContents::Weights) os << "; weights only (a restart resumes with fresh optimizer moments)";
+    if (!cs.upload_to.empty()) os << "; then uploaded to " << cs.upload_to << " in " << dur(job.checkpoint.upload_s);
+    if (const auto st = sim::staging_json(cs, job.checkpoint_context, job.scenario.hardware.host_memory_bytes); !st.is_null()) {
+      os << "; stages " << decimal_bytes(st["host_bytes_per_node"].get<double>()) << " of host memory a node";
+      if (st.contains("host_memory_bytes"))
+        os << " of " << decimal_bytes(st["host_memory_bytes"].get<double>())
+           << (st["fits_host_memory"].get<bool>() ? "" : ": OVER HOST MEMORY (the snapshot does not fit the node)");
+    }
     facts.push_back({"Checkpoint", os.str()});
   }
   facts.push_back({"Recovery", "hardware " + recovery_text(job.recovery_hardware) + "; software " + dur(job.recovery_software.total())});

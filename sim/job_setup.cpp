@@ -243,6 +243,19 @@ Json retention_json(const CheckpointSettings& cs, double checkpoint_bytes) {
   return r;
 }
 
+Json staging_json(const CheckpointSettings& cs, const CheckpointContext& c, double host_memory_bytes) {
+  const CheckpointMethod* m = find_checkpoint_method(cs.method);
+  if (!m || m->host_copies() == 0) return Json();
+  Json j = {{"host_copies", m->host_copies()},
+            {"host_bytes_per_node", staging_host_bytes_per_node(cs, c)},
+            {"offloaded_bytes_per_node", c.size.offloaded_host_per_gpu * c.gpus_per_node}};
+  if (host_memory_bytes > 0) {
+    j["host_memory_bytes"] = host_memory_bytes;
+    j["fits_host_memory"] = staging_host_bytes_per_node(cs, c) <= host_memory_bytes;
+  }
+  return j;
+}
+
 double chosen_interval_s(const ReliabilityJob& job, double blocking_s, double persist_s, double mtbf_s) {
   const ReliabilitySettings& s = job.settings;
   if (s.interval == IntervalChoice::Given) return s.interval_s;
@@ -297,7 +310,7 @@ ReliabilityJob build_reliability_job(const Scenario& scenario, const Reliability
     if (job.failures.components[i].needs_replacement) job.replacement_share += job.failures.share(i, job.gpus_per_node);
 
   // Checkpoints.
-  job.checkpoint_size = checkpoint_size(s.model, s.training, s.parallel, h);
+  job.checkpoint_size = checkpoint_size(s.model, s.training, s.parallel, h, settings.checkpoint.contents);
   job.checkpoint_context = checkpoint_context(job.checkpoint_size, settings.checkpoint, h);
   job.checkpoint = checkpoint_costs(settings.checkpoint, job.checkpoint_context);
 
@@ -386,6 +399,7 @@ Json to_json(const ReliabilitySettings& s, const ReliabilityJob& job) {
               {"persist_s", job.checkpoint.persist_s},
               {"restore_s", job.checkpoint.restore_s},
               {"write_s", job.checkpoint.write_s},
+              {"contents", to_string(cs.contents)},
               {"blocking_given", cs.blocking_override_s >= 0},
               {"state_bytes", job.checkpoint_size.state_bytes},
               {"restore_bytes", job.checkpoint_size.restore_bytes},
@@ -395,6 +409,10 @@ Json to_json(const ReliabilitySettings& s, const ReliabilityJob& job) {
               {"overhead_s", cs.overhead_s}}},
             {"recovery", recovery}};
   if (const Json kept = retention_json(cs, job.checkpoint_size.state_bytes); !kept.is_null()) j["checkpoint"]["retention"] = kept;
+  if (!cs.upload_to.empty()) j["checkpoint"]["upload"] = {{"tier", cs.upload_to}, {"upload_s", job.checkpoint.upload_s},
+                                                          {"bandwidth", job.checkpoint_context.upload_bandwidth}};
+  if (const Json st = staging_json(cs, job.checkpoint_context, job.scenario.hardware.host_memory_bytes); !st.is_null())
+    j["checkpoint"]["staging"] = st;
   if (std::isfinite(job.window_s)) j["window_s"] = job.window_s;
   return j;
 }

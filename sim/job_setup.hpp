@@ -105,5 +105,9 @@ nlohmann::json to_json(const ReliabilitySettings& s, const ReliabilityJob& job);
 // Retention (checkpoint.keep, checkpoint.quota): the space the kept checkpoints take and how many the quota holds,
 // each a full checkpoint of `checkpoint_bytes`; null when neither is given.
 nlohmann::json retention_json(const CheckpointSettings& cs, double checkpoint_bytes);
+// Host memory the method's snapshots take on a node (async, in-memory), beside offloaded optimizer states, against
+// hardware.host_memory: {host_copies, host_bytes_per_node, offloaded_bytes_per_node, host_memory_bytes,
+// fits_host_memory}; null for methods that stage nothing.
+nlohmann::json staging_json(const CheckpointSettings& cs, const CheckpointContext& c, double host_memory_bytes);
 
 }  // namespace trainsim::sim

@@ -54,6 +54,68 @@ TEST_CASE("checkpoint size: LoRA saves the adapters, a restart also reads the ba
   CHECK(c.state_bytes < 0.05 * c.restore_bytes);  // 0.2B adapters vs 70.6B frozen
 }
 
+TEST_CASE("checkpoint size: weights only keeps the 16-bit weights (or the fp32 adapters)") {
+  // Llama-3-8B in bf16 with AdamW: 2 B/param of weights out of the full state's 14 (Hugging Face save_only_model,
+  // Megatron --no-save-optim drop the master copy and both moments).
+  const Scenario s = scenario({{"model", "llama3-8b"}, {"training", {{"global_batch_size", 64}}}, {"hardware", {{"num_gpus", 8}}}});
+  const CheckpointSize full = checkpoint_size(s.model, s.training, s.parallel, s.hardware);
+  const CheckpointSize w = checkpoint_size(s.model, s.training, s.parallel, s.hardware, CheckpointContents::Weights);
+  CHECK(w.state_bytes == trainsim::test::approx(8030261248.0 * 2));
+  CHECK(w.bytes_per_parameter == trainsim::test::approx(2.0));
+  CHECK(w.restore_bytes == w.state_bytes);
+  CHECK(w.per_gpu_bytes == trainsim::test::approx(full.per_gpu_bytes * 2 / 14));  // the same share of each GPU's states
+  // LoRA: the fp32 adapters alone, 4 B/param instead of 12 with their moments; a restart still reads the base.
+  const Scenario l = scenario({{"model", "llama3-8b"}, {"training", {{"mode", "lora"}, {"global_batch_size", 8}}}, {"hardware", {{"num_gpus", 1}}}});
+  const CheckpointSize lw = checkpoint_size(l.model, l.training, l.parallel, l.hardware, CheckpointContents::Weights);
+  CHECK(lw.state_bytes == trainsim::test::approx(41943040.0 * 4));  // r = 16 on all seven projections of 32 layers
+  CHECK(lw.restore_bytes == trainsim::test::approx(41943040.0 * 4 + 8030261248.0 * 2));
+}
+
+TEST_CASE("tiered checkpoints: local NVMe first, then an upload that must end before the checkpoint outlives a node") {
+  // 16 nodes write 14 B/param of Llama-3-70B to their NVMe (12 GB/s a node, not shared), then upload to the object
+  // store (10 GB/s a node, 200 GB/s for the bucket: 16 nodes get 160 GB/s).
+  const Scenario s = scenario({{"model", "llama3-70b"}, {"training", {{"global_batch_size", 512}, {"distributed_optimizer", true}}},
+                               {"parallel", {{"tp", 8}}}, {"hardware", {{"num_nodes", 16}}}});
+  const CheckpointSize size = checkpoint_size(s.model, s.training, s.parallel, s.hardware);
+  CheckpointSettings cs;
+  cs.storage = "local-nvme";
+  const CheckpointCosts local = checkpoint_costs(cs, checkpoint_context(size, cs, s.hardware));
+  cs.upload_to = "object-store";
+  const CheckpointContext ctx = checkpoint_context(size, cs, s.hardware);
+  const CheckpointCosts tiered = checkpoint_costs(cs, ctx);
+  const double bytes = size.state_bytes;
+  CHECK(ctx.write_bandwidth == trainsim::test::approx(16 * 12e9));
+  CHECK(ctx.upload_bandwidth == trainsim::test::approx(160e9));
+  CHECK(tiered.blocking_s == trainsim::test::approx(local.blocking_s));  // the upload overlaps training
+  CHECK(tiered.upload_s == trainsim::test::approx(bytes / 160e9));
+  CHECK(tiered.persist_s == trainsim::test::approx(bytes / 160e9));      // sync: counts once uploaded
+  // A restart: 15 nodes read their own shard at 12 GB/s, the replacement reads the lost one at 10 GB/s.
+  CHECK(tiered.restore_s == trainsim::test::approx(std::max(bytes / (16 * 12e9), bytes / 16 / 10e9)));
+  // The parallel file system outlives a node by itself: the upload (for safekeeping) does not delay persistence.
+  cs.storage = "parallel-fs";
+  const CheckpointCosts pfs = checkpoint_costs(cs, checkpoint_context(size, cs, s.hardware));
+  CHECK(pfs.persist_s == 0);
+  CHECK(pfs.upload_s == trainsim::test::approx(bytes / 160e9));
+  // In-memory replicates to a peer: the upload to the object store is off its recovery path too.
+  cs.storage = "local-nvme";
+  cs.method = "in-memory";
+  const CheckpointContext mem_ctx = checkpoint_context(size, cs, s.hardware);
+  CHECK(checkpoint_costs(cs, mem_ctx).persist_s == trainsim::test::approx(mem_ctx.peer_copy_s()));
+}
+
+TEST_CASE("staging an asynchronous checkpoint takes host memory: one snapshot a GPU, two for in-memory") {
+  const Scenario s = scenario({{"model", "llama3-70b"}, {"training", {{"global_batch_size", 512}, {"distributed_optimizer", true}}},
+                               {"parallel", {{"tp", 8}}}, {"hardware", {{"num_nodes", 16}}}});
+  const CheckpointSize size = checkpoint_size(s.model, s.training, s.parallel, s.hardware);
+  CheckpointSettings cs;
+  const CheckpointContext ctx = checkpoint_context(size, cs, s.hardware);
+  CHECK(staging_host_bytes_per_node(cs, ctx) == 0);  // sync writes from the GPU
+  cs.method = "async";
+  CHECK(staging_host_bytes_per_node(cs, ctx) == trainsim::test::approx(8 * size.per_gpu_bytes));
+  cs.method = "in-memory";  // its own snapshot and a peer node's replica
+  CHECK(staging_host_bytes_per_node(cs, ctx) == trainsim::test::approx(16 * size.per_gpu_bytes));
+}
+
 TEST_CASE("storage tiers share their aggregate bandwidth") {
   std::vector<std::string> names;
   for (const auto& t : storage_tiers()) names.push_back(t.name);
@@ -125,6 +187,11 @@ TEST_CASE("the scenario's checkpoint object") {
   CHECK_THROWS_WITH_AS(parse_checkpoint_settings(Json{{"method", "asynch"}}, "/reliability/checkpoint", nullptr),
                        doctest::Contains("/reliability/checkpoint/method: got \"asynch\"; expected one of async"), InputError);
   CHECK_THROWS_WITH_AS(parse_checkpoint_settings(Json{{"storage", "nfs"}}, "/c", nullptr), doctest::Contains("/c/storage"), InputError);
+  const CheckpointSettings t = parse_checkpoint_settings(Json{{"storage", "local-nvme"}, {"upload_to", "object-store"}, {"contents", "weights"}}, "/c", nullptr);
+  CHECK(t.upload_to == "object-store");
+  CHECK(t.contents == CheckpointContents::Weights);
+  CHECK_THROWS_WITH_AS(parse_checkpoint_settings(Json{{"upload_to", "tape"}}, "/c", nullptr), doctest::Contains("/c/upload_to"), InputError);
+  CHECK_THROWS_WITH_AS(parse_checkpoint_settings(Json{{"contents", "optimizer"}}, "/c", nullptr), doctest::Contains("expected one of full, weights"), InputError);
   CHECK_THROWS_WITH_AS(parse_checkpoint_settings(Json{{"costt", "1s"}}, "/c", nullptr), doctest::Contains("did you mean \"cost\""), InputError);
 }
 
