@@ -24,6 +24,13 @@ int run_estimate(const ScenarioInput& input) {
   StepModel sm(r.scenario.model, r.scenario.training, r.scenario.hardware, calibration ? &calibration->profile : nullptr);
   r.step = sm.estimate(r.scenario.parallel);
   r.cost = sm.training_cost(r.step, r.scenario.parallel);
+  if (r.scenario.data.given) {
+    r.data_feed = estimate_data_feed(r.scenario, r.step.time_s);
+    if (r.data_feed->starves)
+      r.scenario.notes.push_back("data: the feed is slower than the GPUs (" + r.data_feed->bottleneck + " bound): a step takes " +
+                                 format_seconds(r.data_feed->feed_bound_step_s) + ", not the " + format_seconds(r.step.time_s) +
+                                 " the GPUs need; the step time and cost above are the GPUs'");
+  }
   // What the profile replaced and what fell back to the defaults, for this scenario's hardware and precision.
   std::optional<CalibrationCoverage> coverage;
   if (calibration) coverage = CalibrationFit(calibration->profile, r.scenario.hardware).coverage(&r.scenario.training);

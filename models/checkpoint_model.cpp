@@ -54,48 +54,7 @@ CheckpointSize checkpoint_size(const ModelSpec& m, const TrainingSpec& t, const 
   return s;
 }
 
-// ---- Storage tiers --------------------------------------------------------------------------------
-// Registry and built-in tiers in one file: whatever looks a tier up keeps the registrations.
-
 namespace {
-NameRegistry<StorageTier>& tier_registry() {
-  static NameRegistry<StorageTier> all;
-  return all;
-}
-}  // namespace
-
-const std::vector<StorageTier>& storage_tiers() { return tier_registry().entries(); }
-std::vector<std::string> storage_tier_names() { return tier_registry().names(); }
-
-const StorageTier* find_storage_tier(const std::string& name) { return tier_registry().find(name); }
-
-RegisterStorageTier::RegisterStorageTier(StorageTier tier) { tier_registry().add(std::move(tier)); }
-
-double shared_bandwidth(const StorageTier& tier, int nodes, int concurrent_jobs) {
-  const double nodes_bw = std::max(1, nodes) * tier.per_node_bandwidth;
-  if (tier.aggregate_bandwidth <= 0) return nodes_bw;
-  return std::min(tier.aggregate_bandwidth / std::max(1, concurrent_jobs), nodes_bw);
-}
-
-namespace {
-
-const RegisterStorageTier reg_nvme{{"local-nvme",
-                                    "each node writes its shard to its own NVMe drives: scales with the nodes, lost with a node "
-                                    "(shards assumed mirrored to a neighbour)",
-                                    "assumption: 12 GB/s a node, about half the raw sequential write of 8 data-center U.2 "
-                                    "drives in RAID 0 (DGX H100: 8 x 3.84 TB)",
-                                    0, 12e9, false}};
-const RegisterStorageTier reg_pfs{{"parallel-fs",
-                                   "a shared parallel file system (Lustre, GPFS, Tectonic): its aggregate bandwidth is shared by "
-                                   "every writer",
-                                   "Llama 3 paper (arXiv 2407.21783) §3.3.1: Tectonic sustains 2 TB/s (7 TB/s peak); 25 GB/s per "
-                                   "client node is an assumption",
-                                   2e12, 25e9, true}};
-const RegisterStorageTier reg_object{{"object-store",
-                                      "an object store (S3, GCS, Azure Blob) reached over the front-end network",
-                                      "AWS S3 performance guide: up to 100 Gb/s per instance with parallel requests (12.5 GB/s; "
-                                      "10 GB/s used); 200 GB/s for a bucket shared by a cluster is an assumption",
-                                      200e9, 10e9, true}};
 
 // ---- Methods ---------------------------------------------------------------------------------------
 
@@ -205,12 +164,7 @@ const CheckpointMethod* find_checkpoint_method(const std::string& name) {
 RegisterCheckpointMethod::RegisterCheckpointMethod(std::unique_ptr<CheckpointMethod> m) { method_registry().add(std::move(m)); }
 
 StorageTier checkpoint_tier(const CheckpointSettings& s) {
-  const StorageTier* found = find_storage_tier(s.storage);
-  if (!found) tier_registry().unknown("checkpoint storage", s.storage, {.hint = ""});
-  StorageTier tier = *found;
-  if (s.aggregate_bandwidth > 0) tier.aggregate_bandwidth = s.aggregate_bandwidth;
-  if (s.per_node_bandwidth > 0) tier.per_node_bandwidth = s.per_node_bandwidth;
-  return tier;
+  return resolved_tier({s.storage, s.aggregate_bandwidth, s.per_node_bandwidth, s.concurrent_jobs}, "checkpoint storage");
 }
 
 CheckpointContext checkpoint_context(const CheckpointSize& size, const CheckpointSettings& s, const HardwareSpec& h) {
@@ -227,10 +181,9 @@ CheckpointContext checkpoint_context(const CheckpointSize& size, const Checkpoin
   c.full_every = s.full_every;
   c.first_tier_survives_node_loss = tier.survives_node_loss;
   if (!s.upload_to.empty()) {
-    const StorageTier* upload = find_storage_tier(s.upload_to);
-    if (!upload) tier_registry().unknown("checkpoint upload tier", s.upload_to, {.hint = ""});
-    c.upload_bandwidth = shared_bandwidth(*upload, c.nodes, s.concurrent_jobs);
-    c.upload_node_read_bandwidth = shared_bandwidth(*upload, 1, s.concurrent_jobs);
+    const StorageChoice upload{s.upload_to, 0, 0, s.concurrent_jobs};
+    c.upload_bandwidth = shared_bandwidth(upload, c.nodes, "checkpoint upload tier");
+    c.upload_node_read_bandwidth = shared_bandwidth(upload, 1, "checkpoint upload tier");
   }
   return c;
 }
@@ -277,26 +230,15 @@ CheckpointSettings parse_checkpoint_settings(const Json& value, const std::strin
   r.mark_read({"method", "storage", "interval", "cost", "overhead", "host_bandwidth", "incremental_fraction", "full_every"});
   const std::string contents = r.get_enum("contents", {"full", "weights"}, "full", "");
   s.contents = contents == "weights" ? CheckpointContents::Weights : CheckpointContents::Full;
-  if (r.has("upload_to")) s.upload_to = r.get_enum("upload_to", tier_registry().names(), "", "");
+  if (r.has("upload_to")) s.upload_to = r.get_enum("upload_to", storage_tier_names(), "", "");
   if (r.has("keep")) s.keep = reliability_limits::read_int(r, "keep", 0, "", reliability_limits::kKeepCheckpoints);
   if (r.has("quota")) s.quota_bytes = reliability_limits::read_quantity(r, "quota", Quantity::Bytes, 0, "", reliability_limits::kStorageQuota);
   s.method = r.get_enum("method", method_registry().names(), "sync", "training blocks while the checkpoint is written");
-  if (!r.has("storage")) {
-    r.record_default("storage", "\"parallel-fs\"", "a shared parallel file system, 2 TB/s aggregate");
-  } else if (r.raw("storage").is_string()) {
-    s.storage = r.get_enum("storage", tier_registry().names(), "parallel-fs", "");
-  } else {
-    namespace lim = reliability_limits;
-    JsonReader st(r.raw("storage"), r.child_path("storage"), defaults);
-    st.mark_read({"tier", "aggregate_bandwidth", "per_node_bandwidth", "concurrent_jobs"});
-    s.storage = st.get_enum("tier", tier_registry().names(), "parallel-fs", "a shared parallel file system");
-    if (st.has("aggregate_bandwidth"))
-      s.aggregate_bandwidth = lim::read_quantity(st, "aggregate_bandwidth", Quantity::Bandwidth, 0, "", lim::kAggregateBandwidth);
-    if (st.has("per_node_bandwidth"))
-      s.per_node_bandwidth = lim::read_quantity(st, "per_node_bandwidth", Quantity::Bandwidth, 0, "", lim::kNodeBandwidth);
-    s.concurrent_jobs = lim::read_int(st, "concurrent_jobs", 1, "", lim::kConcurrentJobs);
-    st.reject_unknown();
-  }
+  const StorageChoice storage = read_storage_choice(r, "storage", StorageChoice{}, "a shared parallel file system, 2 TB/s aggregate");
+  s.storage = storage.tier;
+  s.aggregate_bandwidth = storage.aggregate_bandwidth;
+  s.per_node_bandwidth = storage.per_node_bandwidth;
+  s.concurrent_jobs = storage.concurrent_jobs;
   namespace lim = reliability_limits;
   if (r.has("cost")) s.blocking_override_s = lim::read_quantity(r, "cost", Quantity::Time, 0, "", lim::kCheckpointCost);
   s.overhead_s = lim::read_quantity(r, "overhead", Quantity::Time, s.overhead_s, "per-checkpoint barrier and metadata, seconds (assumption)",

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "spec.hpp"
+#include "storage_tier.hpp"
 
 namespace trainsim {
 
@@ -38,28 +39,6 @@ struct CheckpointSize {
 // Weights only: the 16-bit weights (fp32 adapters for LoRA/QLoRA), the snapshot the same share of each GPU's states.
 CheckpointSize checkpoint_size(const ModelSpec& m, const TrainingSpec& t, const ParallelLayout& p, const HardwareSpec& h,
                                CheckpointContents contents = CheckpointContents::Full);
-
-// ---- Storage tiers (registered by name) ----------------------------------------------------------
-
-struct StorageTier {
-  std::string name;
-  std::string description;
-  std::string source;
-  double aggregate_bandwidth = 0;  // bytes/s the tier sustains for all clients together; 0 = grows with the nodes (local disks)
-  double per_node_bandwidth = 0;   // bytes/s one node writes or reads
-  bool survives_node_loss = true;  // local NVMe does not: a lost node's shard must come from a replica (assumed present)
-};
-const std::vector<StorageTier>& storage_tiers();  // sorted by name
-std::vector<std::string> storage_tier_names();
-const StorageTier* find_storage_tier(const std::string& name);
-struct RegisterStorageTier {
-  explicit RegisterStorageTier(StorageTier tier);
-};
-
-// Bandwidth one job gets from a tier when `nodes` of its nodes write (or read) together and
-// `concurrent_jobs` jobs checkpoint at the same time: its share of the aggregate, capped by what its
-// nodes can push: min(aggregate / concurrent_jobs, nodes x per_node).
-double shared_bandwidth(const StorageTier& tier, int nodes, int concurrent_jobs);
 
 // ---- Methods (registered by name) ----------------------------------------------------------------
 

@@ -31,6 +31,8 @@ class JsonReader {
 
   const std::string& path() const { return path_; }
   std::string child_path(const std::string& key) const { return path_ + "/" + key; }
+  // Where defaults are recorded (for readers of nested objects); may be null.
+  std::vector<AppliedDefault>* defaults() const { return defaults_; }
   bool has(const std::string& key) const;  // present and not null
   const Json& raw(const std::string& key);  // marks it read; caller checks presence
 

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "collectives.hpp"
+#include "data_feed.hpp"
 #include "json_reader.hpp"
 #include "layout_check.hpp"
 #include "recompute_policy.hpp"
@@ -31,6 +32,7 @@ Scenario parse_scenario(const Json& doc, bool check_layout) {
   int num_gpus_given = 0;
   s.hardware = parse_hardware(section("hardware"), &s.defaults, &num_gpus_given);
   ParallelInput parallel = parse_parallel(section("parallel"), &s.defaults);
+  if (top.has("data")) s.data = parse_data_feed(top.raw("data"), "/data", &s.defaults);
   top.reject_unknown();
   check_precision_supported(s.training, s.hardware.gpu);
   if (!s.hardware.has_price())
@@ -225,7 +227,9 @@ Json to_json(const HardwareSpec& h) {
 }
 
 Json to_json(const Scenario& s) {
-  return {{"model", to_json(s.model)}, {"training", to_json(s.training)}, {"parallel", to_json(s.parallel)}, {"hardware", to_json(s.hardware)}};
+  Json j = {{"model", to_json(s.model)}, {"training", to_json(s.training)}, {"parallel", to_json(s.parallel)}, {"hardware", to_json(s.hardware)}};
+  if (s.data.given) j["data"] = to_json(s.data);
+  return j;
 }
 
 Json defaults_to_json(const Scenario& s) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "framework.hpp"
+#include "storage_tier.hpp"
 
 namespace trainsim {
 
@@ -289,11 +290,26 @@ struct AppliedDefault {
   std::string reason;
 };
 
+// The scenario's "data" section: where the training data is read from and what a DataLoader worker does to each
+// sample, to check that the feed keeps up with the GPUs (data_feed.hpp).
+enum class DataFormat { Tokens, Text };
+struct DataFeedSpec {
+  bool given = false;            // the scenario has a "data" section
+  StorageChoice storage;         // where the dataset is read from (its share of the tier, shared_bandwidth)
+  DataFormat format = DataFormat::Tokens;  // pre-tokenized (memory-mapped ids) or raw text tokenized on the fly
+  double bytes_per_token = 0;    // 0: the format's (ids: 2 or 4 by vocabulary; text: 4 UTF-8 bytes)
+  double bytes_per_sample = 0;   // > 0: bytes read per sequence (images, audio, compressed shards), instead
+  double cpu_per_sample_s = 0;   // > 0: a worker's CPU time per sequence (decode, transforms), instead of tokenizing
+  double tokenize_tokens_per_s = 1e6;  // text: one worker's tokenizer rate
+  int workers_per_gpu = 2;       // DataLoader workers per GPU (Megatron --num-workers)
+};
+
 struct Scenario {
   ModelSpec model;
   TrainingSpec training;
   ParallelLayout parallel;
   HardwareSpec hardware;
+  DataFeedSpec data;
   std::vector<AppliedDefault> defaults;
   std::vector<std::string> notes;  // e.g. ignored Hugging Face config keys
 };

@@ -159,6 +159,20 @@ std::string format_seconds(double s) {
   return buf;
 }
 
+std::string format_bandwidth(double v) {
+  static const struct {
+    double scale;
+    const char* unit;
+  } units[] = {{1e12, "TB/s"}, {1e9, "GB/s"}, {1e6, "MB/s"}, {1e3, "kB/s"}, {1, "B/s"}};
+  for (const auto& u : units)
+    if (v >= u.scale || u.scale == 1) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.3g %s", v / u.scale, u.unit);
+      return buf;
+    }
+  return "";
+}
+
 std::string format_quantity(double v, Quantity kind) {
   char buf[64];
   switch (kind) {

@@ -35,6 +35,7 @@ std::string format_bytes(double bytes);       // binary units: GiB
 std::string format_count(double n);           // 8.03B, 405M
 std::string format_seconds(double s);         // 1.42 s, 3.2 h, 41.5 d
 std::string format_rate(double flops);        // TFLOP/s
+std::string format_bandwidth(double bytes_per_s);  // 25.0 GB/s, 258 kB/s: three significant digits, decimal units
 std::string format_usd(double usd);           // $59, $1.2K, $3.45M
 std::string format_number(double v, int significant = 6);  // 0.8, 1e-09, nan: a plain value for a message
 

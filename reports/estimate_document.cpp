@@ -58,7 +58,7 @@ std::string cost_line(const EstimateResult& r) {
 
 std::vector<std::pair<std::string, std::string>> facts(const EstimateResult& r) {
   const Scenario& s = r.scenario;
-  return {{"Scenario", r.scenario_label},
+  std::vector<std::pair<std::string, std::string>> out{{"Scenario", r.scenario_label},
           {"Model", s.model.name + ", " + format_count(r.memory.params.total) + " parameters"},
           {"Training", describe_training(s)},
           {"Layout", describe_layout(s)},
@@ -66,6 +66,8 @@ std::vector<std::pair<std::string, std::string>> facts(const EstimateResult& r) 
           {"Memory", verdict(r.memory)},
           {"Speed", speed_line(r)},
           {"Cost", cost_line(r)}};
+  if (r.data_feed) out.push_back({"Data feed", data_feed_line(*r.data_feed)});
+  return out;
 }
 
 // Stacked GiB per pipeline stage, the GPU's capacity as a line.

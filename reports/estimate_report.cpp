@@ -56,7 +56,7 @@ Json estimate_json(const EstimateResult& r) {
   const MemoryEstimate& m = r.memory;
   Json suggestions = Json::array();
   for (const auto& s : r.suggestions) suggestions.push_back({{"change", s.change}, {"total_bytes", s.total_bytes}, {"fits", s.fits}});
-  return {{"command", "estimate"},
+  Json j = {{"command", "estimate"},
           {"scenario_source", r.scenario_label},
           {"scenario", to_json(r.scenario)},
           {"defaults", defaults_to_json(r.scenario)},
@@ -71,6 +71,8 @@ Json estimate_json(const EstimateResult& r) {
           {"step", step_json(r.step)},
           {"training", training_cost_json(r.cost)},
           {"suggestions", suggestions}};
+  if (r.data_feed) j["data_feed"] = to_json(*r.data_feed);
+  return j;
 }
 
 std::string describe_framework(const TrainingSpec& t, const ParallelLayout& p) {
@@ -153,6 +155,7 @@ void print_estimate_table(std::ostream& os, const EstimateResult& r) {
 
   os << "\nStep time (critical pipeline stage, exposed communication only)\n";
   print_step_table(os, r.step, r.cost, s);
+  if (r.data_feed) os << "\nData feed: " << data_feed_line(*r.data_feed) << "\n";
 
   std::vector<FitSuggestion> fitting;
   for (const auto& f : r.suggestions) if (f.fits) fitting.push_back(f);

@@ -1,9 +1,11 @@
 #pragma once
 // Renders a memory estimate: JSON (the contract keys), a terminal table, CSV (one row per stage).
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <ostream>
 #include <vector>
 
+#include "models/data_feed.hpp"
 #include "models/memory.hpp"
 #include "models/memory_advice.hpp"
 #include "models/spec.hpp"
@@ -18,6 +20,7 @@ struct EstimateResult {
   StepEstimate step;
   TrainingCost cost;
   std::string scenario_label;  // where the scenario came from
+  std::optional<DataFeedEstimate> data_feed;  // with the scenario's "data" section
 };
 
 nlohmann::json stage_memory_json(const StageMemory& s, double capacity);
