@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <memory>
+#include <set>
 
 #include "command.hpp"
 #include "flag_values.hpp"
@@ -57,6 +58,29 @@ std::vector<std::string> policy_notes(const std::vector<cl::PolicyChoice>& choic
     notes.push_back("las: no starvation guard (cluster.scheduler.las_promote_knob 0); jobs of a low queue can wait without bound "
                     "while short jobs keep arriving; waits include the time re-queued after preemptions");
   return notes;
+}
+
+// Whether the scheduler itself delays starts: a cycle between passes, a cost per pass, or a cap on admissions.
+bool scheduler_delays(const cl::ClusterSpec& c) { return c.cycle.period_s > 0 || c.cycle.cost_s > 0 || c.cycle.admissions_per_queue > 0; }
+
+// The control plane's admission capacity (a cap per queue and cycle, every queue named and the default one) against
+// the workload's arrivals, both a day.
+void scheduler_throughput(const std::vector<cl::ClusterJob>& jobs, ClusterRun* run) {
+  const cl::SchedulerCycle& cycle = run->cluster.cycle;
+  if (jobs.size() > 1) {
+    double first = jobs.front().submit_s, last = first;
+    for (const cl::ClusterJob& j : jobs) first = std::min(first, j.submit_s), last = std::max(last, j.submit_s);
+    if (last > first) run->arrivals_per_day = static_cast<double>(jobs.size() - 1) / (last - first) * 86400;
+  }
+  if (cycle.period_s > 0 && cycle.admissions_per_queue > 0) {
+    std::set<std::string> queues;
+    for (const cl::ClusterJob& j : jobs) queues.insert(j.queue);
+    run->admissions_per_day = cycle.admissions_per_queue * static_cast<double>(queues.size()) * 86400 / cycle.period_s;
+    if (run->arrivals_per_day > run->admissions_per_day)
+      run->notes.push_back("scheduler: jobs arrive at " + format_count(run->arrivals_per_day) + " a day, more than the " +
+                           format_count(run->admissions_per_day) + " a day its cycle admits (" + std::to_string(cycle.admissions_per_queue) +
+                           " per queue every " + format_seconds(cycle.period_s) + "): the queue grows whatever the GPUs");
+  }
 }
 
 constexpr double kFillDurationS = 1e12;  // "never ends" under --fill: far past any trace's last arrival
@@ -283,6 +307,7 @@ int run_cluster(const ClusterFlags& f) {
   run.notes = policy_notes(choices, run.cluster, trace.jobs);
   if (f.seeds < 1 || f.seeds > 10000) throw InputError("--seeds", std::to_string(f.seeds), "a number of runs per policy from 1 to 10,000");
   run.seeds = f.seeds;
+  scheduler_throughput(trace.jobs, &run);
   for (const cl::PolicyChoice& choice : choices) {
     ProgressBar bar("cluster " + choice.text);
     cl::ClusterSimOptions o;
@@ -303,6 +328,19 @@ int run_cluster(const ClusterFlags& f) {
       const std::vector<cl::ClusterJob>& jobs = redrawn.empty() ? trace.jobs : redrawn;
       if (run.fill && !jobs.empty()) o.horizon_s = jobs.back().submit_s + 1;
       runs.push_back(cl::simulate_cluster(run.cluster, jobs, o));
+    }
+    if (scheduler_delays(run.cluster)) {
+      // The same runs under a scheduler that passes at every event at no cost: the difference in the mean wait is
+      // the time jobs wait for the scheduler itself, beside waiting for GPUs.
+      cl::ClusterSpec ideal = run.cluster;
+      ideal.cycle = {};
+      double sum = 0;
+      for (int k = 0; k < f.seeds; ++k) {
+        o.seed = f.seed + static_cast<std::uint64_t>(k);
+        o.progress = nullptr;
+        sum += cl::simulate_cluster(ideal, trace.jobs, o).mean_wait_s;
+      }
+      run.ideal_mean_wait_s.push_back(sum / f.seeds);
     }
     cl::SeedStatistics spread;
     run.policies.push_back(f.seeds > 1 ? cl::mean_over_seeds(runs, &spread) : std::move(runs.front()));

@@ -51,6 +51,10 @@ Json cluster_json(const ClusterRun& r) {
   for (std::size_t i = 0; i < r.policies.size(); ++i) {
     Json p = policy_json(r.policies[i], i < r.wall_s.size() ? r.wall_s[i] : 0);
     p["seeds"] = r.seeds;
+    if (i < r.ideal_mean_wait_s.size()) {
+      p["ideal_mean_wait_s"] = r.ideal_mean_wait_s[i];
+      p["scheduler_latency_s"] = r.policies[i].mean_wait_s - r.ideal_mean_wait_s[i];
+    }
     if (i < r.spread.size() && !r.spread[i].metrics.empty()) {
       Json ci = Json::object();
       for (const auto& [name, st] : r.spread[i].metrics) ci[name] = {{"mean", st.mean}, {"low", st.ci95_low}, {"high", st.ci95_high}, {"sd", st.stddev}};
@@ -58,6 +62,8 @@ Json cluster_json(const ClusterRun& r) {
     }
     out["policies"].push_back(p);
   }
+  out["scheduler"] = {{"admissions_per_day", r.admissions_per_day > 0 ? Json(r.admissions_per_day) : Json(nullptr)},
+                      {"arrivals_per_day", r.arrivals_per_day}};
   if (r.recorded_n > 0)
     out["recorded"] = {{"jobs", r.recorded_n}, {"mean_wait_s", r.recorded_mean_wait_s}, {"p50_wait_s", r.recorded_p50_wait_s}, {"p99_wait_s", r.recorded_p99_wait_s}};
   Json defaults = Json::array();
@@ -167,6 +173,16 @@ void print_cluster_table(std::ostream& os, const ClusterRun& r) {
   if (r.recorded_n > 0)
     os << "\nRecorded in the trace (" << count_text(r.recorded_n) << " jobs): wait mean " << format_seconds(r.recorded_mean_wait_s) << ", p50 "
        << format_seconds(r.recorded_p50_wait_s) << ", p99 " << format_seconds(r.recorded_p99_wait_s) << "\n";
+  if (!r.ideal_mean_wait_s.empty()) {
+    const sim::cluster::SchedulerCycle& cycle = r.cluster.cycle;
+    os << "\nWaiting for the scheduler itself (a pass every " << (cycle.period_s > 0 ? format_seconds(cycle.period_s) : std::string("event"))
+       << (cycle.cost_s > 0 ? ", decisions " + format_seconds(cycle.cost_s) + " later" : std::string())
+       << (cycle.admissions_per_queue > 0 ? ", " + std::to_string(cycle.admissions_per_queue) + " admissions per queue a pass" : std::string()) << "):";
+    for (std::size_t i = 0; i < r.ideal_mean_wait_s.size() && i < r.policies.size(); ++i)
+      os << " " << r.policies[i].name << " " << format_seconds(r.policies[i].mean_wait_s - r.ideal_mean_wait_s[i]) << " of its "
+         << format_seconds(r.policies[i].mean_wait_s) << " mean wait;";
+    os << " the rest is waiting for GPUs (the same runs passing at every event at no cost)\n";
+  }
   if (r.policies.size() > 0 && r.policies[0].utilization_in_span > 0) {
     // A synthetic workload's asked load is the GPU-time it offers within its span: what the run delivered there.
     os << "\nDelivered over the span (allocated GPU-time over the GPUs' from the first arrival to the span's end):";

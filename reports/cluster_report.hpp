@@ -29,6 +29,11 @@ struct ClusterRun {
   int recorded_n = 0;
   double recorded_mean_wait_s = 0, recorded_p50_wait_s = 0, recorded_p99_wait_s = 0;
   std::vector<sim::cluster::PolicyResult> policies;
+  // With a scheduling cycle, its cost or an admission cap: per policy, the mean wait of the same runs under a scheduler
+  // that passes at every event at no cost (the rest of each wait is the scheduler's own latency); empty otherwise.
+  std::vector<double> ideal_mean_wait_s;
+  double admissions_per_day = 0;  // the cycle's admission capacity (admissions per queue a cycle); 0: not capped
+  double arrivals_per_day = 0;    // the workload's jobs a day over its submit span
   std::vector<double> wall_s;   // per policy, seconds the simulation took (all its seeds)
   int seeds = 1;                // runs per policy; > 1: `policies` hold the means and `spread` their intervals
   std::vector<sim::cluster::SeedStatistics> spread;  // per policy (empty metrics with one seed)
