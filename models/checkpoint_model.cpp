@@ -147,9 +147,6 @@ const RegisterCheckpointMethod reg_async{std::make_unique<AsyncCheckpoint>()};
 const RegisterCheckpointMethod reg_memory{std::make_unique<InMemoryCheckpoint>()};
 const RegisterCheckpointMethod reg_incremental{std::make_unique<IncrementalCheckpoint>()};
 
-// Device-to-host link per GPU, the same rule as the step model's offload path: Hopper and later on
-// PCIe Gen5 x16 (~53 GB/s achievable), earlier parts on Gen4 x16 (~26 GB/s).
-double default_host_bandwidth(const GpuSpec& g) { return g.flops_fp8 > 0 && g.memory_bandwidth > 3e12 ? 53e9 : 26e9; }
 
 }  // namespace
 
@@ -174,7 +171,7 @@ CheckpointContext checkpoint_context(const CheckpointSize& size, const Checkpoin
   c.nodes = std::max(1, h.num_nodes);
   c.gpus_per_node = std::max(1, std::min(h.gpus_per_node, h.num_gpus));
   c.write_bandwidth = c.read_bandwidth = shared_bandwidth(tier, c.nodes, s.concurrent_jobs);
-  c.host_bandwidth = s.host_bandwidth > 0 ? s.host_bandwidth : default_host_bandwidth(h.gpu);
+  c.host_bandwidth = s.host_bandwidth > 0 ? s.host_bandwidth : host_link_bandwidth(h.gpu);
   c.peer_bandwidth = std::max(1, h.nics_per_node) * (h.inter_node.bandwidth > 0 ? h.inter_node.bandwidth : 50e9);
   c.overhead_s = s.overhead_s;
   c.incremental_fraction = s.incremental_fraction;

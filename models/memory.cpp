@@ -165,6 +165,19 @@ double layers_in_flight(const ParallelLayout& p, int num_layers, int stage) {
   return layers * pipeline_schedule(p.schedule).micro_batches_in_flight(p, stage, p.gradient_accumulation_steps);
 }
 
+namespace {
+
+// ZeRO-3 parameter offload (DeepSpeed offload_param): the GPU's 16-bit shard lives in host memory or on NVMe; the
+// layers being gathered (counted below with ZeRO-3's gathers) are all the GPU keeps.
+void offload_param_shard(const TrainingSpec& t, StageMemory* out) {
+  const OffloadDevice where = t.params_offloaded();
+  if (where == OffloadDevice::None) return;
+  (where == OffloadDevice::Nvme ? out->nvme : out->host) += out->weights;
+  out->weights = 0;
+}
+
+}  // namespace
+
 MemoryModel::MemoryModel(const ModelSpec& m, const TrainingSpec& t, const HardwareSpec& h, MemoryAllowances a)
     : model(m), training(t), hardware(h), allowances(a), params(count_parameters(m)) {
   if (t.uses_adapters()) lora_params = lora_parameters(m, t.lora);
@@ -208,6 +221,7 @@ StageMemory MemoryModel::stage(const ParallelLayout& p, int stage, const LayoutA
     // recompute (the 16-bit weights counted above), else only the LM head's and the layer being recomputed.
     if (autocast_casts_weights(fw, t) && t.recompute == Recompute::Full)
       out.weights = (head_params(m, p, stage) + sp.largest_layer) * weight_bytes(t.precision);
+    offload_param_shard(t, &out);
     out.gradients = states.gradients;
     optimizer = states.optimizer;
     if (t.has_reference_copy())  // the frozen reference model: 16-bit weights, sharded like the policy's
@@ -218,6 +232,7 @@ StageMemory MemoryModel::stage(const ParallelLayout& p, int stage, const LayoutA
     const double base_linear_bytes = t.quantized_base() ? kNf4BytesPerParam : bytes_per_element(t.precision);
     const double base_bytes = linear * base_linear_bytes + sp.not_linear * bytes_per_element(t.precision);
     out.weights = shard_weights ? base_bytes / n_dense : base_bytes;
+    offload_param_shard(t, &out);
     const double adapters = lora_params * sp.layers / m.num_hidden_layers / p.tp;
     out.weights += adapters * kAdapterWeightBytes / (shard_weights ? n_dense : 1);
     out.gradients = adapters * kAdapterGradBytes / (shard_grad ? n_dense : 1);
@@ -238,8 +253,16 @@ StageMemory MemoryModel::stage(const ParallelLayout& p, int stage, const LayoutA
     if (fw.root_unit_stays_gathered) out.weights += sp.edges * bytes_per_element(t.precision);
   }
   const double offloaded = t.offload_optimizer ? t.offload_fraction : 0.0;
-  out.host = optimizer * offloaded;
+  (t.optimizer_offload_device == OffloadDevice::Nvme ? out.nvme : out.host) += optimizer * offloaded;
   out.optimizer = optimizer * (1 - offloaded);
+  // ZeRO-Offload with partitioned gradients (stage >= 2): each reduced gradient partition is copied to an fp32
+  // buffer in host memory for the CPU step (Ren et al. 2021, §4; DeepSpeed's stage 2 and 3 CPU offload), so the
+  // GPU keeps only the unsharded working gradients counted above, not the partition.
+  if (offloaded > 0 && shard_grad && t.trains_base_weights()) {
+    const double partition = full_model_states(sp.dense, sp.expert, n_dense, n_expert, t, grad_precision).gradients;
+    out.gradients -= partition * offloaded;
+    out.host += partition / gb * 4.0 * offloaded;
+  }
 
   // Activations: stored layer activations times the layer-micro-batches in flight.
   const int dense_layers = dense_layers_in_stage(m.num_hidden_layers, m.num_dense_layers(), p, stage);

@@ -48,7 +48,8 @@ struct StageMemory {
   int layers = 0;
   double parameters = 0;  // parameters whose weights live on this GPU (before ZeRO-3 sharding)
   double weights = 0, gradients = 0, optimizer = 0, activations = 0, other = 0, total = 0;
-  double host = 0;        // host memory this GPU uses (offloaded optimizer states)
+  double host = 0;        // host memory this GPU uses (offloaded optimizer states and parameters)
+  double nvme = 0;        // NVMe this GPU's offloaded states take (ZeRO-Infinity)
   // Detail
   double activations_layers = 0;   // transformer layers, micro-batches in flight
   double activations_recompute = 0;  // working set of one layer being recomputed (full recompute)

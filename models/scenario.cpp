@@ -160,6 +160,8 @@ Json to_json(const TrainingSpec& t) {
   if (t.grad_precision_given) j["grad_precision"] = to_string(t.grad_precision);  // else the framework's, decided again on reload
   if (t.moment_precision != Precision::Fp32) j["optimizer_moments_dtype"] = to_string(t.moment_precision);
   if (t.offload_optimizer && t.offload_fraction < 1) j["offload_optimizer_fraction"] = t.offload_fraction;
+  if (t.offload_optimizer && t.optimizer_offload_device == OffloadDevice::Nvme) j["offload_optimizer_device"] = "nvme";
+  if (t.param_offload != OffloadDevice::None) j["offload_params"] = to_string(t.param_offload);
   if (t.master_precision != Precision::Fp32) j["master_weights_dtype"] = to_string(t.master_precision);
   if (t.train_tokens > 0) j["train_tokens"] = t.train_tokens;
   if (t.dataset_samples > 0) {

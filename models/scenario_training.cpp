@@ -100,6 +100,15 @@ TrainingSpec parse_training(const Json& section, const ModelSpec& model, std::ve
     throw InputError(path + "/offload_optimizer_fraction", json_value_text(r.raw("offload_optimizer_fraction")), "offload_optimizer true beside it",
                      "the share of the optimizer states offloaded, when they are");
   t.offload_fraction = r.get_number("offload_optimizer_fraction", 1.0, "", 1e-6, 1.0);
+  if (r.has("offload_optimizer_device") && !t.offload_optimizer)
+    throw InputError(path + "/offload_optimizer_device", json_value_text(r.raw("offload_optimizer_device")), "offload_optimizer true beside it",
+                     "where the offloaded optimizer states live, when they are");
+  t.optimizer_offload_device = r.get_enum("offload_optimizer_device", {"cpu", "nvme"}, "cpu", "") == "nvme" ? OffloadDevice::Nvme : OffloadDevice::Cpu;
+  const std::string params = r.get_enum("offload_params", {"none", "cpu", "nvme"}, "none", "");
+  t.param_offload = params == "nvme" ? OffloadDevice::Nvme : params == "cpu" ? OffloadDevice::Cpu : OffloadDevice::None;
+  if (t.param_offload != OffloadDevice::None && t.zero_stage < 3)
+    throw InputError(path + "/offload_params", json_value_text(r.raw("offload_params")), "zero_stage 3 beside it",
+                     "only ZeRO-3 / FSDP shards the parameters it could offload");
   t.packing = r.get_bool("packing", true, "sequences packed to seq_len");
   // Named framework (with trait overrides); when absent, parse_scenario records the one the layout implies.
   if (r.has("framework")) t.framework = parse_framework(r.raw("framework"), path + "/framework");

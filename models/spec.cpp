@@ -57,6 +57,10 @@ const char* to_string(PositionEmbedding p) {
 
 const char* to_string(NormKind n) { return n == NormKind::LayerNorm ? "layernorm" : "rmsnorm"; }
 
+double host_link_bandwidth(const GpuSpec& g) { return g.flops_fp8 > 0 && g.memory_bandwidth > 3e12 ? 53e9 : 26e9; }
+
+const char* to_string(OffloadDevice d) { return d == OffloadDevice::Nvme ? "nvme" : d == OffloadDevice::Cpu ? "cpu" : "none"; }
+
 OptimizerStateBytes optimizer_state_bytes(const TrainingSpec& t) {
   OptimizerStateBytes b;
   b.master = t.precision == Precision::Fp32 ? 0.0 : bytes_per_element(t.master_precision);

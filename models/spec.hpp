@@ -101,6 +101,8 @@ enum class TrainingMode { Pretrain, Sft, Lora, Qlora, Dpo };
 enum class AdapterKind { None, Lora, Qlora };
 enum class Precision { Fp32, Fp16, Bf16, Fp8 };
 enum class OptimizerKind { Adam, Sgd, Adam8bit };
+// Where offloaded states live: host memory, or NVMe behind it (ZeRO-Infinity, Rajbhandari et al. SC'21).
+enum class OffloadDevice { None, Cpu, Nvme };
 enum class Recompute { None, Selective, Full };
 // Megatron-core's --recompute-modules under selective recompute: the modules whose activations are dropped after
 // the forward and recomputed before the backward (transformer_config.py recompute_modules; default core_attn).
@@ -144,6 +146,12 @@ struct TrainingSpec {
   // With offload_optimizer, the share of the optimizer states (and their step) on the host; the rest stays on the GPU
   // (Megatron --optimizer-offload-fraction, DeepSpeed offload_optimizer.ratio).
   double offload_fraction = 1.0;
+  OffloadDevice optimizer_offload_device = OffloadDevice::Cpu;  // with offload_optimizer (DeepSpeed offload_optimizer.device)
+  // ZeRO-3's parameter shards off the GPU (DeepSpeed offload_param.device): fetched over PCIe (from NVMe through host
+  // memory) before each gather; the GPU keeps only the layers being gathered.
+  OffloadDevice param_offload = OffloadDevice::None;
+  // The parameter offload in effect: ZeRO-3 only (a layout search may try lower stages, which keep parameters).
+  OffloadDevice params_offloaded() const { return zero_stage >= 3 ? param_offload : OffloadDevice::None; }
   // Megatron's precision-aware optimizer (--use-precision-aware-optimizer): the dtype of Adam's two moments
   // (--exp-avg-dtype / --exp-avg-sq-dtype; DeepSeek-V3 keeps them in bf16) and of the master weights
   // (--main-params-dtype). fp32 both by default.
@@ -317,6 +325,7 @@ struct Scenario {
 const char* to_string(TrainingMode m);
 const char* to_string(Precision p);
 const char* to_string(Recompute r);
+const char* to_string(OffloadDevice d);
 const char* to_string(Schedule s);
 const char* to_string(PositionEmbedding p);
 const char* to_string(NormKind n);
@@ -328,6 +337,9 @@ struct OptimizerStateBytes {
   double total() const { return master + states; }
 };
 OptimizerStateBytes optimizer_state_bytes(const TrainingSpec& t);
+// PCIe link between a GPU and its host, one direction, as achievable bandwidth: Hopper and later parts sit on
+// PCIe Gen5 x16 (~53 GB/s), earlier ones on Gen4 x16 (~26 GB/s) (NVIDIA datasheets).
+double host_link_bandwidth(const GpuSpec& g);
 // Stored activations: the training dtype's size, 16-bit under fp8 (norms, attention and activation functions
 // run in bf16 there).
 double activation_bytes(Precision p);

@@ -30,9 +30,10 @@ double optimizer_step_bytes(const TrainingSpec& t, const ParallelLayout& p) {
 constexpr double kNcclChannels = 16;
 double comm_sm_share(const GpuComputeTraits& tr) { return tr.sms > 0 ? std::min(0.5, kNcclChannels / tr.sms) : 0.0; }
 
-// PCIe link between a GPU and its host, one direction, as NCCL-style achievable bandwidth: Hopper and
-// later parts sit on PCIe Gen5 x16, earlier ones on Gen4 x16 (NVIDIA datasheets).
-double host_link_bandwidth(const GpuSpec& g) { return g.flops_fp8 > 0 && g.memory_bandwidth > 3e12 ? 53e9 : 26e9; }
+// A GPU's share of its node's NVMe (the local-nvme storage tier's per-node bandwidth over the node's GPUs).
+double nvme_bandwidth_per_gpu(const HardwareSpec& h) {
+  return find_storage_tier("local-nvme")->per_node_bandwidth / std::max(1, std::min(h.gpus_per_node, h.num_gpus));
+}
 }  // namespace
 
 StepModel::StepModel(const ModelSpec& m, const TrainingSpec& t, const HardwareSpec& h, const CalibrationProfile* calibration,
@@ -165,7 +166,13 @@ StepStream StepModel::stream(const ParallelLayout& p, const LayoutWork& work) co
   const GroupPlacement expert_replica_group{p.dp_replicate, std::max(1, groups.edp.ranks_per_node / p.expert_zero_shard_ranks())};
   const double grad_bytes_per_param = bytes_per_element(gradient_precision(t, p));
   const double stage_layers = dd(m.num_hidden_layers) / p.pp;
-  if (t.zero_stage >= 3 && p.dp * p.cp > 1) {
+  // Parameter offload: each gather first brings this GPU's shard of it over PCIe (from NVMe through host memory),
+  // seconds per byte of the gathered buffer; it hides where the gather does (prefetched behind the previous layer).
+  const OffloadDevice params_at = t.params_offloaded();
+  const double fetch_s_per_byte =
+      params_at == OffloadDevice::None ? 0.0
+                                       : (1 / host_link_bandwidth(gpu) + (params_at == OffloadDevice::Nvme ? 1 / nvme_bandwidth_per_gpu(hardware_) : 0.0)) / dp_ranks;
+  if (t.zero_stage >= 3 && (p.dp * p.cp > 1 || params_at != OffloadDevice::None)) {
     const double dense_layer_params = (params_.dense_layer.attention_split + params_.dense_layer.mlp_split) / p.tp +
                                       params_.dense_layer.attention_replicated + params_.dense_layer.norms + params_.dense_layer.mlp_replicated;
     const double moe_layer_params = (params_.moe_layer.attention_split + params_.moe_layer.mlp_split) / p.tp + params_.moe_layer.router +
@@ -189,6 +196,7 @@ StepStream StepModel::stream(const ParallelLayout& p, const LayoutWork& work) co
       CommOp gather = bucketed(Pass::Forward, overlap ? OverlapWindow::LayerForward : OverlapWindow::None, Collective::AllGather, param_bytes,
                                gather_bucket, 1.0);
       gather.calls *= per_microbatch;
+      gather.call_s += gather.bytes * fetch_s_per_byte;
       for (int i = 0; i < (once_per_step ? 1 : n_passes); ++i) {
         gather.pass = passes[i];
         if (overlap && gather.pass == Pass::Backward) gather.window = OverlapWindow::LayerBackward;
@@ -258,6 +266,10 @@ StepStream StepModel::stream(const ParallelLayout& p, const LayoutWork& work) co
     const OffloadAssumptions host;
     s.optimizer_s += host_share * local_params * (grad_bytes_per_param + bytes_per_element(t.precision)) / host_link_bandwidth(gpu) +
                      host_share * local_params * optimizer_step_bytes(t, p) / host.host_memory_bandwidth_per_gpu;
+    // On NVMe (ZeRO-Infinity), the states are read into host memory and written back around the CPU step, not
+    // overlapped (DeepSpeed's offload_optimizer pipeline_read / pipeline_write default to false).
+    if (t.optimizer_offload_device == OffloadDevice::Nvme)
+      s.optimizer_s += host_share * local_params * 2 * optimizer_state_bytes(t).total() / nvme_bandwidth_per_gpu(hardware_);
   }
   // Once per step beside the optimizer, memory-bound passes over gradients (framework traits): the norm reads the
   // gradients the optimizer updates (the shard under ZeRO, all-reduced as a scalar), clipping that scales on every

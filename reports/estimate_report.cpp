@@ -26,6 +26,7 @@ Json stage_memory_json(const StageMemory& s, double capacity) {
           {"capacity_bytes", capacity},
           {"fits", s.total <= capacity},
           {"host_bytes", s.host},
+          {"nvme_bytes", s.nvme},
           {"detail",
            {{"activations_layers_bytes", s.activations_layers},
             {"activations_recompute_bytes", s.activations_recompute},
@@ -126,7 +127,10 @@ void print_estimate_table(std::ostream& os, const EstimateResult& r) {
   if (w.weights_held_by_autograd > 0) weights_what += ", " + gib(w.weights_held_by_autograd) + " GiB of it gathers held by autograd (memory_efficient_linear false)";
   t.add_row({"weights", gib(w.weights), weights_what});
   t.add_row({"gradients", gib(w.gradients), std::string(to_string(gradient_precision(s.training, s.parallel))) + " gradient buffer"});
-  t.add_row({"optimizer", gib(w.optimizer), s.training.offload_optimizer ? "offloaded to host: " + gib(w.host) + " GiB" : s.training.optimizer_name + " states"});
+  std::string offloaded;  // what lives off the GPU: host memory (optimizer states, gradient partitions, parameters), NVMe
+  if (w.host > 0) offloaded += gib(w.host) + " GiB in host memory";
+  if (w.nvme > 0) offloaded += (offloaded.empty() ? "" : ", ") + gib(w.nvme) + " GiB on NVMe";
+  t.add_row({"optimizer", gib(w.optimizer), offloaded.empty() ? s.training.optimizer_name + " states" : "offloaded: " + offloaded});
   t.add_row({"activations", gib(w.activations), "layers " + gib(w.activations_layers) + " (" + fixed(w.layer_microbatches_in_flight, 0) +
                                                    " layer-micro-batches), recompute " + gib(w.activations_recompute) + ", embedding/logits " + gib(w.activations_edges)});
   t.add_row({"other", gib(w.other), "CUDA context " + gib(w.cuda_context) + ", NCCL " + gib(w.nccl) + ", fragmentation " + gib(w.fragmentation)});

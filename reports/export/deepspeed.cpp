@@ -44,7 +44,12 @@ std::string deepspeed_config_json(const ExportPlan& p, const std::string& target
   zero["reduce_bucket_size"] = static_cast<long long>(fw.grad_bucket(hidden));
   if (stage >= 1 && stage <= 2) zero["allgather_bucket_size"] = static_cast<long long>(fw.grad_bucket(hidden));
   if (stage >= 3 && fw.param_gather_unit == GatherUnit::Bucket) zero["stage3_prefetch_bucket_size"] = static_cast<long long>(fw.param_gather_bucket(hidden));
-  if (t.offload_optimizer) zero["offload_optimizer"] = {{"device", "cpu"}, {"pin_memory", true}};
+  if (t.offload_optimizer) zero["offload_optimizer"] = {{"device", to_string(t.optimizer_offload_device)}, {"pin_memory", true}};
+  if (t.offload_optimizer && t.optimizer_offload_device == OffloadDevice::Nvme) zero["offload_optimizer"]["nvme_path"] = "/local_nvme";
+  if (t.params_offloaded() != OffloadDevice::None) {
+    zero["offload_param"] = {{"device", to_string(t.params_offloaded())}, {"pin_memory", true}};
+    if (t.params_offloaded() == OffloadDevice::Nvme) zero["offload_param"]["nvme_path"] = "/local_nvme";
+  }
   if (t.offload_optimizer && t.offload_fraction < 1) zero["offload_optimizer"]["ratio"] = t.offload_fraction;  // ZeRO-Offload++'s partial offload
   // Hybrid sharding at ZeRO-3: MiCS shards within groups of this many ranks and replicates across them.
   if (l.dp_replicate > 1 && stage >= 3) zero["mics_shard_size"] = l.zero_shard_ranks();
@@ -85,6 +90,8 @@ std::vector<std::string> deepspeed_warnings(const ExportPlan& p) {
   if (t.recompute == Recompute::Selective)
     w.push_back("selective recompute (attention core only) has no DeepSpeed switch: checkpoint the attention core in the model");
   if (t.uses_adapters()) w.push_back(std::string(to_string(t.mode)) + ": wrap the model with PEFT before deepspeed.initialize");
+  if ((t.offload_optimizer && t.optimizer_offload_device == OffloadDevice::Nvme) || t.params_offloaded() == OffloadDevice::Nvme)
+    w.push_back("nvme_path /local_nvme is a placeholder: point it at each node's local NVMe mount (priced at the local-nvme tier's bandwidth)");
   return w;
 }
 

@@ -334,6 +334,9 @@ std::vector<std::string> megatron_warnings(const ExportPlan& p) {
       break;
     case TrainingMode::Pretrain: break;
   }
+  if (t.params_offloaded() != OffloadDevice::None || (t.offload_optimizer && t.optimizer_offload_device == OffloadDevice::Nvme))
+    w.push_back("parameter and NVMe offload are DeepSpeed's (ZeRO-Infinity): Megatron offloads optimizer states to host memory only; "
+                "this plan's memory assumes them");
   if (p.layout.schedule == Schedule::Gpipe && p.layout.pp > 1)
     w.push_back("Megatron-LM has no GPipe schedule: it runs 1F1B (less activation memory than planned)");
   if (p.layout.dp_replicate > 1 && t.zero_stage >= 2)

@@ -22,7 +22,8 @@ HfParallel hf_parallel(const ExportPlan& p) {
 std::string hf_framework(const ExportPlan& p) {
   // The Trainer shards only through FSDP (ZeRO-2/3) or DeepSpeed: ZeRO-1 (or Megatron's distributed optimizer) and an
   // optimizer-only CPU offload exist only in DeepSpeed (FSDP's offload moves parameters and gradients too).
-  const bool needs_deepspeed = deepspeed_zero_stage(p.training) == 1 || p.training.offload_optimizer;
+  // So do NVMe offload and parameter offload (ZeRO-Infinity).
+  const bool needs_deepspeed = deepspeed_zero_stage(p.training) == 1 || p.training.offload_optimizer || p.training.params_offloaded() != OffloadDevice::None;
   if (p.framework == "deepspeed" || needs_deepspeed) return "deepspeed";
   if (p.framework == "transformers" || p.framework == "fsdp") return p.framework;
   return "transformers";

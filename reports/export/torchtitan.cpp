@@ -70,6 +70,8 @@ std::vector<std::string> torchtitan_warnings(const ExportPlan& p) {
   if (stage == 1) w.push_back("ZeRO-1: torchtitan has no optimizer-only sharding; FSDP2 without resharding (ZeRO-2) shards gradients too");
   if (t.offload_optimizer) w.push_back("training.enable_cpu_offload moves parameters and gradients to the CPU with the optimizer states");
   if (t.offload_optimizer && t.offload_fraction < 1) w.push_back("torchtitan offloads all or nothing: the priced offload_optimizer_fraction is not honoured");
+  if ((t.offload_optimizer && t.optimizer_offload_device == OffloadDevice::Nvme) || t.params_offloaded() == OffloadDevice::Nvme)
+    w.push_back("NVMe offload is DeepSpeed's (ZeRO-Infinity): torchtitan offloads to host memory only (more host memory than priced)");
   if (t.precision == Precision::Fp16) w.push_back("fp16: torchtitan's mixed precision is bfloat16 or float32; written as bfloat16");
   if (t.optimizer == OptimizerKind::Adam8bit) w.push_back("8-bit Adam is not a torchtitan optimizer: AdamW keeps fp32 states (more memory than priced)");
   if (t.optimizer == OptimizerKind::Sgd) w.push_back("SGD is not a torchtitan optimizer (Adam, AdamW): written as AdamW");

@@ -269,6 +269,19 @@ def megatron_flag_checks(trainsim, tmp):
     upstream.check_deepspeed_config(cfg, "offload ds_config.json")
     check(cfg["zero_optimization"]["offload_optimizer"].get("ratio") == 0.25, f"ds offload {cfg['zero_optimization']['offload_optimizer']}")
     print("ok  a quarter offloaded: --optimizer-offload-fraction 0.25; DeepSpeed offload_optimizer.ratio 0.25")
+    # ZeRO-Infinity: parameters and optimizer states on NVMe, as DeepSpeed's offload_param / offload_optimizer name them;
+    # Megatron cannot run it and says so.
+    plan = os.path.join(PLANS, "llama70b_sft_1xh100_zero_infinity.json")
+    files, err = export(trainsim, plan, "deepspeed", tmp)
+    cfg = json.loads(files["ds_config.json"])
+    upstream.check_deepspeed_config(cfg, "zero-infinity ds_config.json")
+    z = cfg["zero_optimization"]
+    check(z["offload_param"]["device"] == "nvme" and z["offload_optimizer"]["device"] == "nvme" and z["offload_param"]["nvme_path"],
+          f"zero-infinity: {z.get('offload_param')} {z.get('offload_optimizer')}")
+    check("nvme_path /local_nvme is a placeholder" in "".join(files.values()) + err, "zero-infinity: the nvme_path placeholder is said")
+    files, err = export(trainsim, plan, "megatron", tmp)
+    check("parameter and NVMe offload are DeepSpeed's" in "".join(files.values()) + err, "megatron: NVMe offload warned")
+    print("ok  ZeRO-Infinity: offload_param and offload_optimizer on nvme in ds_config.json; Megatron warns")
 
 
 def main():

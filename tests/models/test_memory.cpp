@@ -271,3 +271,36 @@ TEST_CASE("a partial optimizer offload splits the states and the step by its fra
   doc["training"]["offload_optimizer_fraction"] = 0.5;
   CHECK_THROWS_WITH_AS(parse_scenario(doc), doctest::Contains("/training/offload_optimizer_fraction"), InputError);
 }
+
+TEST_CASE("ZeRO-Infinity: parameters and optimizer states on NVMe, gradient partitions in host memory") {
+  // Llama-3-70B full fine-tuning on one H100 under DeepSpeed ZeRO-3 (Rajbhandari et al. SC'21): with offload_param
+  // and offload_optimizer on NVMe, NVMe holds the 16-bit parameter shard (2 B/param) and the fp32 master and two
+  // moments (12 B/param); each reduced gradient partition goes to an fp32 buffer in host memory for the CPU step
+  // (4 B/param, DeepSpeed's stage-3 CPU offload); the GPU keeps only the layers being gathered.
+  Json doc = {{"model", "llama3-70b"},
+              {"training", {{"mode", "sft"}, {"seq_len", 2048}, {"global_batch_size", 4}, {"zero_stage", 3}, {"recompute", "full"},
+                            {"framework", "deepspeed"}, {"offload_params", "nvme"}, {"offload_optimizer", true}, {"offload_optimizer_device", "nvme"}}},
+              {"hardware", {{"gpu", "h100-sxm-80gb"}, {"num_gpus", 1}, {"gpus_per_node", 1}}}};
+  const Scenario s = parse_scenario(doc);
+  const double P = count_parameters(s.model).total;
+  const StageMemory w = MemoryModel(s.model, s.training, s.hardware).worst_stage(s.parallel);
+  CHECK(w.nvme == trainsim::test::approx(P * (2 + 12)));
+  CHECK(w.host == trainsim::test::approx(P * 4));
+  CHECK(w.optimizer == 0);
+  CHECK(w.weights < 0.03 * P * 2);     // two gathered layers of 80: 2.5% of the weights
+  CHECK(w.gradients < 0.015 * P * 2);  // one layer's unsharded gradients: 1.25%
+  CHECK(w.total < 16.0 * (1 << 30));  // 70B trains on one 80 GB GPU (Llama-3-70B: 12.4 GiB)
+  // In host memory instead: the same bytes counted against the node's host memory.
+  doc["training"]["offload_params"] = "cpu";
+  doc["training"]["offload_optimizer_device"] = "cpu";
+  const Scenario c = parse_scenario(doc);
+  const StageMemory wc = MemoryModel(c.model, c.training, c.hardware).worst_stage(c.parallel);
+  CHECK(wc.nvme == 0);
+  CHECK(wc.host == trainsim::test::approx(P * (2 + 12 + 4)));
+  // Parameters are offloaded only where ZeRO-3 shards them; NVMe only for offloaded optimizer states.
+  doc["training"]["zero_stage"] = 2;
+  CHECK_THROWS_WITH_AS(parse_scenario(doc), doctest::Contains("/training/offload_params"), InputError);
+  doc["training"]["zero_stage"] = 3;
+  doc["training"]["offload_optimizer"] = false;
+  CHECK_THROWS_WITH_AS(parse_scenario(doc), doctest::Contains("/training/offload_optimizer_device"), InputError);
+}

@@ -189,3 +189,45 @@ TEST_CASE("every step carries the band of its framework family and regime, from 
   CHECK(et.band->regime == "pytorch/1gpu/host");
   CHECK(eb.band->regime == "pytorch/1gpu");
 }
+
+TEST_CASE("offloaded optimizer on NVMe: PCIe, the CPU step at host memory bandwidth, then NVMe read and write") {
+  // Llama-3-70B on one H100, ZeRO-3 under DeepSpeed, optimizer on NVMe: per parameter, the bf16 gradient down and the
+  // bf16 weight up over PCIe Gen5 (2 + 2 B at 53 GB/s), CPU Adam reading and writing fp32 master and moments plus
+  // gradient and weight (2 x 12 + 2 + 2 = 28 B at 25 GB/s per GPU), and the 12 B of states read from and written to
+  // the node's NVMe (2 x 12 B at the local-nvme tier's 12 GB/s, one GPU on the node).
+  Json doc = {{"model", "llama3-70b"},
+              {"training", {{"mode", "sft"}, {"seq_len", 2048}, {"global_batch_size", 4}, {"zero_stage", 3}, {"recompute", "full"},
+                            {"framework", "deepspeed"}, {"offload_optimizer", true}}},
+              {"hardware", {{"gpu", "h100-sxm-80gb"}, {"num_gpus", 1}, {"gpus_per_node", 1}}}};
+  const Scenario cpu = parse_scenario(doc);
+  const double P = count_parameters(cpu.model).total;
+  const double on_cpu = StepModel(cpu.model, cpu.training, cpu.hardware).stream(cpu.parallel).optimizer_s;
+  CHECK(on_cpu == trainsim::test::approx(P * 4 / 53e9 + P * 28 / 25e9));
+  doc["training"]["offload_optimizer_device"] = "nvme";
+  const Scenario nvme = parse_scenario(doc);
+  CHECK(StepModel(nvme.model, nvme.training, nvme.hardware).stream(nvme.parallel).optimizer_s ==
+        trainsim::test::approx(on_cpu + P * 24 / 12e9));
+}
+
+TEST_CASE("offloaded parameters: each ZeRO-3 gather first fetches this GPU's shard over PCIe (and from NVMe)") {
+  // Llama-3-8B on 8 H100 under DeepSpeed ZeRO-3: a layer's gather of G bytes brings the local G/8 over PCIe Gen5
+  // (53 GB/s) first, and from the node's NVMe at 12/8 GB/s a GPU when the shards live there.
+  Json doc = {{"model", "llama3-8b"},
+              {"training", {{"mode", "sft"}, {"seq_len", 4096}, {"global_batch_size", 8}, {"zero_stage", 3}, {"framework", "deepspeed"}}},
+              {"hardware", {{"gpu", "h100-sxm-80gb"}, {"num_gpus", 8}}}};
+  auto gathers = [&](const char* where) {
+    doc["training"]["offload_params"] = where;
+    const Scenario s = parse_scenario(doc);
+    std::vector<CommOp> out;
+    for (const CommOp& op : StepModel(s.model, s.training, s.hardware).stream(s.parallel).dense.comm)
+      if (op.collective == Collective::AllGather) out.push_back(op);
+    return out;
+  };
+  const auto none = gathers("none"), cpu = gathers("cpu"), nvme = gathers("nvme");
+  REQUIRE(!none.empty());
+  REQUIRE(none.size() == cpu.size());
+  for (std::size_t i = 0; i < none.size(); ++i) {
+    CHECK(cpu[i].call_s == trainsim::test::approx(none[i].call_s + none[i].bytes / 8 / 53e9));
+    CHECK(nvme[i].call_s == trainsim::test::approx(none[i].call_s + none[i].bytes / 8 * (1 / 53e9 + 8 / 12e9)));
+  }
+}
