@@ -7,6 +7,9 @@
 // iteration simulator (sim/) replays the same ops on a simulated fabric instead of folding them.
 //
 // Fixed capacity and no allocation: the layout search builds and folds one per candidate.
+#include <stdexcept>
+#include <string>
+
 #include "collectives.hpp"
 #include "compute.hpp"
 #include "spec.hpp"
@@ -53,8 +56,12 @@ template <int Capacity>
 struct CommList {
   CommOp ops[Capacity];
   int size = 0;
+  // A list fuller than its capacity is a bug in the op stream's construction (the capacities are the most ops
+  // a layer, stage or step can have): it fails loudly rather than dropping an op from the step time.
   void add(const CommOp& op) {
-    if (op.calls > 0 && size < Capacity) ops[size++] = op;
+    if (!(op.calls > 0)) return;
+    if (size >= Capacity) throw std::logic_error("CommList: more than " + std::to_string(Capacity) + " collectives in one list");
+    ops[size++] = op;
   }
   const CommOp* begin() const { return ops; }
   const CommOp* end() const { return ops + size; }

@@ -231,3 +231,23 @@ TEST_CASE("offloaded parameters: each ZeRO-3 gather first fetches this GPU's sha
     CHECK(nvme[i].call_s == trainsim::test::approx(none[i].call_s + none[i].bytes / 8 * (1 / 53e9 + 8 / 12e9)));
   }
 }
+
+TEST_CASE("the fullest op stream fits its lists: every pass of a DPO MoE layer under tp+sp, cp, ep, ZeRO-3 and HSDP") {
+  // Forward, the reference model's forward, full recompute and backward (4 passes) each with TP all-gather and
+  // reduce-scatter, the CP exchange, the MoE all-to-alls and a ZeRO-3 gather, plus the reduce-scatter and the HSDP
+  // all-reduce: the most a layer can hold. A list past its capacity throws instead of dropping an op.
+  const Scenario s = parse_scenario({{"model", "mixtral-8x7b"},
+                                     {"training", {{"mode", "dpo"}, {"seq_len", 4096}, {"global_batch_size", 64}, {"zero_stage", 3}, {"recompute", "full"}}},
+                                     {"parallel", {{"tp", 2}, {"sequence_parallel", true}, {"cp", 2}, {"ep", 2}, {"dp_replicate", 2}}},
+                                     {"hardware", {{"num_gpus", 64}}}});
+  StepStream stream;
+  CHECK_NOTHROW(stream = StepModel(s.model, s.training, s.hardware).stream(s.parallel));
+  CHECK(stream.moe.comm.size >= 18);
+  CHECK(stream.moe.comm.size <= 22);
+  CommList<2> small;
+  CommOp op{};
+  op.calls = 1;
+  small.add(op);
+  small.add(op);
+  CHECK_THROWS_AS(small.add(op), std::logic_error);
+}
