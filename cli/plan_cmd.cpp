@@ -24,6 +24,16 @@ struct PlanOptions {
   int threads = 0;
 };
 
+// "tp 1, pp 1, cp 1, dp 8": the degrees the scenario fixes (the search keeps them).
+std::string fixed_degrees(const SearchSpace& free, const ParallelLayout& p) {
+  std::vector<std::string> out;
+  const std::pair<bool, std::pair<const char*, int>> all[] = {
+      {free.tp, {"tp", p.tp}}, {free.pp, {"pp", p.pp}}, {free.cp, {"cp", p.cp}}, {free.dp, {"dp", p.dp}}, {free.micro_batch, {"micro_batch_size", p.micro_batch_size}}};
+  for (const auto& [searched, degree] : all)
+    if (!searched) out.push_back(std::string(degree.first) + " " + std::to_string(degree.second));
+  return out.empty() ? std::string("none fixed") : join(out);
+}
+
 int run_plan(PlanOptions opt) {
   std::vector<int> counts;
   if (auto it = opt.input.flags.find("/hardware/num_gpus"); it != opt.input.flags.end()) {
@@ -64,6 +74,13 @@ int run_plan(PlanOptions opt) {
   report.result = search_plans(report.scenario, counts, search_space_from(report.scenario), so);
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   bar.finish();
+  // Counts asked for that no candidate could use: say so, never a silent narrowing of the question.
+  std::vector<std::string> unsearched;
+  for (std::size_t g = 0; g < counts.size() && g < report.result.searched_per_count.size(); ++g)
+    if (report.result.searched_per_count[g] == 0) unsearched.push_back(std::to_string(counts[g]));
+  if (!unsearched.empty() && unsearched.size() < counts.size())
+    report.scenario.notes.push_back("--gpus: " + join(unsearched) + " GPUs searched no layout: the scenario's fixed parallel degrees (" +
+                                    fixed_degrees(search_space_from(report.scenario), report.scenario.parallel) + ") or its global batch allow none at that count; leave dp or cp out to search them");
 
   // What the profile replaced and what fell back to the defaults, for this scenario's hardware and precision.
   std::optional<CalibrationCoverage> coverage;

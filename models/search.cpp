@@ -78,6 +78,7 @@ struct WorkItem {
 struct ThreadResult {
   std::vector<Scored> top;
   std::vector<Scored> best_per_count;  // index = gpu count index; score < 0 = none
+  std::vector<long long> searched_per_count;  // index = gpu count index
   long long searched = 0, fit_memory = 0, feasible = 0;
   double cheapest_cost = 0, fastest_time_s = 0;  // among those that fit in memory (0 = none yet)
 };
@@ -149,6 +150,7 @@ SearchResult search_plans(const Scenario& base, const std::vector<int>& gpu_coun
   auto worker = [&](ThreadResult& out, bool reports) {
     auto last_report = std::chrono::steady_clock::now();
     out.best_per_count.assign(gpu_counts.size(), Scored{-1, {}});
+    out.searched_per_count.assign(gpu_counts.size(), 0);
     // Models per (GPU count, training variant); they hold references into `hardware` and `trainings`.
     std::vector<std::vector<MemoryModel>> memories(gpu_counts.size());
     std::vector<std::vector<StepModel>> steps(gpu_counts.size());
@@ -230,6 +232,7 @@ SearchResult search_plans(const Scenario& base, const std::vector<int>& gpu_coun
                       framework_for(t, p).selective_recompute != SelectiveRecompute::AttentionCore)
                     continue;
                   ++out.searched;
+                  ++out.searched_per_count[w.gpu_index];
                   const MemoryModel& mm = memories[w.gpu_index][v];
                   const StageMemory mem = mm.worst_stage(p);
                   if (mem.total > base.hardware.gpu.memory_bytes || (mem.host > 0 && !mm.host_fits(mem.host))) continue;
@@ -274,9 +277,11 @@ SearchResult search_plans(const Scenario& base, const std::vector<int>& gpu_coun
 
   SearchResult r;
   r.gpu_counts = gpu_counts;
+  r.searched_per_count.assign(gpu_counts.size(), 0);
   std::vector<Scored> top, best(gpu_counts.size(), Scored{-1, {}});
   for (auto& tr : results) {
     r.searched += tr.searched;
+    for (std::size_t g = 0; g < tr.searched_per_count.size(); ++g) r.searched_per_count[g] += tr.searched_per_count[g];
     r.fit_memory += tr.fit_memory;
     r.feasible += tr.feasible;
     if (tr.cheapest_cost > 0 && (r.cheapest_cost == 0 || tr.cheapest_cost < r.cheapest_cost)) r.cheapest_cost = tr.cheapest_cost;

@@ -61,6 +61,7 @@ struct SearchResult {
   // so that "nothing within the budget" can say what the budget would need.
   double cheapest_cost = 0, fastest_time_s = 0;
   std::vector<int> gpu_counts;
+  std::vector<long long> searched_per_count;  // candidate layouts per GPU count (0: the scenario's fixed degrees allow none)
 };
 
 SearchResult search_plans(const Scenario& base, const std::vector<int>& gpu_counts, const SearchSpace& space,
