@@ -43,6 +43,7 @@ struct ReliabilityOptions {
   std::string days, failures_per_1000, mtbf, checkpoint_cost, checkpoint_interval, checkpoint_method, storage, upload_to, checkpoint_contents, restart_time,
       failure_preset, weibull_shape, repair_time, elastic;
   std::string lemon_factor;
+  bool emergency = false;
   // Integer flags: kUnset when not given (any value given, negative included, is range-checked).
   static constexpr long long kUnset = std::numeric_limits<long long>::min();
   long long spare_nodes = kUnset, lemon_nodes = kUnset, concurrent_jobs = kUnset;
@@ -100,6 +101,7 @@ void apply_flags(const ReliabilityOptions& o, ReliabilitySettings* s) {
     one_of("--upload-to", o.upload_to, storage_tier_names());
     s->checkpoint.upload_to = o.upload_to;
   }
+  if (o.emergency) s->checkpoint.emergency = true;
   if (!o.checkpoint_contents.empty()) {
     one_of("--checkpoint-contents", o.checkpoint_contents, {"full", "weights"});
     s->checkpoint.contents = o.checkpoint_contents == "weights" ? CheckpointContents::Weights : CheckpointContents::Full;
@@ -243,6 +245,8 @@ const RegisterCommand registered{
        app.add_option("--checkpoint-method", opt->checkpoint_method, "sync | async | in-memory | incremental  [sets /reliability/checkpoint/method]")->group(g);
        app.add_option("--storage", opt->storage, "local-nvme | parallel-fs | object-store  [sets /reliability/checkpoint/storage]")->group(g);
        app.add_option("--upload-to", opt->upload_to, "tiered: upload each checkpoint to this tier after the write (parallel-fs | object-store)  [sets /reliability/checkpoint/upload_to]")
+           ->group(g);
+       app.add_flag("--emergency-checkpoint", opt->emergency, "save the last completed step from a healthy replica when a failure is detected  [sets /reliability/checkpoint/emergency]")
            ->group(g);
        app.add_option("--checkpoint-contents", opt->checkpoint_contents, "full | weights (weights only: no optimizer states)  [sets /reliability/checkpoint/contents]")
            ->group(g);

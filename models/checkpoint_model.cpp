@@ -228,6 +228,7 @@ CheckpointSettings parse_checkpoint_settings(const Json& value, const std::strin
   const std::string contents = r.get_enum("contents", {"full", "weights"}, "full", "");
   s.contents = contents == "weights" ? CheckpointContents::Weights : CheckpointContents::Full;
   if (r.has("upload_to")) s.upload_to = r.get_enum("upload_to", storage_tier_names(), "", "");
+  s.emergency = r.get_bool("emergency", false, "");
   if (r.has("keep")) s.keep = reliability_limits::read_int(r, "keep", 0, "", reliability_limits::kKeepCheckpoints);
   if (r.has("quota")) s.quota_bytes = reliability_limits::read_quantity(r, "quota", Quantity::Bytes, 0, "", reliability_limits::kStorageQuota);
   s.method = r.get_enum("method", method_registry().names(), "sync", "training blocks while the checkpoint is written");

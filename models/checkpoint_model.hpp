@@ -56,6 +56,9 @@ struct CheckpointSettings {
   CheckpointContents contents = CheckpointContents::Full;
   // Tiered: after the write to `storage`, an upload to this tier that overlaps training (empty: none).
   std::string upload_to;
+  // On a detected failure the surviving ranks save the last completed step from a healthy data-parallel replica
+  // before exiting (just-in-time checkpointing, Gupta et al. EuroSys'24): a crash loses the step in progress.
+  bool emergency = false;
   // Retention: checkpoints kept on the tier (0: not said) and the space they may take there (0: not said).
   int keep = 0;
   double quota_bytes = 0;

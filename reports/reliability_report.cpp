@@ -191,6 +191,9 @@ std::vector<ReliabilityFact> reliability_facts(const ReliabilityReport& r) {
            << (kept.contains("fits_quota") && !kept["fits_quota"].get<bool>() ? ": OVER THE QUOTA" : "");
     }
     if (cs.contents == CheckpointContents::Weights) os << "; weights only (a restart resumes with fresh optimizer moments)";
+    if (cs.emergency)
+      os << "; emergency checkpoint on a detected failure: a crash loses half a step (" << dur(job.sim.emergency_loss_s) << "), the survivors' save adds "
+         << dur(job.emergency_save_s) << " to each recovery (the closed forms below leave it out)";
     if (!cs.upload_to.empty()) os << "; then uploaded to " << cs.upload_to << " in " << dur(job.checkpoint.upload_s);
     if (const auto st = sim::staging_json(cs, job.checkpoint_context, job.scenario.hardware.host_memory_bytes); !st.is_null()) {
       os << "; stages " << decimal_bytes(st["host_bytes_per_node"].get<double>()) << " of host memory a node";

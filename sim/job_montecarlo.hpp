@@ -28,6 +28,9 @@ struct JobSimConfig {
   double interval_s = 3600;  // compute between two checkpoints
   double blocking_s = 0;     // training paused per checkpoint
   double persist_s = 0;      // after the pause, until the checkpoint survives a failure (async / in-memory)
+  // >= 0: an emergency checkpoint on a detected failure (survivors save the last completed step from a healthy replica):
+  // a crash loses at most this much compute; its save is part of the recovery (drain_s).
+  double emergency_loss_s = -1;
   // Recovery, seconds.
   double detection_s = 0, drain_s = 0, reschedule_s = 0, restart_s = 0, reload_s = 0, warmup_s = 0;
   double fixed_recovery_s = -1;  // >= 0: from the failure to training again, replacing the parts (waits for nodes still add)
@@ -71,12 +74,19 @@ struct RunResult {
 class CheckpointCycle {
  public:
   explicit CheckpointCycle(const JobSimConfig& c)
-      : tau_(c.interval_s), delta_(c.effective_blocking_s()), persist_(c.persist_s), period_(tau_ + delta_) {}
+      : tau_(c.interval_s), delta_(c.effective_blocking_s()), persist_(c.persist_s), period_(tau_ + delta_), emergency_(c.emergency_loss_s) {}
   struct Advance {
     double compute = 0, blocked = 0, durable_compute = 0;
   };
   // A running stretch of dt from a fresh checkpoint cycle.
   Advance advance(double dt) const {
+    Advance c = periodic(dt);
+    // An emergency checkpoint keeps all but the step in progress.
+    if (emergency_ >= 0) c.durable_compute = std::max(c.durable_compute, std::max(0.0, c.compute - emergency_));
+    return c;
+  }
+  // The periodic checkpoints alone.
+  Advance periodic(double dt) const {
     Advance c;
     if (!(dt > 0)) return c;
     if (!std::isfinite(tau_)) {  // no checkpoints: everything since the start of the stretch is at risk
@@ -110,7 +120,7 @@ class CheckpointCycle {
   }
 
  private:
-  double tau_, delta_, persist_, period_;
+  double tau_, delta_, persist_, period_, emergency_;
 };
 
 class JobSimulator {

@@ -343,6 +343,21 @@ ReliabilityJob build_reliability_job(const Scenario& scenario, const Reliability
   c.interval_s = chosen_interval_s(job, c.blocking_s, c.persist_s, job.mtbf_s);
   c.detection_s = rs.detection_s;
   c.drain_s = rs.drain_s;
+  if (settings.checkpoint.emergency) {
+    // It needs a full copy of the training state beside the failed GPU's: data-parallel replicas that shard nothing, or
+    // HSDP's replicas of each shard.
+    const ParallelLayout& p = s.parallel;
+    const bool replicated = p.dp_replicate > 1 || (p.dp * p.cp > 1 && s.training.zero_stage == 0 && !s.training.distributed_optimizer);
+    if (!replicated)
+      throw InputError("/reliability/checkpoint/emergency", "true",
+                       "a layout with a second copy of every state shard (dp > 1 without ZeRO or a distributed optimizer, or dp_replicate > 1)",
+                       "this layout keeps one copy of each optimizer shard: a failed GPU's is lost with it");
+    // A crash loses the step in progress, half a step on average; the survivors' save (the whole state, as a periodic
+    // checkpoint writes it) is part of the drain before the restart.
+    c.emergency_loss_s = job.step.time_s / 2;
+    job.emergency_save_s = job.checkpoint_context.overhead_s + job.checkpoint_context.write_s();
+    c.drain_s += job.emergency_save_s;
+  }
   c.reschedule_s = rs.reschedule_s;
   c.restart_s = rs.restart_s;
   c.reload_s = job.checkpoint.restore_s;
@@ -409,6 +424,8 @@ Json to_json(const ReliabilitySettings& s, const ReliabilityJob& job) {
               {"overhead_s", cs.overhead_s}}},
             {"recovery", recovery}};
   if (const Json kept = retention_json(cs, job.checkpoint_size.state_bytes); !kept.is_null()) j["checkpoint"]["retention"] = kept;
+  if (cs.emergency)
+    j["checkpoint"]["emergency"] = {{"lost_per_crash_s", job.sim.emergency_loss_s}, {"save_s", job.emergency_save_s}};
   if (!cs.upload_to.empty()) j["checkpoint"]["upload"] = {{"tier", cs.upload_to}, {"upload_s", job.checkpoint.upload_s},
                                                           {"bandwidth", job.checkpoint_context.upload_bandwidth}};
   if (const Json st = staging_json(cs, job.checkpoint_context, job.scenario.hardware.host_memory_bytes); !st.is_null())

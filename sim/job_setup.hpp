@@ -68,6 +68,7 @@ struct ReliabilityJob {
   CheckpointSize checkpoint_size;
   CheckpointContext checkpoint_context;
   CheckpointCosts checkpoint;        // of the chosen method (blocking override applied)
+  double emergency_save_s = 0;       // checkpoint.emergency: the survivors' save, part of every recovery's drain
   // Recovery
   RecoveryTimes recovery_hardware, recovery_software;
   double recovery_mean_s = 0;        // R of the closed forms

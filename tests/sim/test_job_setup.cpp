@@ -347,3 +347,19 @@ TEST_CASE("checkpoint retention: kept bytes and the checkpoints a quota holds") 
   doc["reliability"]["checkpoint"] = {{"quota", "-1TB"}};
   CHECK_THROWS_WITH_AS(parse_reliability_settings(doc, 8), doctest::Contains("/reliability/checkpoint/quota"), InputError);
 }
+
+TEST_CASE("an emergency checkpoint needs a second copy of every state shard, and costs its save in each recovery") {
+  Json doc = small_job();  // tp 2 over 128 GPUs: dp 64 replicas, no ZeRO
+  doc["reliability"]["checkpoint"] = {{"emergency", true}};
+  const Scenario s = parse_scenario(doc, true);
+  const ReliabilityJob job = build_reliability_job(s, parse_reliability_settings(doc, 8));
+  CHECK(job.sim.emergency_loss_s == trainsim::test::approx(job.step.time_s / 2));  // half the step in progress, on average
+  CHECK(job.emergency_save_s == trainsim::test::approx(job.checkpoint_context.overhead_s + job.checkpoint_context.write_s()));
+  CHECK(job.sim.drain_s == trainsim::test::approx(job.settings.recovery.drain_s + job.emergency_save_s));
+  CHECK(to_json(job.settings, job)["checkpoint"]["emergency"]["lost_per_crash_s"] == trainsim::test::approx(job.step.time_s / 2));
+  // A distributed optimizer keeps one copy of each optimizer shard: nothing to save it from.
+  doc["training"]["distributed_optimizer"] = true;
+  const Scenario sharded = parse_scenario(doc, true);
+  CHECK_THROWS_WITH_AS(build_reliability_job(sharded, parse_reliability_settings(doc, 8)), doctest::Contains("/reliability/checkpoint/emergency"),
+                       InputError);
+}
