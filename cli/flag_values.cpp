@@ -51,7 +51,7 @@ const std::vector<FieldFlag>& field_flags() {
       {"--train-tokens", "/training/train_tokens", FlagType::Text, "tokens to train on, e.g. 15T"},
       {"--precision", "/training/precision", FlagType::Text, "fp32 | fp16 | bf16 | fp8"},
       {"--grad-precision", "/training/grad_precision", FlagType::Text, "gradient buffer dtype: fp32 | bf16 | fp16"},
-      {"--optimizer", "/training/optimizer", FlagType::Text, "adam | adamw | sgd | adam8bit"},
+      {"--optimizer", "/training/optimizer", FlagType::Text, "adam | adamw | sgd | adam8bit | paged_adamw | paged_adamw8bit"},
       {"--zero", "/training/zero_stage", FlagType::Integer, "ZeRO stage 0-3 (FSDP full shard = 3)"},
       {"--distributed-optimizer", "/training/distributed_optimizer", FlagType::Boolean, "Megatron distributed optimizer (true/false)"},
       {"--recompute", "/training/recompute", FlagType::Text, "none | selective | full"},

@@ -332,6 +332,13 @@ StageMemory MemoryModel::stage(const ParallelLayout& p, int stage, const LayoutA
   out.fragmentation = allowances.fragmentation * out.activations;
   out.other = out.cuda_context + out.nccl + out.fragmentation;
   out.total = out.weights + out.gradients + out.optimizer + out.activations + out.other;
+  // A paged optimizer's states never exhaust the GPU by themselves: what does not fit pages out to host memory.
+  if (t.paged_optimizer && out.total > hardware.gpu.memory_bytes) {
+    out.paged = std::min(out.optimizer, out.total - hardware.gpu.memory_bytes);
+    out.optimizer -= out.paged;
+    out.host += out.paged;
+    out.total -= out.paged;
+  }
   return out;
 }
 

@@ -50,6 +50,7 @@ struct StageMemory {
   double weights = 0, gradients = 0, optimizer = 0, activations = 0, other = 0, total = 0;
   double host = 0;        // host memory this GPU uses (offloaded optimizer states and parameters)
   double nvme = 0;        // NVMe this GPU's offloaded states take (ZeRO-Infinity)
+  double paged = 0;       // part of `host`: a paged optimizer's states paged out because the GPU is full
   // Detail
   double activations_layers = 0;   // transformer layers, micro-batches in flight
   double activations_recompute = 0;  // working set of one layer being recomputed (full recompute)

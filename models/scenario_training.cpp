@@ -62,8 +62,11 @@ TrainingSpec parse_training(const Json& section, const ModelSpec& model, std::ve
   else
     r.record_default("grad_precision", "the framework's",
                      "fp32 (Megatron-LM main_grad, PyTorch FSDP), the training dtype under DeepSpeed ZeRO (trait zero_grads_in_training_dtype)");
-  t.optimizer_name = r.get_enum("optimizer", {"adam", "adamw", "sgd", "adam8bit"}, "adamw", "AdamW");
-  t.optimizer = t.optimizer_name == "sgd" ? OptimizerKind::Sgd : t.optimizer_name == "adam8bit" ? OptimizerKind::Adam8bit : OptimizerKind::Adam;
+  t.optimizer_name = r.get_enum("optimizer", {"adam", "adamw", "sgd", "adam8bit", "paged_adamw", "paged_adamw8bit"}, "adamw", "AdamW");
+  t.optimizer = t.optimizer_name == "sgd" ? OptimizerKind::Sgd
+                : t.optimizer_name == "adam8bit" || t.optimizer_name == "paged_adamw8bit" ? OptimizerKind::Adam8bit
+                                                                                           : OptimizerKind::Adam;
+  t.paged_optimizer = t.optimizer_name.rfind("paged_", 0) == 0;
   t.moment_precision = precision_of(r.get_enum("optimizer_moments_dtype", precisions, "fp32", ""));
   t.master_precision = precision_of(r.get_enum("master_weights_dtype", {"fp32", "fp16"}, "fp32", ""));
   if (t.optimizer == OptimizerKind::Adam8bit && t.moment_precision != Precision::Fp32)
@@ -100,6 +103,9 @@ TrainingSpec parse_training(const Json& section, const ModelSpec& model, std::ve
     throw InputError(path + "/offload_optimizer_fraction", json_value_text(r.raw("offload_optimizer_fraction")), "offload_optimizer true beside it",
                      "the share of the optimizer states offloaded, when they are");
   t.offload_fraction = r.get_number("offload_optimizer_fraction", 1.0, "", 1e-6, 1.0);
+  if (t.paged_optimizer && t.offload_optimizer)
+    throw InputError(path + "/offload_optimizer", "true", "false beside a paged optimizer (" + t.optimizer_name + ")",
+                     "a paged optimizer pages its own states to the host when the GPU is full; offload_optimizer keeps them there");
   if (r.has("offload_optimizer_device") && !t.offload_optimizer)
     throw InputError(path + "/offload_optimizer_device", json_value_text(r.raw("offload_optimizer_device")), "offload_optimizer true beside it",
                      "where the offloaded optimizer states live, when they are");

@@ -137,6 +137,9 @@ struct TrainingSpec {
   bool grad_precision_given = false;           // false: the framework decides (gradient_precision, framework.hpp)
   OptimizerKind optimizer = OptimizerKind::Adam;
   std::string optimizer_name = "adamw";
+  // bitsandbytes' paged optimizers (paged_adamw, paged_adamw8bit): the states live in CUDA unified memory and page
+  // out to host memory when the GPU is full, paging back in for each step.
+  bool paged_optimizer = false;
   int zero_stage = 0;
   bool distributed_optimizer = false;
   Recompute recompute = Recompute::None;

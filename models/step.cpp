@@ -271,6 +271,8 @@ StepStream StepModel::stream(const ParallelLayout& p, const LayoutWork& work) co
     if (t.optimizer_offload_device == OffloadDevice::Nvme)
       s.optimizer_s += host_share * local_params * 2 * optimizer_state_bytes(t).total() / nvme_bandwidth_per_gpu(hardware_);
   }
+  // Paged out (a paged optimizer on a full GPU), the states page in for the step and back out, over PCIe.
+  if (t.paged_optimizer) s.optimizer_s += 2 * MemoryModel(m, t, hardware_).worst_stage(p).paged / host_link_bandwidth(gpu);
   // Once per step beside the optimizer, memory-bound passes over gradients (framework traits): the norm reads the
   // gradients the optimizer updates (the shard under ZeRO, all-reduced as a scalar), clipping that scales on every
   // step reads and writes them again, and zeroing a contiguous buffer writes every local gradient (Megatron's buffer

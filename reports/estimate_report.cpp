@@ -128,7 +128,7 @@ void print_estimate_table(std::ostream& os, const EstimateResult& r) {
   t.add_row({"weights", gib(w.weights), weights_what});
   t.add_row({"gradients", gib(w.gradients), std::string(to_string(gradient_precision(s.training, s.parallel))) + " gradient buffer"});
   std::string offloaded;  // what lives off the GPU: host memory (optimizer states, gradient partitions, parameters), NVMe
-  if (w.host > 0) offloaded += gib(w.host) + " GiB in host memory";
+  if (w.host > 0) offloaded += gib(w.host) + " GiB in host memory" + (w.paged > 0 ? " (" + gib(w.paged) + " GiB paged out by the paged optimizer)" : "");
   if (w.nvme > 0) offloaded += (offloaded.empty() ? "" : ", ") + gib(w.nvme) + " GiB on NVMe";
   t.add_row({"optimizer", gib(w.optimizer), offloaded.empty() ? s.training.optimizer_name + " states" : "offloaded: " + offloaded});
   t.add_row({"activations", gib(w.activations), "layers " + gib(w.activations_layers) + " (" + fixed(w.layer_microbatches_in_flight, 0) +

@@ -87,6 +87,7 @@ std::vector<std::string> deepspeed_warnings(const ExportPlan& p) {
     w.push_back("8-bit Adam is not a DeepSpeed optimizer: pass bitsandbytes' AdamW8bit to deepspeed.initialize(optimizer=...)");
   if (t.moment_precision != Precision::Fp32 || t.master_precision != Precision::Fp32)
     w.push_back("DeepSpeed keeps fp32 Adam moments and master weights: the optimizer states take more memory than planned");
+  if (t.paged_optimizer) w.push_back("paged optimizers are bitsandbytes': pass its PagedAdamW to deepspeed.initialize(optimizer=...)");
   if (t.recompute == Recompute::Selective)
     w.push_back("selective recompute (attention core only) has no DeepSpeed switch: checkpoint the attention core in the model");
   if (t.uses_adapters()) w.push_back(std::string(to_string(t.mode)) + ": wrap the model with PEFT before deepspeed.initialize");

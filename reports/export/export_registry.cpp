@@ -342,6 +342,7 @@ std::vector<std::string> megatron_warnings(const ExportPlan& p) {
   if (p.layout.dp_replicate > 1 && t.zero_stage >= 2)
     w.push_back("dp_replicate " + std::to_string(p.layout.dp_replicate) + " with Megatron-FSDP: set its hybrid (outer data-parallel) group by hand; "
                 "as exported it shards over all " + std::to_string(p.layout.dp * p.layout.cp) + " data-parallel ranks");
+  if (t.paged_optimizer) w.push_back("Megatron-LM has no paged optimizer: its states stay on the GPU (more memory than planned when they paged out)");
   if (t.optimizer == OptimizerKind::Adam8bit) w.push_back("Megatron-LM has no 8-bit Adam: --optimizer adam keeps fp32 states (more memory than planned)");
   if (t.zero_stage >= 2 && (p.layout.tp > 1 || p.layout.cp > 1))
     w.push_back("Megatron-FSDP with tp or cp > 1: CUDA_DEVICE_MAX_CONNECTIONS stays unset as FSDP requires, which Megatron warns "

@@ -106,10 +106,10 @@ std::string hf_optim(const TrainingSpec& t) {
   // training_args.py OptimizerNames; adamw_torch_fused is the default from torch 2.8.
   switch (t.optimizer) {
     case OptimizerKind::Sgd: return "sgd";
-    case OptimizerKind::Adam8bit: return "adamw_bnb_8bit";
+    case OptimizerKind::Adam8bit: return t.paged_optimizer ? "paged_adamw_8bit" : "adamw_bnb_8bit";
     case OptimizerKind::Adam: break;
   }
-  return "adamw_torch_fused";
+  return t.paged_optimizer ? "paged_adamw_32bit" : "adamw_torch_fused";
 }
 
 std::string hf_deepspeed_config(const ExportPlan& p, const std::string& target) {

@@ -73,6 +73,7 @@ std::vector<std::string> torchtitan_warnings(const ExportPlan& p) {
   if ((t.offload_optimizer && t.optimizer_offload_device == OffloadDevice::Nvme) || t.params_offloaded() == OffloadDevice::Nvme)
     w.push_back("NVMe offload is DeepSpeed's (ZeRO-Infinity): torchtitan offloads to host memory only (more host memory than priced)");
   if (t.precision == Precision::Fp16) w.push_back("fp16: torchtitan's mixed precision is bfloat16 or float32; written as bfloat16");
+  if (t.paged_optimizer) w.push_back("paged optimizers are bitsandbytes': torchtitan's AdamW keeps its states on the GPU");
   if (t.optimizer == OptimizerKind::Adam8bit) w.push_back("8-bit Adam is not a torchtitan optimizer: AdamW keeps fp32 states (more memory than priced)");
   if (t.optimizer == OptimizerKind::Sgd) w.push_back("SGD is not a torchtitan optimizer (Adam, AdamW): written as AdamW");
   if (l.tp > 1 && !l.sequence_parallel) w.push_back("torchtitan always runs tensor parallelism with sequence parallelism");

@@ -68,7 +68,8 @@ def plan_numbers(trainsim, path):
     e["sp"] = par.get("sequence_parallel", False)
     e.update(gpus=gpus, nodes=max(1, -(-gpus // gpn)), mode=tr.get("mode", "pretrain"), seq=tr.get("seq_len"), zero=tr.get("zero_stage", 0),
              distopt=tr.get("distributed_optimizer", False), offload=tr.get("offload_optimizer", False), recompute=tr.get("recompute", "none"),
-             precision=tr.get("precision", "bf16"), packing=tr.get("packing", True), lora=tr.get("lora", {}), path=path)
+             precision=tr.get("precision", "bf16"), packing=tr.get("packing", True), lora=tr.get("lora", {}), path=path,
+             optimizer=tr.get("optimizer", "adamw"))
     e["gpus_per_node"] = gpus // e["nodes"]
     # What trains: adapters under lora / qlora, and under dpo when training.adapters names them.
     e["adapters"] = e["mode"] if e["mode"] in ("lora", "qlora") else tr.get("adapters", "none") if e["mode"] == "dpo" else "none"
@@ -272,6 +273,10 @@ def check_hf_trainer(trainsim, path, tmp):
     check_prediction(trainsim, files, e, fw)
     args = json.loads(files["training_args.json"])
     check_training_arguments(args, e, fw, "training_args.json", fsdp_in_arguments=False)
+    # bitsandbytes' paged optimizers by the names TrainingArguments.optim takes (training_args.py OptimizerNames).
+    paged = {"paged_adamw": "paged_adamw_32bit", "paged_adamw8bit": "paged_adamw_8bit"}
+    if e["optimizer"] in paged:
+        check(args["optim"] == paged[e["optimizer"]], f"training_args.json: optim {args['optim']} for {e['optimizer']}")
     check_accelerate(files["accelerate_config.yaml"], e, fw)
     if kind == "DEEPSPEED":
         check(args["deepspeed"] == "ds_config.json", "training_args.json: deepspeed names ds_config.json")
@@ -475,6 +480,7 @@ def case_hf_trainer(trainsim, tmp):
                  f"{PLANS}/stack_llama8b_sft_zero2_16xh100.json",            # ZeRO-2 -> SHARD_GRAD_OP
                  f"{PLANS}/stack_llama8b_sft_zero1_8xh100.json",            # ZeRO-1 -> DeepSpeed
                  f"{PLANS}/stack_llama8b_lora_ddp_16xh100_transformers.json",  # DDP
+                 f"{PLANS}/stack_llama8b_sft_paged_16xh100_transformers.json",  # PagedAdamW: optim paged_adamw_32bit
                  f"{EXAMPLES}/dpo-llama3-8b-8xh100.json"]:                  # DPO: warned, trl's job
         check_hf_trainer(trainsim, path, tmp)
 

@@ -304,3 +304,29 @@ TEST_CASE("ZeRO-Infinity: parameters and optimizer states on NVMe, gradient part
   doc["training"]["offload_optimizer"] = false;
   CHECK_THROWS_WITH_AS(parse_scenario(doc), doctest::Contains("/training/offload_optimizer_device"), InputError);
 }
+
+TEST_CASE("a paged optimizer pages out what does not fit the GPU, never more than its states") {
+  // Llama-3-8B full fine-tuning on one H100 (fp32 parameters under autocast: 12 B/param of master and moments) needs
+  // 46 GiB more than the GPU has; bitsandbytes' PagedAdamW keeps its states in unified memory, so exactly that much
+  // pages out to host memory and the GPU is full, not over. Its 8-bit variant (2 B/param of moments) pages far less.
+  Json doc = {{"model", "llama3-8b"}, {"training", {{"mode", "sft"}, {"seq_len", 2048}, {"global_batch_size", 4}, {"recompute", "full"}}},
+              {"hardware", {{"gpu", "h100-sxm-80gb"}, {"num_gpus", 1}, {"gpus_per_node", 1}}}};
+  const Scenario plain = parse_scenario(doc);
+  const StageMemory a = MemoryModel(plain.model, plain.training, plain.hardware).worst_stage(plain.parallel);
+  doc["training"]["optimizer"] = "paged_adamw";
+  const Scenario paged = parse_scenario(doc);
+  const StageMemory b = MemoryModel(paged.model, paged.training, paged.hardware).worst_stage(paged.parallel);
+  const double capacity = paged.hardware.gpu.memory_bytes;
+  REQUIRE(a.total > capacity);
+  CHECK(b.paged == trainsim::test::approx(a.total - capacity));
+  CHECK(b.total == trainsim::test::approx(capacity));
+  CHECK(b.host == trainsim::test::approx(b.paged));
+  CHECK(b.optimizer + b.paged == trainsim::test::approx(a.optimizer));
+  // Room to spare (LoRA's adapters): nothing pages out.
+  doc["training"]["mode"] = "lora";
+  const Scenario small = parse_scenario(doc);
+  CHECK(MemoryModel(small.model, small.training, small.hardware).worst_stage(small.parallel).paged == 0);
+  // A paged optimizer moves its own states: offload_optimizer beside it is refused.
+  doc["training"]["offload_optimizer"] = true;
+  CHECK_THROWS_WITH_AS(parse_scenario(doc), doctest::Contains("/training/offload_optimizer"), InputError);
+}

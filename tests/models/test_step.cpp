@@ -5,6 +5,7 @@
 
 #include "models/accuracy_bands.hpp"
 #include "models/flops.hpp"
+#include "models/memory.hpp"
 #include "models/scenario.hpp"
 #include "models/search.hpp"
 #include "models/step.hpp"
@@ -250,4 +251,17 @@ TEST_CASE("the fullest op stream fits its lists: every pass of a DPO MoE layer u
   small.add(op);
   small.add(op);
   CHECK_THROWS_AS(small.add(op), std::logic_error);
+}
+
+TEST_CASE("paged-out optimizer states page in and out over PCIe at every step") {
+  // The paged-out bytes cross the H100's PCIe Gen5 link (53 GB/s) twice a step, on top of the optimizer's own step.
+  Json doc = {{"model", "llama3-8b"}, {"training", {{"mode", "sft"}, {"seq_len", 2048}, {"global_batch_size", 4}, {"recompute", "full"}}},
+              {"hardware", {{"gpu", "h100-sxm-80gb"}, {"num_gpus", 1}, {"gpus_per_node", 1}}}};
+  const Scenario plain = parse_scenario(doc);
+  doc["training"]["optimizer"] = "paged_adamw";
+  const Scenario paged = parse_scenario(doc);
+  const double out = MemoryModel(paged.model, paged.training, paged.hardware).worst_stage(paged.parallel).paged;
+  REQUIRE(out > 0);
+  CHECK(StepModel(paged.model, paged.training, paged.hardware).stream(paged.parallel).optimizer_s ==
+        trainsim::test::approx(StepModel(plain.model, plain.training, plain.hardware).stream(plain.parallel).optimizer_s + 2 * out / 53e9));
 }
