@@ -1,5 +1,6 @@
 #include "memory_advice.hpp"
 
+#include "accuracy_bands.hpp"
 #include "layout_check.hpp"
 #include "memory.hpp"
 
@@ -42,7 +43,15 @@ std::vector<FitSuggestion> fit_suggestions(const Scenario& s) {
     TrainingSpec t = t0; t.framework.memory_efficient_linear = true;
     consider("framework memory_efficient_linear=true (the model built under deepspeed.zero.Init)", t, p0, h0);
   }
-  if (!t0.offload_optimizer) { TrainingSpec t = t0; t.offload_optimizer = true; consider("offload_optimizer=true", t, p0, h0); }
+  if (!t0.offload_optimizer && !t0.paged_optimizer) { TrainingSpec t = t0; t.offload_optimizer = true; consider("offload_optimizer=true", t, p0, h0); }
+  // A paged optimizer (bitsandbytes, for PyTorch-family stacks; Megatron has none) never runs out of GPU memory by its
+  // states: suggesting one says what paging would cost.
+  if (!t0.paged_optimizer && !t0.offload_optimizer && t0.optimizer != OptimizerKind::Sgd && !megatron_family(framework_for(t0, p0))) {
+    TrainingSpec t = t0;
+    t.paged_optimizer = true;
+    t.optimizer_name = t.optimizer == OptimizerKind::Adam8bit ? "paged_adamw8bit" : "paged_adamw";
+    consider("optimizer=" + t.optimizer_name + " (states page out to host memory)", t, p0, h0);
+  }
   if (t0.zero_stage >= 1 || t0.distributed_optimizer) {
     HardwareSpec h = h0; h.num_gpus = h0.num_gpus * 2; h.num_nodes = (h.num_gpus + h.gpus_per_node - 1) / h.gpus_per_node;
     consider("num_gpus=" + std::to_string(h.num_gpus) + " (more sharding)", t0, p0, h);
