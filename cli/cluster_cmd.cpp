@@ -320,7 +320,9 @@ int run_cluster(const ClusterFlags& f) {
     std::vector<cl::PolicyResult> runs;
     for (int k = 0; k < f.seeds; ++k) {
       o.seed = f.seed + static_cast<std::uint64_t>(k);
-      o.progress = [&bar, k, &f](double done) { bar.update((k + done) / f.seeds); };
+      // With the ideal scheduler's runs to follow, these are the first half of the policy's work.
+      const double share = scheduler_delays(run.cluster) ? 0.5 : 1.0;
+      o.progress = [&bar, k, &f, share](double done) { bar.update(share * (k + done) / f.seeds); };
       // The fill experiment draws its pods anew per seed (their number varies with the draw), and stops at its
       // own last arrival; the first seed's draw is the workload the job and time-series files describe.
       std::vector<cl::ClusterJob> redrawn;
@@ -337,7 +339,7 @@ int run_cluster(const ClusterFlags& f) {
       double sum = 0;
       for (int k = 0; k < f.seeds; ++k) {
         o.seed = f.seed + static_cast<std::uint64_t>(k);
-        o.progress = nullptr;
+        o.progress = [&bar, k, &f](double done) { bar.update(0.5 + 0.5 * (k + done) / f.seeds); };
         sum += cl::simulate_cluster(ideal, trace.jobs, o).mean_wait_s;
       }
       run.ideal_mean_wait_s.push_back(sum / f.seeds);
