@@ -3,6 +3,8 @@
 
 #include "command.hpp"
 #include "output.hpp"
+#include "models/checkpoint_model.hpp"
+#include "models/failure_model.hpp"
 #include "models/framework.hpp"
 #include "models/pipeline_schedule.hpp"
 #include "models/presets.hpp"
@@ -45,6 +47,15 @@ int run_presets(const std::string& format, const std::string& kind) {
     if (kind.empty() || kind == "policies") {
       out["policies"] = Json::object();
       for (const sim::cluster::PolicyInfo& p : sim::cluster::policies()) out["policies"][p.name] = {{"description", p.description}, {"source", p.source}};
+    }
+    if (kind.empty() || kind == "checkpoints") {
+      out["storage_tiers"] = Json::object();
+      for (const StorageTier& t : storage_tiers())
+        out["storage_tiers"][t.name] = {{"description", t.description}, {"source", t.source}, {"aggregate_bandwidth", t.aggregate_bandwidth},
+                                        {"per_node_bandwidth", t.per_node_bandwidth}, {"survives_node_loss", t.survives_node_loss}};
+      out["checkpoint_methods"] = Json::object();
+      for (const auto& m : checkpoint_methods()) out["checkpoint_methods"][m->name()] = {{"description", m->description()}};
+      out["failure_presets"] = failure_preset_names();
     }
     std::cout << json_text(out) << "\n";
     return kExitOk;
@@ -141,15 +152,27 @@ int run_presets(const std::string& format, const std::string& kind) {
     for (const sim::cluster::PolicyInfo& p : sim::cluster::policies()) t.add_row({p.name, p.description, p.source});
     t.print(std::cout);
   }
+  if (kind.empty() || kind == "checkpoints") {
+    std::cout << "\nCheckpoint storage tiers (reliability.checkpoint.storage, upload_to; data.storage)\n";
+    TextTable t({"name", "aggregate", "per node", "outlives a node", "what"});
+    for (const StorageTier& tier : storage_tiers())
+      t.add_row({tier.name, tier.aggregate_bandwidth > 0 ? format_bandwidth(tier.aggregate_bandwidth) : "grows with the nodes",
+                 format_bandwidth(tier.per_node_bandwidth), tier.survives_node_loss ? "yes" : "no", tier.description});
+    t.print(std::cout);
+    std::cout << "\nCheckpoint methods (reliability.checkpoint.method)\n";
+    TextTable m({"name", "what"});
+    for (const auto& method : checkpoint_methods()) m.add_row({method->name(), method->description()});
+    m.print(std::cout);
+  }
   return kExitOk;
 }
 
-const RegisterCommand registered{{"presets", "List built-in models, GPUs, interconnects, frameworks, pipeline schedules and cluster scheduling policies",
+const RegisterCommand registered{{"presets", "List built-in models, GPUs, interconnects, frameworks, pipeline schedules, cluster scheduling policies and checkpoint tiers and methods",
                                   [](CLI::App& app) -> std::function<int()> {
                                     auto format = std::make_shared<std::string>("table");
                                     auto kind = std::make_shared<std::string>();
-                                    app.add_option("kind", *kind, "models, gpus, fabrics, frameworks, schedules or policies (default: all)")
-                                        ->check(CLI::IsMember({"models", "gpus", "fabrics", "frameworks", "schedules", "policies"}));
+                                    app.add_option("kind", *kind, "models, gpus, fabrics, frameworks, schedules, policies or checkpoints (default: all)")
+                                        ->check(CLI::IsMember({"models", "gpus", "fabrics", "frameworks", "schedules", "policies", "checkpoints"}));
                                     app.add_option("--format", *format, "table or json")->check(CLI::IsMember({"table", "json"}));
                                     return [format, kind] { return run_presets(*format, *kind); };
                                   }}};
