@@ -594,16 +594,52 @@ void draw_bars(Canvas& c, const Frame& f, const BarChart& chart, const std::vect
   }
 }
 
-// Category names under their bands; every m-th one when they would overlap.
+// The words of `name` packed into lines of at most `fit` characters (a longer word alone on its line).
+std::vector<std::string> wrap_words(const std::string& name, std::size_t fit) {
+  std::vector<std::string> lines;
+  std::size_t start = 0;
+  while (start < name.size()) {
+    std::size_t end = name.find(' ', start);
+    if (end == std::string::npos) end = name.size();
+    const std::string word = name.substr(start, end - start);
+    if (!word.empty()) {
+      if (!lines.empty() && characters(lines.back()) + 1 + characters(word) <= fit) lines.back() += " " + word;
+      else lines.push_back(word);
+    }
+    start = end + 1;
+  }
+  return lines;
+}
+
+// Category names under their bands: every one, on two lines where one is too wide for its band ("grad norm, clip,
+// zero"); only when even two lines overlap, every m-th one.
 void draw_categories(Canvas& c, const Frame& f, int height, const BarChart& chart) {
   const std::size_t n = chart.categories.size();
-  std::size_t longest = 1;
-  for (const auto& name : chart.categories) longest = std::max(longest, characters(name));
   const double band = f.width() / static_cast<double>(n);
-  const auto every = static_cast<std::size_t>(std::ceil((kCharWidth * static_cast<double>(longest) + 8) / band));
+  const auto fit = static_cast<std::size_t>(std::max(1.0, std::floor((band - 8) / kCharWidth)));
+  std::vector<std::vector<std::string>> wrapped;
+  bool fits = true;
+  for (const auto& name : chart.categories) {
+    wrapped.push_back(wrap_words(name, fit));
+    fits = fits && wrapped.back().size() <= 2;
+    for (const auto& line : wrapped.back()) fits = fits && characters(line) <= fit;
+  }
   c.body += std::string("<g fill=\"") + kTextColour + "\" font-size=\"11\" text-anchor=\"middle\">\n";
-  for (std::size_t i = 0; i < n; i += std::max<std::size_t>(every, 1))
-    text(c, f.left + band * (static_cast<double>(i) + 0.5), f.bottom + 16, chart.categories[i]);
+  if (fits) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const double x = f.left + band * (static_cast<double>(i) + 0.5);
+      c.body += "<text" + attr("x", x) + attr("y", f.bottom + 16) + ">";
+      for (std::size_t k = 0; k < wrapped[i].size(); ++k)
+        c.body += "<tspan" + attr("x", x) + attr("dy", k == 0 ? 0.0 : 12.0) + ">" + escape_xml(wrapped[i][k]) + (k + 1 < wrapped[i].size() ? " " : "") + "</tspan>";
+      c.body += "</text>\n";
+    }
+  } else {
+    std::size_t longest = 1;
+    for (const auto& name : chart.categories) longest = std::max(longest, characters(name));
+    const auto every = static_cast<std::size_t>(std::ceil((kCharWidth * static_cast<double>(longest) + 8) / band));
+    for (std::size_t i = 0; i < n; i += std::max<std::size_t>(every, 1))
+      text(c, f.left + band * (static_cast<double>(i) + 0.5), f.bottom + 16, chart.categories[i]);
+  }
   c.body += "</g>\n";
   draw_x_title(c, f, height, chart.category_label);
 }

@@ -463,3 +463,26 @@ TEST_CASE("the palette cycles through eight Okabe-Ito colours") {
   CHECK(std::string(palette(8)) == palette(0));
   CHECK(std::string(palette(1)) != palette(0));
 }
+
+TEST_CASE("bar categories: every name shown, on two lines where one is too wide; thinned only when two lines overlap") {
+  // The estimate page's step parts on a 720-pixel chart: 7 bands of 89 px. "grad norm, clip, zero" (21 characters)
+  // is wider than its band on one line and fits on two.
+  BarChart c;
+  c.title = "step time by part";
+  c.categories = {"compute", "host", "recompute", "tp comm", "dp comm", "optimizer", "grad norm, clip, zero"};
+  c.segments = {{"seconds", {3, 0.1, 0.5, 0.2, 0.03, 0.01, 0.007}, {}}};
+  const std::string svg = render(c);
+  const std::string visible = std::regex_replace(svg, std::regex("<[^>]*>"), "");
+  for (const std::string& name : c.categories) CHECK_MESSAGE(visible.find(name) != std::string::npos, name);
+  CHECK(svg.find(">grad norm, </tspan>") != std::string::npos);  // the first of its two lines
+  // 60 long names cannot share 624 pixels even on two lines: every m-th one, none overlapping.
+  BarChart many;
+  many.title = "many";
+  for (int i = 0; i < 60; ++i) many.categories.push_back("category number " + std::to_string(i));
+  many.segments = {{"v", std::vector<double>(60, 1.0), {}}};
+  const std::string crowded = render(many);
+  int labels = 0;
+  for (std::size_t at = crowded.find(">category number "); at != std::string::npos; at = crowded.find(">category number ", at + 1)) ++labels;
+  CHECK(labels > 1);
+  CHECK(labels < 60);
+}
