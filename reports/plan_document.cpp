@@ -56,6 +56,7 @@ std::string time_vs_gpus(const PlanReport& r) {
   svg::LineChart c;
   c.title = "Time to train against GPUs";
   c.x = {"GPUs", "count", r.result.gpu_counts.size() > 2};
+  c.x_ticks.assign(r.result.gpu_counts.begin(), r.result.gpu_counts.end());  // the counts searched, not decades
   c.y = {"time to train", u.name, false, 0.0};
   svg::Series plans{"ranked plans", {}, {}, {}, false, true};
   for (const Plan& p : r.result.plans) {

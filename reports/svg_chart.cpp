@@ -181,10 +181,30 @@ Domain log_domain(Bounds b) {
 }
 
 // The axis' range and ticks for these (usable) values; nullopt when there are none.
-std::optional<Domain> make_domain(const Axis& a, const std::vector<double>& values, double target_ticks) {
+std::optional<Domain> make_domain(const Axis& a, const std::vector<double>& values, double target_ticks,
+                                  const std::vector<double>& ticks = {}) {
   if (values.empty()) return std::nullopt;
   const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
   Bounds b = initial_bounds(a, transformed(*lo, a.log), transformed(*hi, a.log));
+  std::vector<double> given;
+  for (double t : ticks)
+    if (usable(t, a.log)) given.push_back(t);
+  if (!given.empty()) {
+    std::sort(given.begin(), given.end());
+    if (!b.fixed_lo) b.lo = std::min(b.lo, transformed(given.front(), a.log));
+    if (!b.fixed_hi) b.hi = std::max(b.hi, transformed(given.back(), a.log));
+    widen_if_flat(b, a.log);
+    const double margin = 0.05 * (b.hi - b.lo);  // the outer ticks' points stay off the frame
+    if (!b.fixed_lo) b.lo -= margin;
+    if (!b.fixed_hi) b.hi += margin;
+    std::vector<double> inside;
+    for (double t : given)
+      if (transformed(t, a.log) >= b.lo - 1e-9 && transformed(t, a.log) <= b.hi + 1e-9) inside.push_back(t);
+    double step = 1;  // label decimals for the closest two ticks
+    for (std::size_t i = 1; i < inside.size(); ++i)
+      if (inside[i] > inside[i - 1]) step = std::min(step, inside[i] - inside[i - 1]);
+    return Domain{b.lo, b.hi, a.log, inside, a.log ? 0 : step};
+  }
   widen_if_flat(b, a.log);
   return a.log ? log_domain(b) : linear_domain(b, target_ticks);
 }
@@ -698,7 +718,7 @@ std::string render(const LineChart& chart) {
   const std::vector<LegendEntry> legend = line_legend(chart);
   const LegendLayout legend_layout = layout_legend(legend, width, max_legend_rows(height));
   const Frame f = frame_for(width, height, legend_layout.rows);
-  const Scale x{*make_domain(chart.x, xs, x_tick_target(f)), f.left, f.right};
+  const Scale x{*make_domain(chart.x, xs, x_tick_target(f), chart.x_ticks), f.left, f.right};
   const Scale y{*make_domain(chart.y, ys, y_tick_target(f)), f.bottom, f.top};
 
   Canvas c;

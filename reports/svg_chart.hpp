@@ -42,6 +42,9 @@ struct LineChart {
   std::vector<Series> series;
   std::vector<Marker> x_markers, y_markers;  // e.g. the Young/Daly interval, a GPU's memory capacity
   int width = 720, height = 380;             // pixels; at least 240 x 160
+  // Given: exactly these x ticks (e.g. the GPU counts a search tried), the range covering them and the data with a
+  // margin; empty: nice ticks.
+  std::vector<double> x_ticks;
 };
 
 struct BarSegment {

@@ -247,14 +247,14 @@ TEST_CASE("a point at the axis minimum lands on the frame's left edge") {
 TEST_CASE("all-equal values and a lone point divide by nothing") {
   // y all 5: the range widens by 0.5 each side to 4.5..5.5, rounded out to 4.4..5.6 (ticks 0.2 apart), so 5 is
   // the middle of the frame: (44 + 330) / 2 = 187. x 1..3 over 624 px: 72, 384, 696.
-  const std::string flat = render(LineChart{"flat", {}, {}, {series({1, 2, 3}, {5, 5, 5})}, {}, {}, 720, 380});
+  const std::string flat = render(LineChart{"flat", {}, {}, {series({1, 2, 3}, {5, 5, 5})}, {}, {}, 720, 380, {}});
   CHECK(first_mark_path(flat) == "M72,187L384,187L696,187");
   // One point, line only: a one-vertex path would draw nothing, so it is drawn as a circle (1 mark).
-  const std::string lone = render(LineChart{"lone", {}, {}, {series({3}, {7})}, {}, {}, 720, 380});
+  const std::string lone = render(LineChart{"lone", {}, {}, {series({3}, {7})}, {}, {}, 720, 380, {}});
   CHECK(data_marks(lone) == 1);
   CHECK(mark_tags(lone, "circle").size() == 1);
   // Two points on one spot: a path there would have an empty box, so they are drawn as 2 circles.
-  const std::string same_spot = render(LineChart{"spot", {}, {}, {series({2, 2}, {4, 4})}, {}, {}, 720, 380});
+  const std::string same_spot = render(LineChart{"spot", {}, {}, {series({2, 2}, {4, 4})}, {}, {}, 720, 380, {}});
   CHECK(data_marks(same_spot) == 2);
   CHECK(mark_tags(same_spot, "path").empty());
   for (const std::string& svg : {flat, lone, same_spot}) {
@@ -485,4 +485,17 @@ TEST_CASE("bar categories: every name shown, on two lines where one is too wide;
   for (std::size_t at = crowded.find(">category number "); at != std::string::npos; at = crowded.find(">category number ", at + 1)) ++labels;
   CHECK(labels > 1);
   CHECK(labels < 60);
+}
+
+TEST_CASE("given x ticks: exactly the GPU counts searched, not the decades around them") {
+  // A plan over 8, 16, 32 and 64 GPUs on a log axis: ticks at those counts (nice ticks would be 1, 2, 5, ... 100).
+  LineChart c;
+  c.title = "time to train";
+  c.x = {"GPUs", "count", true};
+  c.x_ticks = {8, 16, 32, 64};
+  c.series = {series({8, 16, 32, 64}, {4, 2, 1, 0.5})};
+  const std::string svg = render(c);
+  for (const char* tick : {">8</text>", ">16</text>", ">32</text>", ">64</text>"}) CHECK_MESSAGE(svg.find(tick) != std::string::npos, tick);
+  CHECK(svg.find(">100</text>") == std::string::npos);
+  CHECK(svg.find(">10</text>") == std::string::npos);
 }
