@@ -78,6 +78,10 @@ void print_simulate_markdown(std::ostream& os, const SimulateResult& r) {
   md::heading(os, title(r), 1);
   os << "Step: " << md::text(step_line(r)) << ". Scenario: " << md::cell(r.scenario_label) << ".\n\n";
   md::table(os, {"part", "simulated s", "analytic s"}, part_rows(r), {false, true, true});
+  if (!r.simulated.ops.empty()) {
+    md::heading(os, "Communication ops: analytic against the fabric");
+    md::table(os, simulate_op_header(), simulate_op_rows(r), {false, true, true, true, true, true, true});
+  }
   if (!r.simulated.links.empty()) {
     md::heading(os, "Hottest links");
     md::table(os, {"link", "GB per step", "utilization"}, link_rows(r), {false, true, true});
@@ -92,6 +96,11 @@ void write_simulate_html(std::ostream& os, const SimulateResult& r) {
   d.heading("Where the step goes");
   d.figure(parts_chart(r), "Seconds per step on the reported GPU: the SimGrid replay of the op stream beside the analytic fold.");
   d.table({"part", "simulated s", "analytic s"}, part_rows(r), {false, true, true});
+  if (!r.simulated.ops.empty()) {
+    d.heading("Communication ops: analytic against the fabric");
+    d.paragraph("One call of each collective over all its groups: its analytic time, the time the fabric gave it, and their ratio.");
+    d.table(simulate_op_header(), simulate_op_rows(r), {false, true, true, true, true, true, true});
+  }
   if (!r.simulated.links.empty()) {
     d.heading("Hottest links");
     d.figure(links_chart(r), "Share of the iteration each link's busiest direction spends at full bandwidth.");

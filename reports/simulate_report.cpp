@@ -88,11 +88,8 @@ void print_simulate_table(std::ostream& os, const SimulateResult& r) {
   t.print(os);
   if (!s.ops.empty()) {
     os << "\n";
-    TextTable o({"Communication op (one call, all groups)", "group", "MB/call", "calls", "analytic ms", "fabric ms", "ratio"});
-    for (const sim::OpTiming& x : s.ops)
-      o.add_row({op_label(x), std::to_string(x.op.group.size),
-                 fixed(x.op.bytes / 1e6, 1), fixed(x.op.calls, x.op.calls == std::floor(x.op.calls) ? 0 : 2), fixed(1e3 * x.analytic_s, 3),
-                 fixed(1e3 * x.simulated_s, 3), x.analytic_s > 0 ? fixed(x.simulated_s / x.analytic_s, 2) : "-"});
+    TextTable o(simulate_op_header());
+    for (auto& row : simulate_op_rows(r)) o.add_row(std::move(row));
     o.print(os);
   }
   if (!s.links.empty()) {
@@ -104,6 +101,19 @@ void print_simulate_table(std::ostream& os, const SimulateResult& r) {
   }
   os << "\nThe simulator replays the analytic op stream on the fabric: each collective alone takes its analytic time;"
         " differences come from the pipeline schedule, contention on shared links and stragglers.\n";
+}
+
+const std::vector<std::string>& simulate_op_header() {
+  static const std::vector<std::string> h{"Communication op (one call, all groups)", "group", "MB/call", "calls", "analytic ms", "fabric ms", "ratio"};
+  return h;
+}
+
+std::vector<std::vector<std::string>> simulate_op_rows(const SimulateResult& r) {
+  std::vector<std::vector<std::string>> rows;
+  for (const sim::OpTiming& x : r.simulated.ops)
+    rows.push_back({op_label(x), std::to_string(x.op.group.size), fixed(x.op.bytes / 1e6, 1), fixed(x.op.calls, x.op.calls == std::floor(x.op.calls) ? 0 : 2),
+                    fixed(1e3 * x.analytic_s, 3), fixed(1e3 * x.simulated_s, 3), x.analytic_s > 0 ? fixed(x.simulated_s / x.analytic_s, 2) : "-"});
+  return rows;
 }
 
 void print_simulate_csv(std::ostream& os, const SimulateResult& r) {

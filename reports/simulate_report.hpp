@@ -40,6 +40,9 @@ struct SimulateResult {
 // The simulated breakdown beside the analytic one, part by part (the analytic bubble is the simulator's
 // pipeline wait; its straggler / skew wait has no analytic counterpart).
 std::vector<SimulatePart> simulate_parts(const SimulateResult& r);
+// Each communication op, one call over all its groups: the analytic time beside the fabric's (terminal, Markdown, HTML).
+const std::vector<std::string>& simulate_op_header();
+std::vector<std::vector<std::string>> simulate_op_rows(const SimulateResult& r);
 
 nlohmann::json simulate_json(const SimulateResult& r);
 void print_simulate_table(std::ostream& os, const SimulateResult& r);
