@@ -1,4 +1,5 @@
 // `trainsim plan [SCENARIO]`: search every valid layout, prune what does not fit, rank the rest.
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <thread>
@@ -7,6 +8,7 @@
 #include "command.hpp"
 #include "flag_values.hpp"
 #include "output.hpp"
+#include "models/scenario.hpp"
 #include "models/errors.hpp"
 #include "progress.hpp"
 #include "reports/plan_document.hpp"
@@ -74,6 +76,17 @@ int run_plan(PlanOptions opt) {
   report.result = search_plans(report.scenario, counts, search_space_from(report.scenario), so);
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   bar.finish();
+  // Ranked plans whose pipeline split leaves one rank far more layers than the mean: said, once per kind of split.
+  std::vector<std::pair<std::string, std::vector<std::string>>> unbalanced;  // note -> the plans it applies to
+  for (std::size_t i = 0; i < report.result.plans.size(); ++i) {
+    const std::string note = pipeline_balance_note(report.scenario.model.num_hidden_layers, report.result.plans[i].layout);
+    if (note.empty()) continue;
+    auto it = std::find_if(unbalanced.begin(), unbalanced.end(), [&](const auto& u) { return u.first == note; });
+    if (it == unbalanced.end()) it = unbalanced.insert(unbalanced.end(), {note, {}});
+    it->second.push_back(std::to_string(i + 1));
+  }
+  for (const auto& [note, plans] : unbalanced)
+    report.scenario.notes.push_back((plans.size() == 1 ? "plan " : "plans ") + join(plans) + ": " + note);
   // Counts asked for that no candidate could use: say so, never a silent narrowing of the question.
   std::vector<std::string> unsearched;
   for (std::size_t g = 0; g < counts.size() && g < report.result.searched_per_count.size(); ++g)
