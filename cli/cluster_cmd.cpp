@@ -318,11 +318,16 @@ int run_cluster(const ClusterFlags& f) {
     const auto start = std::chrono::steady_clock::now();
     // Several seeds: the failures, repairs and reclaims drawn anew each run; the means and their intervals.
     std::vector<cl::PolicyResult> runs;
+    // With a scheduling cycle, its cost or an admission cap, each run again under a scheduler that passes at every
+    // event at no cost: the difference in the mean wait is the time jobs wait for the scheduler itself.
+    const bool rerun_ideal = scheduler_delays(run.cluster);
+    cl::ClusterSpec ideal = run.cluster;
+    ideal.cycle = {};
+    const double share = rerun_ideal ? 0.5 : 1.0;  // of a seed's work, the run itself
+    double ideal_wait_sum = 0;
     for (int k = 0; k < f.seeds; ++k) {
       o.seed = f.seed + static_cast<std::uint64_t>(k);
-      // With the ideal scheduler's runs to follow, these are the first half of the policy's work.
-      const double share = scheduler_delays(run.cluster) ? 0.5 : 1.0;
-      o.progress = [&bar, k, &f, share](double done) { bar.update(share * (k + done) / f.seeds); };
+      o.progress = [&bar, k, &f, share](double done) { bar.update((k + share * done) / f.seeds); };
       // The fill experiment draws its pods anew per seed (their number varies with the draw), and stops at its
       // own last arrival; the first seed's draw is the workload the job and time-series files describe.
       std::vector<cl::ClusterJob> redrawn;
@@ -330,20 +335,12 @@ int run_cluster(const ClusterFlags& f) {
       const std::vector<cl::ClusterJob>& jobs = redrawn.empty() ? trace.jobs : redrawn;
       if (run.fill && !jobs.empty()) o.horizon_s = jobs.back().submit_s + 1;
       runs.push_back(cl::simulate_cluster(run.cluster, jobs, o));
-    }
-    if (scheduler_delays(run.cluster)) {
-      // The same runs under a scheduler that passes at every event at no cost: the difference in the mean wait is
-      // the time jobs wait for the scheduler itself, beside waiting for GPUs.
-      cl::ClusterSpec ideal = run.cluster;
-      ideal.cycle = {};
-      double sum = 0;
-      for (int k = 0; k < f.seeds; ++k) {
-        o.seed = f.seed + static_cast<std::uint64_t>(k);
-        o.progress = [&bar, k, &f](double done) { bar.update(0.5 + 0.5 * (k + done) / f.seeds); };
-        sum += cl::simulate_cluster(ideal, trace.jobs, o).mean_wait_s;
+      if (rerun_ideal) {
+        o.progress = [&bar, k, &f, share](double done) { bar.update((k + share + share * done) / f.seeds); };
+        ideal_wait_sum += cl::simulate_cluster(ideal, jobs, o).mean_wait_s;
       }
-      run.ideal_mean_wait_s.push_back(sum / f.seeds);
     }
+    if (rerun_ideal) run.ideal_mean_wait_s.push_back(ideal_wait_sum / f.seeds);
     cl::SeedStatistics spread;
     run.policies.push_back(f.seeds > 1 ? cl::mean_over_seeds(runs, &spread) : std::move(runs.front()));
     run.spread.push_back(std::move(spread));

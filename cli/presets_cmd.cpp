@@ -71,16 +71,18 @@ Json presets_json(const std::string& kind) {
 
 std::vector<PresetSection> preset_sections(const std::string& kind) {
   std::vector<PresetSection> sections;
+  auto add = [&](std::string title, std::vector<std::string> header) -> PresetSection& {
+    sections.push_back({std::move(title), std::move(header), {}, {}});
+    return sections.back();
+  };
   if (kind.empty() || kind == "models") {
-    sections.push_back({"Models",
-                        {"name", "params", "active", "layers", "hidden", "heads/kv", "ffn", "vocab", "experts", "also known as"},
-                        {},
-                        {}});
+    PresetSection& section = add("Models",
+                                 {"name", "params", "active", "layers", "hidden", "heads/kv", "ffn", "vocab", "experts", "also known as"});
     for (const auto& name : preset_names(PresetKind::Model)) {
       Scenario s = parse_scenario(Json{{"model", name}, {"hardware", {{"num_gpus", 1}, {"gpus_per_node", 1}}}});
       const ModelSpec& m = s.model;
       ModelParams p = count_parameters(m);
-      sections.back().rows.push_back({name, format_count(p.total), format_count(p.active), std::to_string(m.num_hidden_layers), std::to_string(m.hidden_size),
+      section.rows.push_back({name, format_count(p.total), format_count(p.active), std::to_string(m.num_hidden_layers), std::to_string(m.hidden_size),
                  std::to_string(m.num_attention_heads) + "/" + std::to_string(m.num_key_value_heads),
                  std::to_string(m.is_moe() ? m.moe_intermediate_size : m.intermediate_size), std::to_string(m.vocab_size),
                  m.is_moe() ? std::to_string(m.num_experts) + " top-" + std::to_string(m.num_experts_per_tok) : "-",
@@ -88,33 +90,27 @@ std::vector<PresetSection> preset_sections(const std::string& kind) {
     }
   }
   if (kind.empty() || kind == "gpus") {
-    sections.push_back({"GPUs (dense peak)",
-                        {"name", "memory", "HBM BW", "bf16", "fp8", "TDP", "USD/h", "node fabric", "also known as"},
-                        {},
-                        {}});
+    PresetSection& section = add("GPUs (dense peak)",
+                                 {"name", "memory", "HBM BW", "bf16", "fp8", "TDP", "USD/h", "node fabric", "also known as"});
     for (const auto& name : preset_names(PresetKind::Gpu)) {
       GpuSpec g = parse_gpu(Json(name), "/hardware/gpu");
-      sections.back().rows.push_back({name, format_bytes(g.memory_bytes), fixed(g.memory_bandwidth / 1e12) + " TB/s", format_rate(g.flops_bf16),
+      section.rows.push_back({name, format_bytes(g.memory_bytes), fixed(g.memory_bandwidth / 1e12) + " TB/s", format_rate(g.flops_bf16),
                  g.flops_fp8 > 0 ? format_rate(g.flops_fp8) : "-", g.tdp_watts > 0 ? fixed(g.tdp_watts, 0) + " W" : "-",
                  g.price_per_hour > 0 ? fixed(g.price_per_hour) : "unknown", g.default_intra_node, aliases_text(PresetKind::Gpu, name)});
     }
   }
   if (kind.empty() || kind == "fabrics") {
-    sections.push_back({"Fabrics (one direction; per GPU within a node, per NIC between nodes)",
-                        {"name", "kind", "GB/s", "latency us", "NVLS"},
-                        {},
-                        {}});
+    PresetSection& section = add("Fabrics (one direction; per GPU within a node, per NIC between nodes)",
+                                 {"name", "kind", "GB/s", "latency us", "NVLS"});
     for (const auto& name : preset_names(PresetKind::Fabric)) {
       FabricSpec f = parse_fabric(Json(name), "/hardware/intra_node");
-      sections.back().rows.push_back({name, f.kind, fixed(f.bandwidth / 1e9, 1), fixed(f.latency_s * 1e6, 1), f.has_nvls ? "yes" : "no"});
+      section.rows.push_back({name, f.kind, fixed(f.bandwidth / 1e9, 1), fixed(f.latency_s * 1e6, 1), f.has_nvls ? "yes" : "no"});
     }
   }
   if (kind.empty() || kind == "frameworks") {
-    sections.push_back({"Frameworks (training.framework / --framework; traits and their sources: --format json)",
-                        {"name", "parallel", "grad bucket", "ZeRO-3 gather", "overlap grad/param", "host per kernel fwd/bwd", "MoE", "fused norm/rope/act",
-                 "attention (Hopper)", "what"},
-                        {},
-                        {}});
+    PresetSection& section = add("Frameworks (training.framework / --framework; traits and their sources: --format json)",
+                                 {"name", "parallel", "grad bucket", "ZeRO-3 gather", "overlap grad/param", "host per kernel fwd/bwd", "MoE", "fused norm/rope/act",
+                 "attention (Hopper)", "what"});
     auto yn = [](bool b) { return std::string(b ? "yes" : "no"); };
     // A bucket as the framework sizes it: a fixed element count, or a multiple of hidden_size².
     auto bucket_text = [](double elements, double hidden_squared) {
@@ -128,7 +124,7 @@ std::vector<PresetSection> preset_sections(const std::string& kind) {
       for (auto [key, available] : {std::pair{" tp", f.tp_available}, std::pair{" pp", f.pp_available}, std::pair{" cp", f.cp_available},
                                     std::pair{" ep", f.ep_available}})
         if (available) dims += key;
-      sections.back().rows.push_back({name, dims, bucket,
+      section.rows.push_back({name, dims, bucket,
                  (f.param_gather_unit == GatherUnit::Layer ? "per layer"
                                                            : bucket_text(f.param_gather_bucket_elements, f.param_gather_bucket_hidden_squared) + " buckets") +
                      (f.zero3_module_fetch_us > 0 ? ", " + fixed(f.zero3_module_fetch_us, 0) + " us/module" : ""),
@@ -145,43 +141,34 @@ std::vector<PresetSection> preset_sections(const std::string& kind) {
         for (auto option = options->begin(); option != options->end(); ++option) {
           std::string values;
           for (auto v = option->at("values").begin(); v != option->at("values").end(); ++v) values += (values.empty() ? "" : " | ") + v.key();
-          sections.back().lines.push_back("option: {\"preset\": \"" + name + "\", \"" + option.key() + "\": " + values + "}");
+          section.lines.push_back("option: {\"preset\": \"" + name + "\", \"" + option.key() + "\": " + values + "}");
         }
       if (auto versions = file.find("versions"); versions != file.end())
         for (const auto& v : *versions)
-          sections.back().lines.push_back("release: {\"preset\": \"" + name + "\", \"version\": ...} below " + v.at("below").get<std::string>() +
+          section.lines.push_back("release: {\"preset\": \"" + name + "\", \"version\": ...} below " + v.at("below").get<std::string>() +
                                            " changes " + std::to_string(v.at("traits").size()) + " traits");
     }
   }
   if (kind.empty() || kind == "schedules") {
-    sections.push_back({"Pipeline schedules (parallel.schedule)",
-                        {"name", "what", "source"},
-                        {},
-                        {}});
-    for (const PipelineSchedule* sc : pipeline_schedules()) sections.back().rows.push_back({sc->name(), sc->description(), sc->source()});
+    PresetSection& section = add("Pipeline schedules (parallel.schedule)",
+                                 {"name", "what", "source"});
+    for (const PipelineSchedule* sc : pipeline_schedules()) section.rows.push_back({sc->name(), sc->description(), sc->source()});
   }
   if (kind.empty() || kind == "policies") {
     std::string placements;  // from the placement list, so a new placement is named without touching this text
     for (const std::string& name : sim::cluster::placement_names()) placements += (placements.empty() ? "" : "|") + name;
-    sections.push_back({"Cluster scheduling policies (trainsim cluster --policy ORDER[+" + placements + "])",
-                        {"name", "what", "source"},
-                        {},
-                        {}});
-    for (const sim::cluster::PolicyInfo& p : sim::cluster::policies()) sections.back().rows.push_back({p.name, p.description, p.source});
+    PresetSection& section = add("Cluster scheduling policies (trainsim cluster --policy ORDER[+" + placements + "])",
+                                 {"name", "what", "source"});
+    for (const sim::cluster::PolicyInfo& p : sim::cluster::policies()) section.rows.push_back({p.name, p.description, p.source});
   }
   if (kind.empty() || kind == "checkpoints") {
-    sections.push_back({"Checkpoint storage tiers (reliability.checkpoint.storage, upload_to; data.storage)",
-                        {"name", "aggregate", "per node", "outlives a node", "what"},
-                        {},
-                        {}});
+    PresetSection& tiers = add("Checkpoint storage tiers (reliability.checkpoint.storage, upload_to; data.storage)",
+                               {"name", "aggregate", "per node", "outlives a node", "what"});
     for (const StorageTier& tier : storage_tiers())
-      sections.back().rows.push_back({tier.name, tier.aggregate_bandwidth > 0 ? format_bandwidth(tier.aggregate_bandwidth) : "grows with the nodes",
-                 format_bandwidth(tier.per_node_bandwidth), tier.survives_node_loss ? "yes" : "no", tier.description});
-    sections.push_back({"Checkpoint methods (reliability.checkpoint.method)",
-                        {"name", "what"},
-                        {},
-                        {}});
-    for (const auto& method : checkpoint_methods()) sections.back().rows.push_back({method->name(), method->description()});
+      tiers.rows.push_back({tier.name, tier.aggregate_bandwidth > 0 ? format_bandwidth(tier.aggregate_bandwidth) : "grows with the nodes",
+                            format_bandwidth(tier.per_node_bandwidth), tier.survives_node_loss ? "yes" : "no", tier.description});
+    PresetSection& methods = add("Checkpoint methods (reliability.checkpoint.method)", {"name", "what"});
+    for (const auto& method : checkpoint_methods()) methods.rows.push_back({method->name(), method->description()});
   }
   return sections;
 }

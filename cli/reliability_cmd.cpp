@@ -95,7 +95,7 @@ void apply_flags(const ReliabilityOptions& o, ReliabilitySettings* s) {
   }
   if (!o.storage.empty()) {
     one_of("--storage", o.storage, storage_tier_names());
-    s->checkpoint.storage = o.storage;
+    s->checkpoint.storage.tier = o.storage;
   }
   if (!o.upload_to.empty()) {
     one_of("--upload-to", o.upload_to, storage_tier_names());
@@ -107,7 +107,7 @@ void apply_flags(const ReliabilityOptions& o, ReliabilitySettings* s) {
     s->checkpoint.contents = o.checkpoint_contents == "weights" ? CheckpointContents::Weights : CheckpointContents::Full;
   }
   if (o.concurrent_jobs != ReliabilityOptions::kUnset)
-    s->checkpoint.concurrent_jobs = static_cast<int>(lim::number_flag("--concurrent-jobs", std::to_string(o.concurrent_jobs), lim::kConcurrentJobs));
+    s->checkpoint.storage.concurrent_jobs = static_cast<int>(lim::number_flag("--concurrent-jobs", std::to_string(o.concurrent_jobs), lim::kConcurrentJobs));
   if (!o.checkpoint_cost.empty()) s->checkpoint.blocking_override_s = lim::duration_flag("--checkpoint-cost", o.checkpoint_cost, lim::kCheckpointCost);
   if (!o.checkpoint_interval.empty()) parse_interval(Json(o.checkpoint_interval), "--checkpoint-interval", s);
   if (!o.restart_time.empty()) s->recovery.fixed_total_s = lim::duration_flag("--restart-time", o.restart_time, lim::kRecovery);

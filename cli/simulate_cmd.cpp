@@ -48,7 +48,7 @@ void add_checkpoint(const ScenarioInput& input, SimulateResult& r, sim::SimOptio
   opt->checkpoint.bytes = c.size.state_bytes;
   opt->checkpoint.gpu_rate = tier.per_node_bandwidth / per_node;
   if (tier.aggregate_bandwidth > 0) {
-    opt->fabric.storage_bandwidth = tier.aggregate_bandwidth / std::max(1, cs.concurrent_jobs);
+    opt->fabric.storage_bandwidth = tier.aggregate_bandwidth / std::max(1, cs.storage.concurrent_jobs);
     opt->fabric.storage_client_bandwidth = tier.per_node_bandwidth;
   }
 }

@@ -161,7 +161,7 @@ const CheckpointMethod* find_checkpoint_method(const std::string& name) {
 RegisterCheckpointMethod::RegisterCheckpointMethod(std::unique_ptr<CheckpointMethod> m) { method_registry().add(std::move(m)); }
 
 StorageTier checkpoint_tier(const CheckpointSettings& s) {
-  return resolved_tier({s.storage, s.aggregate_bandwidth, s.per_node_bandwidth, s.concurrent_jobs}, "checkpoint storage");
+  return resolved_tier(s.storage, "checkpoint storage");
 }
 
 CheckpointContext checkpoint_context(const CheckpointSize& size, const CheckpointSettings& s, const HardwareSpec& h) {
@@ -170,7 +170,7 @@ CheckpointContext checkpoint_context(const CheckpointSize& size, const Checkpoin
   c.size = size;
   c.nodes = std::max(1, h.num_nodes);
   c.gpus_per_node = std::max(1, std::min(h.gpus_per_node, h.num_gpus));
-  c.write_bandwidth = c.read_bandwidth = shared_bandwidth(tier, c.nodes, s.concurrent_jobs);
+  c.write_bandwidth = c.read_bandwidth = shared_bandwidth(tier, c.nodes, s.storage.concurrent_jobs);
   c.host_bandwidth = s.host_bandwidth > 0 ? s.host_bandwidth : host_link_bandwidth(h.gpu);
   c.peer_bandwidth = std::max(1, h.nics_per_node) * (h.inter_node.bandwidth > 0 ? h.inter_node.bandwidth : 50e9);
   c.overhead_s = s.overhead_s;
@@ -178,7 +178,7 @@ CheckpointContext checkpoint_context(const CheckpointSize& size, const Checkpoin
   c.full_every = s.full_every;
   c.first_tier_survives_node_loss = tier.survives_node_loss;
   if (!s.upload_to.empty()) {
-    const StorageChoice upload{s.upload_to, 0, 0, s.concurrent_jobs};
+    const StorageChoice upload{s.upload_to, 0, 0, s.storage.concurrent_jobs};
     c.upload_bandwidth = shared_bandwidth(upload, c.nodes, "checkpoint upload tier");
     c.upload_node_read_bandwidth = shared_bandwidth(upload, 1, "checkpoint upload tier");
   }
@@ -232,11 +232,7 @@ CheckpointSettings parse_checkpoint_settings(const Json& value, const std::strin
   if (r.has("keep")) s.keep = reliability_limits::read_int(r, "keep", 0, "", reliability_limits::kKeepCheckpoints);
   if (r.has("quota")) s.quota_bytes = reliability_limits::read_quantity(r, "quota", Quantity::Bytes, 0, "", reliability_limits::kStorageQuota);
   s.method = r.get_enum("method", method_registry().names(), "sync", "training blocks while the checkpoint is written");
-  const StorageChoice storage = read_storage_choice(r, "storage", StorageChoice{}, "a shared parallel file system, 2 TB/s aggregate");
-  s.storage = storage.tier;
-  s.aggregate_bandwidth = storage.aggregate_bandwidth;
-  s.per_node_bandwidth = storage.per_node_bandwidth;
-  s.concurrent_jobs = storage.concurrent_jobs;
+  s.storage = read_storage_choice(r, "storage", StorageChoice{}, "a shared parallel file system, 2 TB/s aggregate");
   namespace lim = reliability_limits;
   if (r.has("cost")) s.blocking_override_s = lim::read_quantity(r, "cost", Quantity::Time, 0, "", lim::kCheckpointCost);
   s.overhead_s = lim::read_quantity(r, "overhead", Quantity::Time, s.overhead_s, "per-checkpoint barrier and metadata, seconds (assumption)",

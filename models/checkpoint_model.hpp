@@ -44,10 +44,7 @@ CheckpointSize checkpoint_size(const ModelSpec& m, const TrainingSpec& t, const 
 
 struct CheckpointSettings {
   std::string method = "sync";
-  std::string storage = "parallel-fs";
-  double aggregate_bandwidth = 0;   // overrides the tier's (0: the tier's)
-  double per_node_bandwidth = 0;    // overrides the tier's (0: the tier's)
-  int concurrent_jobs = 1;          // jobs sharing the tier's bandwidth when they checkpoint
+  StorageChoice storage;            // the tier, its bandwidth overrides and the jobs checkpointing to it at once
   double overhead_s = 2.0;          // per checkpoint, any method: barrier, metadata, file creation
   double host_bandwidth = 0;        // device-to-host per GPU for snapshots (0: the GPU's PCIe link)
   double incremental_fraction = 1.0 / 6.0;  // incremental: bytes of an increment / a full checkpoint

@@ -210,6 +210,7 @@ StageMemory MemoryModel::stage(const ParallelLayout& p, int stage, const LayoutA
   const Precision grad_precision = gradient_precision(t, p);
   const double gb = bytes_per_element(grad_precision);
   double optimizer = 0;
+  double grad_partition = 0;  // the gradients ZeRO-2/3 partitions (an offloaded optimizer takes them to the host)
   if (t.trains_base_weights()) {
     // Rajbhandari et al. 2020 (ZeRO), §5: Ψ·(2 + 2 + K) bytes, divided by N_d stage by stage.
     const ModelStates states = full_model_states(sp.dense, sp.expert, n_dense, n_expert, t, grad_precision);
@@ -223,6 +224,7 @@ StageMemory MemoryModel::stage(const ParallelLayout& p, int stage, const LayoutA
       out.weights = (head_params(m, p, stage) + sp.largest_layer) * weight_bytes(t.precision);
     offload_param_shard(t, &out);
     out.gradients = states.gradients;
+    if (shard_grad) grad_partition = states.gradients;
     optimizer = states.optimizer;
     if (t.has_reference_copy())  // the frozen reference model: 16-bit weights, sharded like the policy's
       out.weights += sp.total() * bytes_per_element(t.precision) / (shard_weights ? n_dense : 1);
@@ -258,10 +260,9 @@ StageMemory MemoryModel::stage(const ParallelLayout& p, int stage, const LayoutA
   // ZeRO-Offload with partitioned gradients (stage >= 2): each reduced gradient partition is copied to an fp32
   // buffer in host memory for the CPU step (Ren et al. 2021, §4; DeepSpeed's stage 2 and 3 CPU offload), so the
   // GPU keeps only the unsharded working gradients counted above, not the partition.
-  if (offloaded > 0 && shard_grad && t.trains_base_weights()) {
-    const double partition = full_model_states(sp.dense, sp.expert, n_dense, n_expert, t, grad_precision).gradients;
-    out.gradients -= partition * offloaded;
-    out.host += partition / gb * 4.0 * offloaded;
+  if (offloaded > 0 && grad_partition > 0) {
+    out.gradients -= grad_partition * offloaded;
+    out.host += grad_partition / gb * 4.0 * offloaded;
   }
 
   // Activations: stored layer activations times the layer-micro-batches in flight.

@@ -41,7 +41,8 @@ StepModel::StepModel(const ModelSpec& m, const TrainingSpec& t, const HardwareSp
     : model_(m), training_(t), hardware_(h),
       calibration_(calibration ? std::make_shared<const CalibrationFit>(*calibration, h) : nullptr),
       comm_(make_comm_model(h, calibration_.get())), traits_(gpu_compute_traits(h.gpu, calibration_.get())),
-      params_(count_parameters(m)) {
+      params_(count_parameters(m)),
+      paging_(t.paged_optimizer ? std::make_shared<const MemoryModel>(m, t, h) : nullptr) {
   // gpu_compute_traits applied the shipped fitted parameters; an explicit set replaces them, and so do those a
   // calibration profile carries (fitted to the user's own run by `calibrate from-log`).
   if (fitted) {
@@ -272,7 +273,7 @@ StepStream StepModel::stream(const ParallelLayout& p, const LayoutWork& work) co
       s.optimizer_s += host_share * local_params * 2 * optimizer_state_bytes(t).total() / nvme_bandwidth_per_gpu(hardware_);
   }
   // Paged out (a paged optimizer on a full GPU), the states page in for the step and back out, over PCIe.
-  if (t.paged_optimizer) s.optimizer_s += 2 * MemoryModel(m, t, hardware_).worst_stage(p).paged / host_link_bandwidth(gpu);
+  if (paging_) s.optimizer_s += 2 * paging_->worst_stage(p).paged / host_link_bandwidth(gpu);
   // Once per step beside the optimizer, memory-bound passes over gradients (framework traits): the norm reads the
   // gradients the optimizer updates (the shard under ZeRO, all-reduced as a scalar), clipping that scales on every
   // step reads and writes them again, and zeroing a contiguous buffer writes every local gradient (Megatron's buffer

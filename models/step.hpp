@@ -6,6 +6,7 @@
 
 #include "collectives.hpp"
 #include "compute.hpp"
+#include "memory.hpp"
 #include "op_stream.hpp"
 #include "spec.hpp"
 #include "transformer.hpp"
@@ -75,6 +76,8 @@ class StepModel {
   const AccuracyBand* band_pytorch_[2] = {nullptr, nullptr};
   ModelParams params_;
   double adapter_params_ = 0;
+  // A paged optimizer's memory, built once: what pages out on a layout prices its PCIe traffic (null: not paged).
+  std::shared_ptr<const MemoryModel> paging_;
 };
 
 // Assumptions of the offloaded optimizer step (ZeRO-Offload, Ren et al. 2021): gradients go down and

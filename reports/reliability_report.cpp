@@ -172,10 +172,10 @@ std::vector<ReliabilityFact> reliability_facts(const ReliabilityReport& r) {
   {
     const CheckpointSettings& cs = job.settings.checkpoint;
     std::ostringstream os;
-    os << cs.method << " to " << cs.storage << ": " << decimal_bytes(job.checkpoint_size.state_bytes) << " ("
+    os << cs.method << " to " << cs.storage.tier << ": " << decimal_bytes(job.checkpoint_size.state_bytes) << " ("
        << fixed(job.checkpoint_size.bytes_per_parameter, 1) << " B/param), write " << dur(job.checkpoint.write_s) << " at "
        << bandwidth(job.checkpoint_context.write_bandwidth)
-       << (cs.concurrent_jobs > 1 ? " (shared by " + std::to_string(cs.concurrent_jobs) + " jobs)" : "") << "; blocks " << dur(b.config.blocking_s)
+       << (cs.storage.concurrent_jobs > 1 ? " (shared by " + std::to_string(cs.storage.concurrent_jobs) + " jobs)" : "") << "; blocks " << dur(b.config.blocking_s)
        << (cs.blocking_override_s >= 0 ? " (given)" : "");
     if (b.config.persist_s > 0) os << ", persists in " << dur(b.config.persist_s);
     os << ", restore " << dur(job.checkpoint.restore_s) << "; every " << dur(b.config.interval_s) << " ("

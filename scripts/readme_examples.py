@@ -83,8 +83,9 @@ def main():
         if [normalize(a) for a in actual] != [normalize(s) for s in shown]:
             diff = difflib.unified_diff([normalize(s) for s in shown], [normalize(a) for a in actual], "README", "binary", lineterm="", n=1)
             failures.append(f"README.md:{first}: `{command}` prints something else:\n" + "\n".join(diff))
-        # Keep the README's own timings where the binary's differ only there.
-        kept = [s if i < len(shown) and normalize(s) == normalize(a) else a for i, (a, s) in enumerate(zip(actual, shown + [""] * len(actual)))]
+        # Keep the README's own line where the binary's differs from it only in its timings.
+        padded = shown + [None] * max(0, len(actual) - len(shown))
+        kept = [s if s is not None and normalize(s) == normalize(a) else a for a, s in zip(actual, padded)]
         out += lines[last:first] + kept
         last = end
     out += lines[last:]

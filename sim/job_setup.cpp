@@ -407,7 +407,7 @@ Json to_json(const ReliabilitySettings& s, const ReliabilityJob& job) {
   Json j = {{"failures", to_json(job.failures, job.gpus_per_node)},
             {"checkpoint",
              {{"method", cs.method},
-              {"storage", cs.storage},
+              {"storage", cs.storage.tier},
               {"interval", to_string(s.interval)},
               {"interval_s", job.sim.interval_s},
               {"blocking_s", job.checkpoint.blocking_s},
@@ -420,7 +420,7 @@ Json to_json(const ReliabilitySettings& s, const ReliabilityJob& job) {
               {"restore_bytes", job.checkpoint_size.restore_bytes},
               {"per_gpu_bytes", job.checkpoint_size.per_gpu_bytes},
               {"write_bandwidth", job.checkpoint_context.write_bandwidth},
-              {"concurrent_jobs", cs.concurrent_jobs},
+              {"concurrent_jobs", cs.storage.concurrent_jobs},
               {"overhead_s", cs.overhead_s}}},
             {"recovery", recovery}};
   if (const Json kept = retention_json(cs, job.checkpoint_size.state_bytes); !kept.is_null()) j["checkpoint"]["retention"] = kept;

@@ -78,7 +78,7 @@ TEST_CASE("tiered checkpoints: local NVMe first, then an upload that must end be
                                {"parallel", {{"tp", 8}}}, {"hardware", {{"num_nodes", 16}}}});
   const CheckpointSize size = checkpoint_size(s.model, s.training, s.parallel, s.hardware);
   CheckpointSettings cs;
-  cs.storage = "local-nvme";
+  cs.storage.tier = "local-nvme";
   const CheckpointCosts local = checkpoint_costs(cs, checkpoint_context(size, cs, s.hardware));
   cs.upload_to = "object-store";
   const CheckpointContext ctx = checkpoint_context(size, cs, s.hardware);
@@ -92,12 +92,12 @@ TEST_CASE("tiered checkpoints: local NVMe first, then an upload that must end be
   // A restart: 15 nodes read their own shard at 12 GB/s, the replacement reads the lost one at 10 GB/s.
   CHECK(tiered.restore_s == trainsim::test::approx(std::max(bytes / (16 * 12e9), bytes / 16 / 10e9)));
   // The parallel file system outlives a node by itself: the upload (for safekeeping) does not delay persistence.
-  cs.storage = "parallel-fs";
+  cs.storage.tier = "parallel-fs";
   const CheckpointCosts pfs = checkpoint_costs(cs, checkpoint_context(size, cs, s.hardware));
   CHECK(pfs.persist_s == 0);
   CHECK(pfs.upload_s == trainsim::test::approx(bytes / 160e9));
   // In-memory replicates to a peer: the upload to the object store is off its recovery path too.
-  cs.storage = "local-nvme";
+  cs.storage.tier = "local-nvme";
   cs.method = "in-memory";
   const CheckpointContext mem_ctx = checkpoint_context(size, cs, s.hardware);
   CHECK(checkpoint_costs(cs, mem_ctx).persist_s == trainsim::test::approx(mem_ctx.peer_copy_s()));
@@ -163,7 +163,7 @@ TEST_CASE("checkpoint methods: sync blocks for the write, async and in-memory fo
 
   // Two jobs checkpointing at once halve the tier's share, and double the write.
   CheckpointSettings shared = cs;
-  shared.concurrent_jobs = 2;
+  shared.storage.concurrent_jobs = 2;
   CHECK(checkpoint_context(size, shared, s.hardware).write_s() == trainsim::test::approx(2 * ctx.write_s()));
   // A given blocking cost replaces the modelled one.
   CheckpointSettings given = cs;
@@ -181,9 +181,9 @@ TEST_CASE("the scenario's checkpoint object") {
       Json{{"method", "async"}, {"interval", "30min"}, {"storage", {{"tier", "object-store"}, {"aggregate_bandwidth", "100GB/s"}, {"concurrent_jobs", 3}}}},
       "/reliability/checkpoint", &d);
   CHECK(s.method == "async");
-  CHECK(s.storage == "object-store");
-  CHECK(s.aggregate_bandwidth == 100e9);
-  CHECK(s.concurrent_jobs == 3);
+  CHECK(s.storage.tier == "object-store");
+  CHECK(s.storage.aggregate_bandwidth == 100e9);
+  CHECK(s.storage.concurrent_jobs == 3);
   CHECK_THROWS_WITH_AS(parse_checkpoint_settings(Json{{"method", "asynch"}}, "/reliability/checkpoint", nullptr),
                        doctest::Contains("/reliability/checkpoint/method: got \"asynch\"; expected one of async"), InputError);
   CHECK_THROWS_WITH_AS(parse_checkpoint_settings(Json{{"storage", "nfs"}}, "/c", nullptr), doctest::Contains("/c/storage"), InputError);
