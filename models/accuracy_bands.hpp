@@ -4,7 +4,8 @@
 // the fitted parameters refit without its own source (leave-one-source-out, calibrate/reference_fit.hpp), so the
 // errors are out of sample. Stored in presets/accuracy_bands.json by `make fit-reference`
 // (tests/accuracy/reference_accuracy.cpp --write-bands) and checked against a fresh run by the accuracy.reference
-// test: the band is the 10th to 90th percentile of them.
+// test. A band is for a run of a source not measured yet, so it has two levels: the 10th to 90th percentile of the
+// group's runs around their own source's median, placed as low and as high as the measured sources' medians sit.
 #include <string>
 #include <vector>
 
@@ -16,8 +17,8 @@ namespace trainsim {
 struct AccuracyBand {
   std::string group;   // "pytorch/1gpu", "megatron/multinode/moe", "megatron", ..., "all": the rows the band comes from
   int cases = 0;       // reference runs in the group
-  double low = 1;      // 10th percentile of measured time / predicted time (widened when extrapolated)
-  double high = 1;     // 90th percentile (widened when extrapolated)
+  double low = 1;      // measured time / predicted time: 10th percentile within a source x the lowest source median
+  double high = 1;     // 90th percentile within a source x the highest source median (both widened when extrapolated)
   double median = 1;
   // The scenario's own regime ("pytorch/1gpu/moe") and whether it had fewer than kMinBandCases measured runs: then
   // the band is the first fallback group's, widened by the spread between sources (a new source moves the median by
@@ -37,6 +38,8 @@ std::string band_scale(int gpus, int gpus_per_node);
 // The keys a case or scenario belongs to, most specific first (ending with "all").
 std::vector<std::string> band_keys(const std::string& family, const std::string& scale, bool moe, bool host_bound = false);
 constexpr int kMinBandCases = 5;
+// A group's own sources bound where a new source's median may sit when it has this many; fewer, and all sources do.
+constexpr int kMinBandSources = 3;
 constexpr double kHostBoundShare = 0.2;
 // Whether a step of `total_s` seconds with `host_s` of exposed host time is host-bound in the band's sense.
 inline bool host_bound_step(double host_s, double total_s) { return total_s > 0 && host_s >= kHostBoundShare * total_s; }

@@ -24,7 +24,9 @@ Json band_json(const StepEstimate& s) {
           {"extrapolated", b.extrapolated},
           {"meaning", b.extrapolated ? "the scenario's regime has fewer than 5 measured runs: measured / predicted step time over the runs of the "
                                        "group named, widened by the spread between sources"
-                                     : "measured / predicted step time over the reference runs of this framework family and regime (scale, dense or MoE)"}};
+                                     : "measured / predicted step time for a run from a source not yet measured, from the reference runs of this "
+                                       "framework family and regime (scale, dense or MoE): their scatter within a source, at the lowest and highest "
+                                       "source median"}};
 }
 Json or_null(bool known, double v) { return known ? Json(v) : Json(nullptr); }
 }  // namespace
@@ -211,9 +213,10 @@ void print_plan_table(std::ostream& os, const PlanReport& r) {
   t.print(os);
   const Plan& best = r.result.plans.front();
   if (best.step.band)
-    os << "likely step: the step time x the 10th-90th percentile of measured / predicted time over the reference runs of the plan's\n"
-          "framework family and regime (each run predicted without its source in the fit); ~: overlaps plan 1's range, so the ranking between them\n"
-          "is within the model's known error.\n";
+    os << "likely step: the step time x the 10th-90th percentile of measured / predicted time for a run from a new source, from the\n"
+          "reference runs of the plan's framework family and regime (each predicted without its source in the fit: their scatter within a\n"
+          "source, at the lowest and highest source median); ~: overlaps plan 1's range, so the ranking between them is within the\n"
+          "model's known error.\n";
 
   os << "\nBest plan, step breakdown (critical pipeline stage, exposed communication only)\n";
   print_step_table(os, best.step, best.cost, s);
@@ -245,9 +248,9 @@ void print_step_table(std::ostream& os, const StepEstimate& st, const TrainingCo
   t.print(os);
   if (st.band)
     os << "  likely " << fixed(st.time_s_low, 2) << "-" << fixed(st.time_s_high, 2) << " s a step (MFU " << fixed(100 * st.mfu * st.time_s / st.time_s_high, 1)
-       << "-" << fixed(100 * st.mfu * st.time_s / st.time_s_low, 1) << "%): measured / predicted time was "
-       << fixed(st.band->low, 2) << "-" << fixed(st.band->high, 2) << " (10th-90th percentile, median " << fixed(st.band->median, 2) << ") over "
-       << st.band->cases << " published " << st.band->group << " runs"
+       << "-" << fixed(100 * st.mfu * st.time_s / st.time_s_low, 1) << "%): measured / predicted time would be "
+       << fixed(st.band->low, 2) << "-" << fixed(st.band->high, 2) << " (10th-90th percentile for a run from a new source, median "
+       << fixed(st.band->median, 2) << "), from " << st.band->cases << " published " << st.band->group << " runs"
        << (st.band->extrapolated ? "; an extrapolation: " + st.band->regime + " has fewer than 5 measured runs, so the range is widened by the spread between sources" : "")
        << "\n";
   os << "  " << format_count(st.tokens_per_s) << " tokens/s, MFU " << fixed(100 * st.mfu, 1) << "%, HFU " << fixed(100 * st.hfu, 1)
