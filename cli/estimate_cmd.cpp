@@ -24,6 +24,7 @@ int run_estimate(const ScenarioInput& input) {
   StepModel sm(r.scenario.model, r.scenario.training, r.scenario.hardware, calibration ? &calibration->profile : nullptr);
   r.step = sm.estimate(r.scenario.parallel);
   r.cost = sm.training_cost(r.step, r.scenario.parallel);
+  if (r.scenario.training.is_rl()) r.rlhf = estimate_rlhf_step(r.scenario, calibration ? &calibration->profile : nullptr);
   if (r.scenario.data.given) {
     r.data_feed = estimate_data_feed(r.scenario, r.step.time_s);
     if (r.data_feed->starves)

@@ -45,7 +45,7 @@ const std::vector<FieldFlag>& field_flags() {
       {"--inter-node", "/hardware/inter_node/fabric", FlagType::Text, "inter-node fabric preset"},
       {"--nics-per-node", "/hardware/inter_node/nics_per_node", FlagType::Integer, "NICs per node"},
       {"--price-per-gpu-hour", "/hardware/price_per_gpu_hour", FlagType::Text, "USD per GPU-hour"},
-      {"--mode", "/training/mode", FlagType::Text, "pretrain | sft | lora | qlora | dpo"},
+      {"--mode", "/training/mode", FlagType::Text, "pretrain | sft | lora | qlora | dpo | ppo | grpo (ppo and grpo need training.rlhf)"},
       {"--seq-len", "/training/seq_len", FlagType::Integer, "sequence length"},
       {"--global-batch-size", "/training/global_batch_size", FlagType::Integer, "sequences per optimizer step"},
       {"--train-tokens", "/training/train_tokens", FlagType::Text, "tokens to train on, e.g. 15T"},

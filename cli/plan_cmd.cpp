@@ -45,6 +45,7 @@ int run_plan(PlanOptions opt) {
   PlanReport report;
   std::optional<LoadedCalibration> calibration;
   report.scenario = load_scenario(opt.input, &report.scenario_label, false, &calibration);
+  require_supervised_mode(report.scenario.training, "plan");
   const HardwareSpec& hw = report.scenario.hardware;
   if (counts.empty()) counts = {hw.num_gpus};
   for (int c : counts)

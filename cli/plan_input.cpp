@@ -135,6 +135,7 @@ PlanInput load_plan_input(const std::string& path) {
       rethrow_in(e, from_plan);
     }
   }
+  require_supervised_mode(scenario.training, "export");
   out.scenario = std::move(scenario);
   return out;
 }

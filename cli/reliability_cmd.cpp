@@ -158,6 +158,7 @@ int run_reliability(const ReliabilityOptions& opt) {
     report.notes.push_back(std::string("the scenario's layout does not check (") + e.what() +
                            "); the derived layout is used for the step time, snapshot size and elastic speeds");
   }
+  require_supervised_mode(report.scenario.training, "reliability");
   for (const auto& d : report.scenario.defaults)
     if (d.path == "/parallel/tp" || d.path == "/parallel/pp" || d.path == "/parallel/dp" || d.path == "/parallel/cp") {
       report.notes.push_back("the scenario leaves the layout open: the derived defaults are used for the job's speed (--format json lists them)");

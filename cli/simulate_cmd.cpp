@@ -9,6 +9,7 @@
 #include "flag_values.hpp"
 #include "models/checkpoint_model.hpp"
 #include "models/errors.hpp"
+#include "models/scenario.hpp"
 #include "models/step.hpp"
 #include "output.hpp"
 #include "progress.hpp"
@@ -57,6 +58,7 @@ int run_simulate(const ScenarioInput& input, const SimulateFlags& flags) {
   SimulateResult r;
   std::optional<LoadedCalibration> calibration;
   r.scenario = load_scenario(input, &r.scenario_label, true, &calibration);
+  require_supervised_mode(r.scenario.training, "simulate");
   sim::SimOptions opt;
   if (flags.iterations < 1 || flags.iterations > 100) throw InputError("--iterations", std::to_string(flags.iterations), "1 to 100 iterations");
   if (!(flags.jitter >= 0 && flags.jitter <= 0.3)) throw InputError("--jitter", std::to_string(flags.jitter), "a relative standard deviation from 0 to 0.3");

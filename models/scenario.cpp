@@ -60,6 +60,13 @@ Scenario parse_scenario(const Json& doc, bool check_layout) {
   return s;
 }
 
+void require_supervised_mode(const TrainingSpec& training, const std::string& command) {
+  if (!training.is_rl()) return;
+  throw InputError("/training/mode", std::string("\"") + to_string(training.mode) + "\"",
+                   "pretrain, sft, lora, qlora or dpo for `trainsim " + command + "`",
+                   "a PPO or GRPO step (rollout, scoring, updates, weight sync) is priced by `trainsim estimate`");
+}
+
 std::string pipeline_balance_note(int num_layers, const ParallelLayout& p) {
   if (p.pp <= 1 || num_layers <= 0) return "";
   int most = 0, rank = 0;
@@ -147,7 +154,6 @@ Json to_json(const ModelSpec& m) {
 Json to_json(const TrainingSpec& t) {
   Json j = {{"mode", to_string(t.mode)},
             {"seq_len", t.seq_len},
-            {"global_batch_size", t.global_batch_size},
             {"precision", to_string(t.precision)},
             {"optimizer", t.optimizer_name},
             {"zero_stage", t.zero_stage},
@@ -171,6 +177,23 @@ Json to_json(const TrainingSpec& t) {
   if (t.mode == TrainingMode::Dpo && t.uses_adapters()) j["adapters"] = t.quantized_base() ? "qlora" : "lora";
   if (t.uses_adapters()) j["lora"] = {{"rank", t.lora.rank}, {"alpha", t.lora.alpha}, {"target_modules", t.lora.target_modules}};
   if (!t.framework.name.empty()) j["framework"] = framework_to_json(t.framework);  // implied: left out, so a reload implies it again
+  // RL: an update's batch is derived from the rollout again on reload (derive_layout).
+  if (t.is_rl()) j["rlhf"] = to_json(t.rl);
+  else j["global_batch_size"] = t.global_batch_size;
+  return j;
+}
+
+Json to_json(const RlhfSpec& rl) {
+  Json j = {{"prompts_per_step", rl.prompts_per_step}, {"group_size", rl.group_size}, {"prompt_len", rl.prompt_len},
+            {"response_len", rl.response_len}, {"max_response_len", rl.max_response_len}, {"samples_per_update", rl.samples_per_update},
+            {"update_epochs", rl.update_epochs}, {"kl_reference", rl.kl_reference},
+            {"placement", rl.placement == RolloutPlacement::Separate ? "separate" : "colocated"},
+            {"gpu_memory_utilization", rl.gpu_memory_utilization}, {"prefix_caching", rl.prefix_caching}, {"max_num_seqs", rl.max_num_seqs}};
+  if (rl.reward_model) j["reward_model"] = to_json(*rl.reward_model);
+  if (rl.critic_model) j["critic_model"] = to_json(*rl.critic_model);
+  if (rl.placement == RolloutPlacement::Separate) j["rollout_gpus"] = rl.rollout_gpus;
+  if (rl.rollout_tp > 0) j["rollout_tp"] = rl.rollout_tp;
+  if (rl.steps > 0) j["steps"] = rl.steps;
   return j;
 }
 

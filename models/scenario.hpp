@@ -28,12 +28,17 @@ constexpr double kUnbalancedPipeline = 1.25;
 std::string pipeline_balance_note(int num_layers, const ParallelLayout& p);
 void check_precision_supported(const TrainingSpec& training, const GpuSpec& gpu);
 
+// Commands that price one training iteration (plan, simulate, export, reliability, cluster jobs) take the supervised
+// modes only; a PPO or GRPO step is estimate's (rlhf_step.hpp). Throws InputError at /training/mode for ppo and grpo.
+void require_supervised_mode(const TrainingSpec& training, const std::string& command);
+
 // Checks a layout against model, training and hardware; throws InputError naming /parallel/...
 void validate_layout(const ModelSpec& model, const TrainingSpec& training, const ParallelLayout& layout,
                      const HardwareSpec& hardware);
 
 nlohmann::json to_json(const ModelSpec& m);
 nlohmann::json to_json(const TrainingSpec& t);
+nlohmann::json to_json(const RlhfSpec& rl);
 nlohmann::json to_json(const ParallelLayout& p);
 nlohmann::json to_json(const HardwareSpec& h);
 nlohmann::json to_json(const Scenario& s);  // {model, training, parallel, hardware}: re-loadable as a scenario

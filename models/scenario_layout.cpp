@@ -1,5 +1,6 @@
 // The `parallel` section: degrees as written, then derived and checked against model and hardware.
 #include <algorithm>
+#include <cmath>
 
 #include "json_reader.hpp"
 #include "limits.hpp"
@@ -101,6 +102,23 @@ ParallelLayout derive_layout(const ParallelInput& in, const ModelSpec& model, Tr
     if (defaults) defaults->push_back({where, std::to_string(v), why});
   };
   const ll dp = p.dp;
+  if (training.is_rl() && gbs == 0) {
+    // An RL update trains samples_per_update samples of prompt + mean response tokens each, packed into micro-batches
+    // of seq_len tokens (NeMo RL sequence packing, verl use_remove_padding, OpenRLHF --packing_samples).
+    if (mbs == 0) { mbs = 1; record("/parallel/micro_batch_size", 1, "one packed sequence per micro-batch"); }
+    const RlhfSpec& rl = training.rl;
+    const double packed = std::ceil(rl.samples_per_update * rl.mean_sample_tokens() / training.seq_len);
+    const ll unit = ll(mbs) * dp;
+    const ll rounded = (static_cast<ll>(packed) + unit - 1) / unit * unit;
+    if (rounded > limits::kMaxGlobalBatch)
+      throw InputError("/training/rlhf/samples_per_update", std::to_string(rl.samples_per_update),
+                       "an update of at most " + std::to_string(limits::kMaxGlobalBatch) + " packed sequences",
+                       std::to_string(rounded) + " sequences of " + std::to_string(training.seq_len) + " tokens at micro_batch_size x dp " + std::to_string(unit));
+    gbs = static_cast<int>(rounded);
+    record("/training/global_batch_size", gbs,
+           "packed sequences of seq_len tokens an update fills: rlhf samples_per_update x (prompt_len + response_len) / seq_len, "
+           "rounded up to micro_batch_size x dp");
+  }
   if (gbs == 0) {
     if (mbs == 0) { mbs = 1; record("/parallel/micro_batch_size", 1, "one sequence per micro-batch"); }
     if (ga == 0) { ga = 1; record("/parallel/gradient_accumulation_steps", 1, "no accumulation"); }

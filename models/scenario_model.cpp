@@ -162,8 +162,8 @@ void read_mla(JsonReader& r, const std::string& path, ModelSpec* m) {
 }
 }  // namespace
 
-ModelSpec parse_model(const Json& section_value, std::vector<AppliedDefault>* defaults, std::vector<std::string>* notes) {
-  const std::string path = "/model";
+ModelSpec parse_model(const Json& section_value, std::vector<AppliedDefault>* defaults, std::vector<std::string>* notes,
+                      const std::string& path) {
   // Alias keys become their canonical names before a preset's fields are overridden, so an override written
   // as Mixtral's "num_local_experts" replaces the preset's "num_experts" instead of being ignored.
   Json given = section_value;

@@ -8,7 +8,12 @@
 
 namespace trainsim {
 
-ModelSpec parse_model(const nlohmann::json& section, std::vector<AppliedDefault>* defaults, std::vector<std::string>* notes);
+// `path`: where the section sits ("/model", or an RL reward or critic model under /training/rlhf).
+ModelSpec parse_model(const nlohmann::json& section, std::vector<AppliedDefault>* defaults, std::vector<std::string>* notes,
+                      const std::string& path = "/model");
+// training.rlhf (modes ppo and grpo); `seq_len_given`: training.seq_len as written (0: absent), which bounds the
+// response cap.
+RlhfSpec parse_rlhf(const nlohmann::json& section, TrainingMode mode, int seq_len_given, std::vector<AppliedDefault>* defaults);
 TrainingSpec parse_training(const nlohmann::json& section, const ModelSpec& model, std::vector<AppliedDefault>* defaults);
 // num_gpus is 0 when neither num_nodes nor num_gpus was given (the layout may fix it).
 HardwareSpec parse_hardware(const nlohmann::json& section, std::vector<AppliedDefault>* defaults, int* num_gpus_given);

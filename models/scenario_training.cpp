@@ -23,9 +23,10 @@ TrainingSpec parse_training(const Json& section, const ModelSpec& model, std::ve
   const std::string path = "/training";
   TrainingSpec t;
   JsonReader r(section, path, defaults);
-  std::string mode = r.get_enum("mode", {"pretrain", "sft", "lora", "qlora", "dpo"}, "pretrain", "pre-training");
+  std::string mode = r.get_enum("mode", {"pretrain", "sft", "lora", "qlora", "dpo", "ppo", "grpo"}, "pretrain", "pre-training");
   t.mode = mode == "sft" ? TrainingMode::Sft : mode == "lora" ? TrainingMode::Lora : mode == "qlora" ? TrainingMode::Qlora
-           : mode == "dpo" ? TrainingMode::Dpo : TrainingMode::Pretrain;
+           : mode == "dpo" ? TrainingMode::Dpo : mode == "ppo" ? TrainingMode::Ppo : mode == "grpo" ? TrainingMode::Grpo
+                                                                                   : TrainingMode::Pretrain;
   if (t.mode == TrainingMode::Dpo) {
     const std::string a = r.get_enum("adapters", {"none", "lora", "qlora"}, "none", "full DPO: every weight trains, beside a frozen reference copy");
     t.dpo_adapters = a == "lora" ? AdapterKind::Lora : a == "qlora" ? AdapterKind::Qlora : AdapterKind::None;
@@ -34,8 +35,26 @@ TrainingSpec parse_training(const Json& section, const ModelSpec& model, std::ve
                      "supervised fine-tuning with adapters is mode \"lora\" or \"qlora\"");
   }
 
+  if (t.is_rl()) {
+    // A step's samples come from the rollout: their count and lengths are the rlhf section's, and an update's batch
+    // is the packed sequences its samples fill (derive_layout).
+    if (!r.has("rlhf"))
+      throw InputError(path + "/rlhf", "nothing", "the RL step: {prompts_per_step, prompt_len, response_len, ...}",
+                       std::string("mode \"") + mode + "\" trains on generated samples");
+    for (const char* key : {"global_batch_size", "dataset_samples", "train_tokens"})
+      if (r.has(key))
+        throw InputError(path + "/" + key, json_value_text(r.raw(key)), std::string("left out in mode \"") + mode + "\"",
+                         std::string(key) == "global_batch_size" ? "an update's samples are rlhf.samples_per_update"
+                                                                 : "RL trains for a number of steps: rlhf.prompts_per_step prompts each");
+    const int seq_given = r.has("seq_len") ? r.get_int("seq_len", 0, "", 2, limits::kMaxSeqLen) : 0;
+    t.rl = parse_rlhf(r.raw("rlhf"), t.mode, seq_given, defaults);
+    t.seq_len = seq_given > 0 ? seq_given : t.rl.prompt_len + t.rl.max_response_len;
+    if (seq_given == 0) r.record_default("seq_len", std::to_string(t.seq_len), "rlhf prompt_len + max_response_len: the longest sample");
+  } else if (r.has("rlhf")) {
+    throw InputError(path + "/rlhf", json_value_text(r.raw("rlhf")), "left out unless mode is \"ppo\" or \"grpo\"");
+  }
   int seq_default = model.max_position_embeddings > 0 ? std::min(model.max_position_embeddings, 4096) : 4096;
-  t.seq_len = r.get_int("seq_len", seq_default, "4096, capped by the model's max_position_embeddings", 1, limits::kMaxSeqLen);
+  if (!t.is_rl()) t.seq_len = r.get_int("seq_len", seq_default, "4096, capped by the model's max_position_embeddings", 1, limits::kMaxSeqLen);
   t.global_batch_size = r.get_int("global_batch_size", 0, "", 1, limits::kMaxGlobalBatch);  // 0: derived with the layout
 
   t.dataset_samples = r.get_quantity("dataset_samples", Quantity::Count, 0, "", {1, limits::kMaxDatasetSamples});

@@ -21,6 +21,8 @@ const char* to_string(TrainingMode m) {
     case TrainingMode::Lora: return "lora";
     case TrainingMode::Qlora: return "qlora";
     case TrainingMode::Dpo: return "dpo";
+    case TrainingMode::Ppo: return "ppo";
+    case TrainingMode::Grpo: return "grpo";
   }
   return "";
 }

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -96,7 +97,8 @@ struct ModelSpec {
   }
 };
 
-enum class TrainingMode { Pretrain, Sft, Lora, Qlora, Dpo };
+// Ppo and Grpo: reinforcement learning over generated samples (the actor trains every weight; rlhf_step.hpp).
+enum class TrainingMode { Pretrain, Sft, Lora, Qlora, Dpo, Ppo, Grpo };
 // What trains: every weight, or low-rank adapters over a frozen base (16-bit, or 4-bit NF4 under QLoRA).
 enum class AdapterKind { None, Lora, Qlora };
 enum class Precision { Fp32, Fp16, Bf16, Fp8 };
@@ -120,6 +122,36 @@ struct LoraSpec {
   int rank = 16;
   double alpha = 32;
   std::vector<std::string> target_modules{"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"};
+};
+
+// Reinforcement learning from generated samples (training.rlhf, with mode "ppo" or "grpo"): each step a serving
+// engine generates group_size responses to each of prompts_per_step prompts (the rollout), frozen models score them
+// (the actor's own log-probabilities, the reference model's for the KL penalty, a reward model's or a rule's
+// reward, PPO's critic's values), the actor (and PPO's critic) train on them in updates of samples_per_update
+// samples, and the new weights go to the engine. As OpenRLHF, verl, NeMo RL, TRL and ms-swift run it.
+enum class RolloutPlacement { Colocated, Separate };
+struct RlhfSpec {
+  int prompts_per_step = 0;
+  int group_size = 1;            // responses per prompt (GRPO's group; PPO: usually 1)
+  int prompt_len = 0;            // tokens
+  int response_len = 0;          // mean generated tokens
+  int max_response_len = 0;      // the engine's cap on generated tokens (vLLM max_tokens)
+  int samples_per_update = 0;    // samples per optimizer step of the actor
+  int update_epochs = 1;         // passes over the step's samples (PPO epochs)
+  bool kl_reference = true;      // a frozen reference model's log-probabilities (KL penalty > 0)
+  // The reward: a rule (a function, no model) or a model's forward over every sample; PPO's critic: a value model
+  // that trains beside the actor. nullptr: none.
+  std::shared_ptr<const ModelSpec> reward_model, critic_model;
+  RolloutPlacement placement = RolloutPlacement::Colocated;
+  int rollout_gpus = 0;          // Separate: GPUs of the generation pool (the others train)
+  int rollout_tp = 0;            // tensor parallel of one generation engine
+  double gpu_memory_utilization = 0;  // the engine's share of each rollout GPU's memory (vLLM gpu_memory_utilization)
+  bool prefix_caching = true;    // a group's responses share their prompt's prefill (vLLM automatic prefix caching)
+  int max_num_seqs = 256;        // sequences an engine runs at once at most (vLLM max_num_seqs)
+  long long steps = 0;           // RL steps of the whole run (0: not given; time and cost to train need it)
+
+  long long samples_per_step() const { return static_cast<long long>(prompts_per_step) * group_size; }
+  double mean_sample_tokens() const { return static_cast<double>(prompt_len) + response_len; }
 };
 
 struct TrainingSpec {
@@ -164,6 +196,9 @@ struct TrainingSpec {
   LoraSpec lora;
   // training.framework as named (name empty: not named; framework_for() resolves the one the layout implies).
   FrameworkTraits framework;
+  RlhfSpec rl;  // modes ppo and grpo
+
+  bool is_rl() const { return mode == TrainingMode::Ppo || mode == TrainingMode::Grpo; }
 
   // Sequences one sample holds: a DPO preference pair is a chosen and a rejected sequence, both run through
   // the policy and the reference model. Every count of tokens or activations per sample uses this.

@@ -306,16 +306,20 @@ StepEstimate StepModel::estimate(const ParallelLayout& p, const LayoutWork& work
 }
 
 TrainingCost StepModel::training_cost(const StepEstimate& step, const ParallelLayout&) const {
-  TrainingCost c;
   const double tokens_per_iteration = training_.tokens_per_step();
-  if (training_.train_tokens <= 0 || tokens_per_iteration <= 0) return c;
-  c.iterations = std::ceil(training_.train_tokens / tokens_per_iteration);
-  c.time_to_train_s = c.iterations * step.time_s;
-  c.gpu_hours = c.time_to_train_s * hardware_.num_gpus / 3600.0;
-  c.priced = hardware_.has_price();
-  c.cost = c.priced ? c.gpu_hours * hardware_.price_per_gpu_hour : 0;
-  c.energy_known = hardware_.gpu.tdp_watts > 0;
-  c.energy_kwh = hardware_.gpu.tdp_watts * c.gpu_hours / 1000.0;
+  if (training_.train_tokens <= 0 || tokens_per_iteration <= 0) return {};
+  return run_cost(std::ceil(training_.train_tokens / tokens_per_iteration), step.time_s, hardware_.num_gpus, hardware_);
+}
+
+TrainingCost run_cost(double iterations, double step_s, int gpus, const HardwareSpec& hardware) {
+  TrainingCost c;
+  c.iterations = iterations;
+  c.time_to_train_s = c.iterations * step_s;
+  c.gpu_hours = c.time_to_train_s * gpus / 3600.0;
+  c.priced = hardware.has_price();
+  c.cost = c.priced ? c.gpu_hours * hardware.price_per_gpu_hour : 0;
+  c.energy_known = hardware.gpu.tdp_watts > 0;
+  c.energy_kwh = hardware.gpu.tdp_watts * c.gpu_hours / 1000.0;
   return c;
 }
 

@@ -40,6 +40,9 @@ struct TrainingCost {
   double energy_kwh = 0;      // GPUs at TDP for the whole run (an upper bound: no host, network, cooling)
   bool energy_known = false;  // the GPU's TDP is known
 };
+// `iterations` steps of `step_s` on `gpus` GPUs of `hardware`: time, GPU-hours, cost at its price, energy at TDP.
+TrainingCost run_cost(double iterations, double step_s, int gpus, const HardwareSpec& hardware);
+
 
 // Precomputes what does not depend on the layout; estimate() is cheap enough for the layout search.
 // With a calibration profile the GEMM ceilings, HBM bandwidth and measured collectives come from it

@@ -7,6 +7,7 @@
 #include "markdown.hpp"
 #include "models/units.hpp"
 #include "plan_report.hpp"
+#include "rlhf_report.hpp"
 #include "svg_chart.hpp"
 #include "table.hpp"
 
@@ -50,6 +51,7 @@ std::string speed_line(const EstimateResult& r) {
 }
 
 std::string cost_line(const EstimateResult& r) {
+  if (r.rlhf) return rlhf_cost_line(*r.rlhf);
   const TrainingCost& c = r.cost;
   if (!(c.time_to_train_s > 0)) return "no token count given";
   return format_count(r.scenario.training.train_tokens) + " tokens in " + format_seconds(c.time_to_train_s) + ", " + fixed(c.gpu_hours, 0) +
@@ -67,6 +69,7 @@ std::vector<std::pair<std::string, std::string>> facts(const EstimateResult& r) 
           {"Speed", speed_line(r)},
           {"Cost", cost_line(r)}};
   if (r.data_feed) out.push_back({"Data feed", data_feed_line(*r.data_feed)});
+  if (r.rlhf) out.insert(out.begin() + 6, {"RL step", rlhf_line(*r.rlhf)});  // after Memory, before the actor update's speed
   return out;
 }
 
@@ -87,6 +90,21 @@ std::string memory_chart(const EstimateResult& r) {
     }
   }
   c.y_markers.push_back({"capacity " + gib(r.memory.capacity) + " GiB", r.memory.capacity / kBytesPerGiB});
+  return svg::render(c);
+}
+
+std::string rlhf_chart(const RlhfStepEstimate& e) {
+  svg::BarChart c;
+  c.title = "RL step by phase";
+  c.y = {"seconds per step", "s"};
+  c.category_label = "phase";
+  c.stacked = false;
+  c.segments.push_back({"seconds", {}, {}});
+  for (const auto& [name, v] : rlhf_phases(e)) {
+    c.categories.push_back(name);
+    c.segments[0].values.push_back(v);
+    c.segments[0].tips.push_back(name + ": " + fixed(v, 3) + " s (" + fixed(100 * v / e.step_s, 1) + "%)");
+  }
   return svg::render(c);
 }
 
@@ -115,8 +133,12 @@ void print_estimate_markdown(std::ostream& os, const EstimateResult& r) {
   md::table(os, {"", ""}, fact_rows);
   md::heading(os, "Memory per GPU by pipeline stage (capacity " + gib(r.memory.capacity) + " GiB)");
   md::table(os, kStageHeader, stage_rows(r.memory), kStageNumeric);
-  md::heading(os, "Step time");
+  md::heading(os, r.rlhf ? "One actor update" : "Step time");
   md::table(os, {"part", "seconds", "share"}, step_rows(r.step), {false, true, true});
+  if (r.rlhf) {
+    md::heading(os, "RL step");
+    md::table(os, {"phase", "seconds", "share"}, rlhf_phase_rows(*r.rlhf, false), {false, true, true});
+  }
 }
 
 void write_estimate_html(std::ostream& os, const EstimateResult& r) {
@@ -133,7 +155,13 @@ void write_estimate_html(std::ostream& os, const EstimateResult& r) {
     d.heading("Single changes", 3);
     d.table({"change", "total GiB", "fits"}, rows, {false, true, false});
   }
-  d.heading("Step time");
+  if (r.rlhf) {
+    d.heading("RL step");
+    d.figure(rlhf_chart(*r.rlhf), "Seconds per step in each phase: the engines generate, frozen models score, the actor (and critic) "
+                                  "train, the new weights go to the engines; the phases run one after the other.");
+    d.table({"phase", "seconds", "share"}, rlhf_phase_rows(*r.rlhf, false), {false, true, true});
+  }
+  d.heading(r.rlhf ? "One actor update" : "Step time");
   d.figure(step_chart(r.step), "Seconds per step on the critical pipeline stage; communication counts only where it is not hidden.");
   d.table({"part", "seconds", "share"}, step_rows(r.step), {false, true, true});
   os << d.str();

@@ -7,6 +7,7 @@
 #include "models/scenario.hpp"
 #include "models/units.hpp"
 #include "plan_report.hpp"
+#include "rlhf_report.hpp"
 #include "table.hpp"
 
 namespace trainsim {
@@ -73,6 +74,7 @@ Json estimate_json(const EstimateResult& r) {
           {"training", training_cost_json(r.cost)},
           {"suggestions", suggestions}};
   if (r.data_feed) j["data_feed"] = to_json(*r.data_feed);
+  if (r.rlhf) j["rlhf"] = rlhf_json(*r.rlhf, r.scenario);
   return j;
 }
 
@@ -157,8 +159,13 @@ void print_estimate_table(std::ostream& os, const EstimateResult& r) {
     st.print(os);
   }
 
-  os << "\nStep time (critical pipeline stage, exposed communication only)\n";
+  if (r.rlhf)
+    os << "\nOne actor update: " << s.training.global_batch_size << " packed sequences of " << s.training.seq_len
+       << " tokens (critical pipeline stage, exposed communication only)\n";
+  else
+    os << "\nStep time (critical pipeline stage, exposed communication only)\n";
   print_step_table(os, r.step, r.cost, s);
+  if (r.rlhf) print_rlhf_section(os, *r.rlhf, s);
   if (r.data_feed) os << "\nData feed: " << data_feed_line(*r.data_feed) << "\n";
 
   std::vector<FitSuggestion> fitting;

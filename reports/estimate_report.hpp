@@ -8,6 +8,7 @@
 #include "models/data_feed.hpp"
 #include "models/memory.hpp"
 #include "models/memory_advice.hpp"
+#include "models/rlhf_step.hpp"
 #include "models/spec.hpp"
 #include "models/step.hpp"
 
@@ -21,6 +22,7 @@ struct EstimateResult {
   TrainingCost cost;
   std::string scenario_label;  // where the scenario came from
   std::optional<DataFeedEstimate> data_feed;  // with the scenario's "data" section
+  std::optional<RlhfStepEstimate> rlhf;       // modes ppo and grpo: the whole RL step; `step` is one actor update
 };
 
 nlohmann::json stage_memory_json(const StageMemory& s, double capacity);

@@ -332,7 +332,9 @@ std::vector<std::string> megatron_warnings(const ExportPlan& p) {
     case TrainingMode::Sft:
       w.push_back("SFT: start from the pretrained checkpoint (--load CKPT --finetune) and an SFT dataset");
       break;
-    case TrainingMode::Pretrain: break;
+    case TrainingMode::Pretrain:
+    case TrainingMode::Ppo:   // RL modes are refused before an export (require_supervised_mode)
+    case TrainingMode::Grpo: break;
   }
   if (t.params_offloaded() != OffloadDevice::None || (t.offload_optimizer && t.optimizer_offload_device == OffloadDevice::Nvme))
     w.push_back("parameter and NVMe offload are DeepSpeed's (ZeRO-Infinity): Megatron offloads optimizer states to host memory only; "

@@ -33,7 +33,9 @@ std::string subcommand(const TrainingSpec& t) {
     case TrainingMode::Dpo: return "rlhf";
     case TrainingMode::Sft:
     case TrainingMode::Lora:
-    case TrainingMode::Qlora: break;
+    case TrainingMode::Qlora:
+    case TrainingMode::Ppo:  // RL modes are refused before an export (require_supervised_mode)
+    case TrainingMode::Grpo: break;
   }
   return "sft";
 }

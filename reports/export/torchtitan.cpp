@@ -64,6 +64,8 @@ std::vector<std::string> torchtitan_warnings(const ExportPlan& p) {
       w.push_back(std::string(to_string(t.mode)) + ": torchtitan has no adapters; it trains every weight (more memory than priced)");
       break;
     case TrainingMode::Dpo: w.push_back("dpo: torchtitan has no preference loss; this trains the language-model loss"); break;
+    case TrainingMode::Ppo:  // RL modes are refused before an export (require_supervised_mode)
+    case TrainingMode::Grpo: break;
   }
   if (stage == 0 && l.model_parallel() > 1)
     w.push_back("ZeRO 0 beside tp, pp or cp: torchtitan's DDP runs alone, so the data-parallel ranks shard with FSDP2 (reshard never, ZeRO-2)");

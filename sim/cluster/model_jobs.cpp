@@ -58,6 +58,7 @@ std::vector<ClusterJob> jobs_from_scenarios(const Json& list, const std::string&
     JsonReader r(list[i], at, nullptr);
     if (!r.has("scenario")) throw InputError(at + "/scenario", r.absent_text("scenario"), "the job's scenario (a file or an object)");
     const Scenario s = parse_scenario(load_scenario(r.raw("scenario"), base_dir, at + "/scenario"));
+    require_supervised_mode(s.training, "cluster");
     if (!(s.training.train_tokens > 0))
       throw InputError(at + "/scenario/training/train_tokens", "nothing", "the tokens the job trains (its duration comes from them)");
     ClusterJob j;

@@ -59,6 +59,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       StepModel sm(r.scenario.model, r.scenario.training, r.scenario.hardware);
       r.step = sm.estimate(r.scenario.parallel);
       r.cost = sm.training_cost(r.step, r.scenario.parallel);
+      if (r.scenario.training.is_rl()) r.rlhf = estimate_rlhf_step(r.scenario);
       check_result_numbers(estimate_json(r), "estimate");
     } catch (const InputError&) {
     }
