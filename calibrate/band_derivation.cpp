@@ -3,16 +3,9 @@
 #include <algorithm>
 
 #include "models/accuracy_bands.hpp"
+#include "models/statistics.hpp"
 
 namespace trainsim {
-
-double sorted_quantile(const std::vector<double>& sorted, double q) {
-  if (sorted.empty()) return 1;
-  const double pos = q * static_cast<double>(sorted.size() - 1);
-  const std::size_t i = static_cast<std::size_t>(pos);
-  const double f = pos - static_cast<double>(i);
-  return i + 1 < sorted.size() ? sorted[i] * (1 - f) + sorted[i + 1] * f : sorted[i];
-}
 
 BandRatios band_ratios(const std::vector<BandRun>& runs, const std::string& excluded_source) {
   BandRatios b;
@@ -25,7 +18,7 @@ BandRatios band_ratios(const std::vector<BandRun>& runs, const std::string& excl
     b.source_median[source] = sorted_quantile(v, 0.5);
   }
   std::sort(all.begin(), all.end());
-  b.median = sorted_quantile(all, 0.5);
+  if (!all.empty()) b.median = sorted_quantile(all, 0.5);
   for (const auto& r : runs) {
     if (r.source == excluded_source) continue;
     for (const std::string& key : r.keys) {

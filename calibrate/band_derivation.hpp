@@ -21,9 +21,6 @@ struct BandRun {
   std::vector<std::string> keys;
 };
 
-// Linear-interpolated quantile of sorted values (q in [0, 1]); 1 for none.
-double sorted_quantile(const std::vector<double>& sorted, double q);
-
 // The runs' ratios per source and per band group (runs of `excluded_source` left out).
 struct BandRatios {
   std::map<std::string, double> source_median;           // per source: the median of its runs

@@ -6,6 +6,7 @@
 #include "models/errors.hpp"
 #include "models/memory.hpp"
 #include "models/step.hpp"
+#include "models/units.hpp"
 
 namespace trainsim {
 
@@ -73,7 +74,7 @@ LogComparison compare_log(const Scenario& s, const TrainingLog& log, int skip) {
     const StageMemory w = MemoryModel(s.model, s.training, s.hardware).worst_stage(s.parallel);
     const bool reserved = log.memory_counter == MemoryCounter::AllocatorReserved;
     c.rows.push_back({reserved ? "peak reserved GiB (allocator segments, most loaded GPU)" : "peak allocated GiB (tensors, most loaded GPU)",
-                      log.peak_memory_bytes / 1073741824.0, w.counted(log.memory_counter) / 1073741824.0});
+                      log.peak_memory_bytes / kBytesPerGiB, w.counted(log.memory_counter) / kBytesPerGiB});
   } else {
     c.notes.push_back("the log reports no memory figures");
   }

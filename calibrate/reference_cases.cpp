@@ -10,6 +10,7 @@
 #include "models/errors.hpp"
 #include "models/memory.hpp"
 #include "models/step.hpp"
+#include "models/units.hpp"
 
 namespace trainsim {
 
@@ -184,7 +185,6 @@ ReferenceSet load_reference_cases(const ReferenceDirs& dirs, const FittedParamet
   // Single-GPU steps measured on one GPU: step time, the caching allocator's peak allocated and reserved bytes,
   // and whether the step ran out of memory (every case is a fit verdict: measured.oom or a measured step).
   auto add_single_gpu = [&](const std::string& file, const Json& doc) {
-    constexpr double kGiB = 1024.0 * 1024 * 1024;
     out.files.push_back(file);
     for (const auto& c : doc.at("cases")) {
       const Scenario s = parse_scenario(reference_case_scenario(c));
@@ -193,8 +193,8 @@ ReferenceSet load_reference_cases(const ReferenceDirs& dirs, const FittedParamet
       add(file, c, ReferenceMetric::FitsInMemory, oom ? 0.0 : 1.0, s, false);
       if (oom) continue;
       add(file, c, ReferenceMetric::IterationSeconds, m.at("step_time_s").get<double>(), s, false);
-      add(file, c, ReferenceMetric::MemoryGiB, m.at("peak_allocated_bytes").get<double>() / kGiB, s, false, MemoryCounter::AllocatorAllocated);
-      add(file, c, ReferenceMetric::MemoryGiB, m.at("peak_reserved_bytes").get<double>() / kGiB, s, false, MemoryCounter::AllocatorReserved);
+      add(file, c, ReferenceMetric::MemoryGiB, m.at("peak_allocated_bytes").get<double>() / kBytesPerGiB, s, false, MemoryCounter::AllocatorAllocated);
+      add(file, c, ReferenceMetric::MemoryGiB, m.at("peak_reserved_bytes").get<double>() / kBytesPerGiB, s, false, MemoryCounter::AllocatorReserved);
     }
   };
   add_single_gpu("h100_single_gpu_runs.json", load(dir, "h100_single_gpu_runs.json"));
@@ -212,7 +212,7 @@ double predict_case(const ReferenceCase& c, const FittedParameters* fitted) {
   const Scenario& s = c.scenario;
   if (c.metric == ReferenceMetric::MemoryGiB) {
     const StageMemory worst = MemoryModel(s.model, s.training, s.hardware).worst_stage(s.parallel);
-    return worst.counted(c.memory_counter) / (1024.0 * 1024 * 1024);
+    return worst.counted(c.memory_counter) / kBytesPerGiB;
   }
   if (c.metric == ReferenceMetric::FitsInMemory) return MemoryModel(s.model, s.training, s.hardware).estimate(s.parallel).fits ? 1.0 : 0.0;
   const StepEstimate e = StepModel(s.model, s.training, s.hardware, nullptr, fitted).estimate(s.parallel);

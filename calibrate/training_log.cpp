@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "models/statistics.hpp"
+#include "models/units.hpp"
+
 namespace trainsim {
 namespace {
 
@@ -248,7 +251,7 @@ class Parser {
     }
     if (problem.empty()) {
       constexpr std::string_view key = "'memory(GiB)':";
-      if (const std::size_t k = line.find(key); k != npos) problem = positive_field("memory(GiB)", dict_number(line, k + key.size()), 1073741824.0, &memory);
+      if (const std::size_t k = line.find(key); k != npos) problem = positive_field("memory(GiB)", dict_number(line, k + key.size()), kBytesPerGiB, &memory);
     }
     if (problem.empty() && !std::isfinite(1 / speed)) problem = field_problem("train_speed(iter/s)", dict_number(line, speed_at), "is out of range");
     if (!problem.empty()) return skip(l, problem);
@@ -276,7 +279,7 @@ class Parser {
       if (const std::size_t k = line.find("MaxMemAllocated="); k != npos) {
         std::string_view value = field_after(line, k + 16, ',');
         if (value.ends_with("GB")) value.remove_suffix(2);
-        problem = positive_field("MaxMemAllocated (GB)", value, 1073741824.0, &memory);
+        problem = positive_field("MaxMemAllocated (GB)", value, kBytesPerGiB, &memory);
       }
     }
     if (!problem.empty()) return skip(l, problem);
@@ -345,7 +348,7 @@ class Parser {
           const std::size_t u = skip_spaces(line, static_cast<std::size_t>(value.data() - line.data()) + value.size());
           if (!starts_with_at(line, u, "GiB", false)) problem = field_problem("memory", value, "is not in GiB");
         }
-        if (problem.empty()) problem = positive_field("memory (GiB)", value, 1073741824.0, &memory);
+        if (problem.empty()) problem = positive_field("memory (GiB)", value, kBytesPerGiB, &memory);
       }
     }
     if (!problem.empty()) return skip(l, problem);
@@ -384,16 +387,6 @@ TrainingLog parse_training_log(std::string_view text) {
   return parse(reader);
 }
 
-namespace {
-double percentile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const double pos = q * double(v.size() - 1);
-  const std::size_t lo = static_cast<std::size_t>(std::floor(pos)), hi = static_cast<std::size_t>(std::ceil(pos));
-  return v[lo] + (v[hi] - v[lo]) * (pos - double(lo));
-}
-}  // namespace
-
 LogSummary summarize(const TrainingLog& log, int skip) {
   const std::size_t n = log.iterations.size();
   const std::size_t first = std::min(n, skip >= 0 ? std::size_t(skip) : std::max<std::size_t>(1, n / 10));
@@ -409,12 +402,12 @@ LogSummary summarize(const TrainingLog& log, int skip) {
   s.iterations = static_cast<int>(std::min<std::size_t>(n, 2147483647));
   s.warmup = static_cast<int>(std::min<std::size_t>(first, 2147483647));
   s.used = static_cast<int>(std::min<std::size_t>(n - first, 2147483647));
-  s.median_time_s = percentile(times, 0.5);
-  s.p10_time_s = percentile(times, 0.1);
-  s.p90_time_s = percentile(times, 0.9);
-  s.median_tflops_per_gpu = percentile(tflops, 0.5);
-  s.median_tokens_per_s_per_gpu = percentile(tps, 0.5);
-  s.median_samples_per_s = percentile(samples, 0.5);
+  s.median_time_s = quantile(times, 0.5);
+  s.p10_time_s = quantile(times, 0.1);
+  s.p90_time_s = quantile(times, 0.9);
+  s.median_tflops_per_gpu = quantile(tflops, 0.5);
+  s.median_tokens_per_s_per_gpu = quantile(tps, 0.5);
+  s.median_samples_per_s = quantile(samples, 0.5);
   return s;
 }
 

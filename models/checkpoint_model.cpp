@@ -42,11 +42,10 @@ CheckpointSize checkpoint_size(const ModelSpec& m, const TrainingSpec& t, const 
     s.offloaded_host_per_gpu = worst.host;
   } else {
     // LoRA / QLoRA: PEFT saves the fp32 adapters and their two Adam moments (12 B/param); a restart also
-    // reads the frozen base (QLoRA: NF4 at 4.127 bits/param, Dettmers et al. 2023 §3; the 16-bit
-    // embeddings and norms are a rounding error at this scale).
+    // reads the frozen base (QLoRA in NF4; the 16-bit embeddings and norms are a rounding error at this scale).
     s.trained_parameters = lora_parameters(m, t.lora);
-    s.state_bytes = s.trained_parameters * (weights_only ? 4.0 : 12.0);  // weights only: the fp32 adapters
-    const double base = t.quantized_base() ? s.parameters * (4.0 + 0.127) / 8.0 : s.parameters * base_weight_bytes;
+    s.state_bytes = s.trained_parameters * (kAdapterWeightBytes + (weights_only ? 0.0 : kAdapterOptimizerBytes));
+    const double base = t.quantized_base() ? s.parameters * kNf4BytesPerParam : s.parameters * base_weight_bytes;
     s.restore_bytes = s.state_bytes + base;
     s.per_gpu_bytes = s.state_bytes / std::max(1, p.tp * p.pp);
   }

@@ -78,9 +78,8 @@ constexpr double kFlash2BackwardKernels = 3, kCudnnBackwardKernels = 5;
 // expert MLP's 5 and 9.
 constexpr double kLoopRoutingKernelsForward = 11, kLoopRoutingKernelsBackward = 27;
 
-// QLoRA: NF4 weights with double-quantized constants, 4.127 bits per parameter (Dettmers et al. 2023,
-// §3), dequantized to 16 bits before every forward and backward GEMM (bitsandbytes).
-constexpr double kNf4BytesPerParam = 4.127 / 8.0;
+// QLoRA's NF4 weights (spec.hpp kNf4BytesPerParam) are dequantized to 16 bits before every forward and backward
+// GEMM (bitsandbytes).
 
 // ---- Eager (unfused) op sequences, HBM bytes per element and kernels ---------------------------------
 // Where a framework runs the reference modeling code in eager PyTorch instead of a fused kernel, every torch

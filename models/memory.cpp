@@ -16,11 +16,6 @@ double dd(int v) { return static_cast<double>(v); }
 // an fp8 cast of them for the GEMMs.
 double weight_bytes(Precision p) { return p == Precision::Fp8 ? 3.0 : bytes_per_element(p); }
 
-// QLoRA stores frozen linear weights as 4-bit NF4 with double-quantized constants:
-// 4 + 0.127 bits per parameter (Dettmers et al. 2023, §3 "Double Quantization").
-constexpr double kNf4BytesPerParam = (4.0 + 0.127) / 8.0;
-// PEFT keeps LoRA adapters in fp32 under autocast: weights, gradients, then two Adam moments.
-constexpr double kAdapterWeightBytes = 4.0, kAdapterGradBytes = 4.0, kAdapterOptimizerBytes = 8.0;
 }  // namespace
 
 ModelStates full_model_states(double dense_params, double expert_params, double dense_group, double expert_group,

@@ -6,13 +6,14 @@
 
 #include "spec.hpp"
 #include "transformer.hpp"
+#include "units.hpp"
 
 namespace trainsim {
 
 // Allowances for memory no formula gives exactly; documented in the README's memory section.
 struct MemoryAllowances {
-  double cuda_context_bytes = 0.75 * 1073741824.0;  // CUDA context + cuBLAS/cuDNN workspaces (~0.5-1 GiB on nvidia-smi)
-  double nccl_bytes_per_group = 0.25 * 1073741824.0;  // NCCL channel buffers per communicator of size > 1
+  double cuda_context_bytes = 0.75 * kBytesPerGiB;  // CUDA context + cuBLAS/cuDNN workspaces (~0.5-1 GiB on nvidia-smi)
+  double nccl_bytes_per_group = 0.25 * kBytesPerGiB;  // NCCL channel buffers per communicator of size > 1
   double fragmentation = 0.10;  // PyTorch caching-allocator slack, as a fraction of activation memory
 };
 

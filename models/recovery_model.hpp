@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "spec.hpp"
+#include "units.hpp"
 
 namespace trainsim {
 
@@ -19,7 +20,7 @@ struct RecoverySettings {
   double warmup_s = 60;        // data loaders, compilation, the first slow steps
   double fixed_total_s = -1;   // >= 0: one given duration from the failure to training again (replaces the parts; reload included)
   std::string repair_distribution = "lognormal";
-  double repair_mean_s = 24 * 3600.0;
+  double repair_mean_s = 24 * kSecondsPerHour;
   double repair_shape = 1.0;   // lognormal sigma (Weibull k)
   int spare_nodes = -1;        // nodes ready for this job; -1: default_spare_nodes()
   bool elastic = false;        // continue on fewer data-parallel replicas when no spare is free

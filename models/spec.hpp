@@ -368,6 +368,11 @@ const char* to_string(Schedule s);
 const char* to_string(PositionEmbedding p);
 const char* to_string(NormKind n);
 double bytes_per_element(Precision p);
+// QLoRA stores frozen linear weights as 4-bit NF4 with double-quantized constants: 4 + 0.127 bits per parameter
+// (Dettmers et al. 2023, §3 "Double Quantization").
+constexpr double kNf4BytesPerParam = (4.0 + 0.127) / 8.0;
+// PEFT keeps LoRA adapters in fp32 under autocast: weights, gradients, then two Adam moments.
+constexpr double kAdapterWeightBytes = 4.0, kAdapterGradBytes = 4.0, kAdapterOptimizerBytes = 8.0;
 // The optimizer's own bytes per trainable parameter: the master copy (none when training in fp32) and the states
 // (Adam: two moments in moment_precision; SGD: one momentum; 8-bit Adam: two 1-byte moments, Dettmers et al. 2022).
 struct OptimizerStateBytes {

@@ -9,6 +9,7 @@
 #include "flops.hpp"
 #include "memory.hpp"
 #include "moe_dispatch.hpp"
+#include "units.hpp"
 
 namespace trainsim {
 
@@ -315,7 +316,7 @@ TrainingCost run_cost(double iterations, double step_s, int gpus, const Hardware
   TrainingCost c;
   c.iterations = iterations;
   c.time_to_train_s = c.iterations * step_s;
-  c.gpu_hours = c.time_to_train_s * gpus / 3600.0;
+  c.gpu_hours = c.time_to_train_s * gpus / kSecondsPerHour;
   c.priced = hardware.has_price();
   c.cost = c.priced ? c.gpu_hours * hardware.price_per_gpu_hour : 0;
   c.energy_known = hardware.gpu.tdp_watts > 0;

@@ -125,7 +125,7 @@ std::string format_bytes(double bytes) {
   char buf[64];
   double a = std::fabs(bytes);
   if (a >= 1099511627776.0) std::snprintf(buf, sizeof buf, "%.2f TiB", bytes / 1099511627776.0);
-  else if (a >= 1073741824.0) std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / 1073741824.0);
+  else if (a >= kBytesPerGiB) std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / kBytesPerGiB);
   else if (a >= 1048576.0) std::snprintf(buf, sizeof buf, "%.1f MiB", bytes / 1048576.0);
   else if (a >= 1024.0) std::snprintf(buf, sizeof buf, "%.1f KiB", bytes / 1024.0);
   else std::snprintf(buf, sizeof buf, "%.0f B", bytes);
@@ -152,7 +152,7 @@ std::string format_number(double v, int significant) {
 std::string format_seconds(double s) {
   char buf[64];
   if (s >= 86400.0 * 2) std::snprintf(buf, sizeof buf, "%.1f d", s / 86400.0);
-  else if (s >= 7200.0) std::snprintf(buf, sizeof buf, "%.1f h", s / 3600.0);
+  else if (s >= 7200.0) std::snprintf(buf, sizeof buf, "%.1f h", s / kSecondsPerHour);
   else if (s >= 120.0) std::snprintf(buf, sizeof buf, "%.1f min", s / 60.0);
   else if (s >= 1.0) std::snprintf(buf, sizeof buf, "%.2f s", s);
   else std::snprintf(buf, sizeof buf, "%.1f ms", s * 1e3);

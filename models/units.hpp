@@ -11,6 +11,11 @@ namespace trainsim {
 
 enum class Quantity { Count, Bytes, Bandwidth, FlopRate, Time, Power, Money, Fraction };
 
+// Binary sizes and the hour, for conversions in code (scenario files go through parse_quantity).
+constexpr double kBytesPerMiB = 1048576.0;
+constexpr double kBytesPerGiB = 1073741824.0;
+constexpr double kSecondsPerHour = 3600.0;
+
 // Parses `text` as a quantity of `kind`. Returns nullopt with `why` filled when it cannot.
 std::optional<double> parse_quantity(std::string_view text, Quantity kind, std::string* why = nullptr);
 

@@ -93,34 +93,27 @@ std::string memory_chart(const EstimateResult& r) {
   return svg::render(c);
 }
 
-std::string rlhf_chart(const RlhfStepEstimate& e) {
+// One bar per part of a step, seconds with their share of the step.
+std::string seconds_chart(const std::string& title, const std::string& category, const std::vector<std::pair<std::string, double>>& parts,
+                          double total_s, int digits) {
   svg::BarChart c;
-  c.title = "RL step by phase";
+  c.title = title;
   c.y = {"seconds per step", "s"};
-  c.category_label = "phase";
+  c.category_label = category;
   c.stacked = false;
   c.segments.push_back({"seconds", {}, {}});
-  for (const auto& [name, v] : rlhf_phases(e)) {
+  for (const auto& [name, v] : parts) {
     c.categories.push_back(name);
     c.segments[0].values.push_back(v);
-    c.segments[0].tips.push_back(name + ": " + fixed(v, 3) + " s (" + fixed(100 * v / e.step_s, 1) + "%)");
+    c.segments[0].tips.push_back(name + ": " + fixed(v, digits) + " s (" + fixed(100 * v / total_s, 1) + "%)");
   }
   return svg::render(c);
 }
 
+std::string rlhf_chart(const RlhfStepEstimate& e) { return seconds_chart("RL step by phase", "phase", rlhf_phases(e), e.step_s, 3); }
+
 std::string step_chart(const StepEstimate& st) {
-  svg::BarChart c;
-  c.title = "Step time by part (critical pipeline stage, exposed communication only)";
-  c.y = {"seconds per step", "s"};
-  c.category_label = "part";
-  c.stacked = false;
-  c.segments.push_back({"seconds", {}, {}});
-  for (const auto& [name, v] : step_parts(st.breakdown)) {
-    c.categories.push_back(name);
-    c.segments[0].values.push_back(v);
-    c.segments[0].tips.push_back(name + ": " + fixed(v, 4) + " s (" + fixed(100 * v / st.time_s, 1) + "%)");
-  }
-  return svg::render(c);
+  return seconds_chart("Step time by part (critical pipeline stage, exposed communication only)", "part", step_parts(st.breakdown), st.time_s, 4);
 }
 
 }  // namespace

@@ -32,7 +32,7 @@ struct TimeUnit {
 // The unit a duration of about `s` reads best in: seconds below 2 min, minutes below 2 h, hours below 2 d.
 TimeUnit unit_for(double s) {
   if (!(s < 2 * 86400.0)) return {"days", 86400};
-  if (s >= 2 * 3600.0) return {"hours", 3600};
+  if (s >= 2 * kSecondsPerHour) return {"hours", kSecondsPerHour};
   if (s >= 120) return {"minutes", 60};
   return {"seconds", 1};
 }

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "models/utf8.hpp"
+#include "models/units.hpp"
 
 namespace trainsim {
 
@@ -76,7 +77,7 @@ std::string gib(double bytes, int digits) { return fixed(bytes / kBytesPerGiB, d
 
 TimeUnit time_unit_for(double max_seconds) {
   if (max_seconds >= 2 * 86400.0) return {"days", 86400.0};
-  if (max_seconds >= 2 * 3600.0) return {"hours", 3600.0};
+  if (max_seconds >= 2 * kSecondsPerHour) return {"hours", kSecondsPerHour};
   return {"minutes", 60.0};
 }
 

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "models/units.hpp"
+
 namespace trainsim {
 
 class TextTable {
@@ -17,7 +19,6 @@ class TextTable {
   std::vector<std::vector<std::string>> rows_;
 };
 
-constexpr double kBytesPerGiB = 1073741824.0;
 
 // Fixed-point with `digits` decimals (e.g. GiB columns).
 std::string fixed(double v, int digits = 2);

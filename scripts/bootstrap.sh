@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config
   libeigen3-dev libsimgrid-dev nlohmann-json3-dev libcli11-dev doctest-dev
-  libbenchmark-dev libfmt-dev python3 python3-jsonschema python3-yaml
+  libbenchmark-dev python3 python3-jsonschema python3-yaml
   clang libclang-rt-14-dev
   chromium python3-html5lib  # HTML report tests: headless render + screenshots (tests/reports)
   slurm-wlm  # a real Slurm (slurmctld, slurmd) for the scheduler comparison (tests/sim/slurm)

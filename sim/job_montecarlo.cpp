@@ -5,6 +5,8 @@
 #include <thread>
 
 #include "parallel_chunks.hpp"
+#include "models/units.hpp"
+#include "models/statistics.hpp"
 
 namespace trainsim::sim {
 
@@ -220,16 +222,9 @@ Statistic summarize(std::vector<double> v, double lowest, double highest) {
   double ss = 0;
   for (double x : v) ss += (x - s.mean) * (x - s.mean);
   s.stddev = s.n > 1 ? std::sqrt(ss / (s.n - 1)) : 0;
-  // Percentiles by linear interpolation between order statistics (Hyndman & Fan type 7).
-  auto pct = [&](double q) {
-    const double h = (s.n - 1) * q;
-    const auto lo = static_cast<std::size_t>(std::floor(h));
-    const std::size_t hi = std::min(lo + 1, v.size() - 1);
-    return v[lo] + (h - static_cast<double>(lo)) * (v[hi] - v[lo]);
-  };
-  s.p05 = pct(0.05);
-  s.p50 = pct(0.50);
-  s.p95 = pct(0.95);
+  s.p05 = sorted_quantile(v, 0.05);
+  s.p50 = sorted_quantile(v, 0.50);
+  s.p95 = sorted_quantile(v, 0.95);
   const double half = 1.959964 * s.stddev / std::sqrt(static_cast<double>(s.n));
   s.ci95_low = std::clamp(s.mean - half, lowest, highest);
   s.ci95_high = std::clamp(s.mean + half, lowest, highest);
@@ -252,7 +247,7 @@ JobStatistics summarize_runs(const std::vector<RunResult>& runs, int gpus) {
     inter.push_back(r.interruptions);
     wall.push_back(r.wall_s);
     progress.push_back(r.progress_s);
-    lost.push_back(std::max(0.0, r.wall_s - r.progress_s) * gpus / 3600.0);
+    lost.push_back(std::max(0.0, r.wall_s - r.progress_s) * gpus / kSecondsPerHour);
     rework += r.rework_s;
     crashes += r.crashes;
     finished += r.finished ? 1 : 0;

@@ -7,6 +7,7 @@
 #include "models/checkpoint_model.hpp"
 #include "models/recovery_model.hpp"
 #include "models/reliability.hpp"
+#include "models/units.hpp"
 
 namespace trainsim::sim {
 
@@ -28,7 +29,7 @@ StudyRow make_row(const ReliabilityJob& job, const JobSimConfig& config, double 
   const double model = expected_ettr(delta, config.interval_s, row.recovery_s, row.mtbf_s);
   if (std::isfinite(model) && model >= 0) row.model_ettr = model;
   if (job.price_per_gpu_hour > 0 && std::isfinite(job.price_per_gpu_hour)) {  // else unknown: no cost at all, not $0
-    const double hours = stats.wall_s.mean / 3600.0;
+    const double hours = stats.wall_s.mean / kSecondsPerHour;
     row.cost = hours * job.gpus * job.price_per_gpu_hour;
     row.lost_cost = stats.lost_gpu_hours.mean * job.price_per_gpu_hour;
     row.spare_cost = hours * config.spare_nodes * job.gpus_per_node * job.price_per_gpu_hour;
@@ -393,7 +394,7 @@ LostTimeDistribution lost_time_distribution(const ReliabilityJob& job, const Stu
   if (runs.empty()) return d;
   std::vector<double> hours;
   hours.reserve(runs.size());
-  for (const RunResult& x : runs) hours.push_back(std::max(0.0, x.wall_s - x.progress_s) / 3600.0);
+  for (const RunResult& x : runs) hours.push_back(std::max(0.0, x.wall_s - x.progress_s) / kSecondsPerHour);
   const Statistic s = summarize(hours, 0.0);
   d.mean_h = s.mean;
   d.p05_h = s.p05;

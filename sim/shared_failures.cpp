@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "parallel_chunks.hpp"
+#include "models/units.hpp"
 
 namespace trainsim::sim {
 
@@ -322,7 +323,7 @@ JobStatistics statistics(const VariantRuns& v, int gpus) {
     r.progress_s = v.progress[i];
     ettr[i] = r.ettr();
     inter[i] = v.interruptions[i];
-    lost[i] = std::max(0.0, r.wall_s - r.progress_s) * gpus / 3600.0;
+    lost[i] = std::max(0.0, r.wall_s - r.progress_s) * gpus / kSecondsPerHour;
   }
   VariantRuns::Sums s;
   for (const auto& c : v.chunks) {

@@ -18,6 +18,7 @@
 #include "calibrate/gpu/nccl_bench.hpp"
 #include "models/compute.hpp"
 #include "models/scenario.hpp"
+#include "models/units.hpp"
 
 namespace trainsim::gpu {
 
@@ -25,7 +26,6 @@ namespace {
 
 using Json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
-constexpr double kGiB = 1024.0 * 1024 * 1024;
 
 std::string fixed(double v, int decimals) {
   char buf[64];
@@ -39,8 +39,8 @@ std::string duration_text(double s) {
 }
 
 std::string bytes_text(double b) {
-  if (b >= kGiB) return fixed(b / kGiB, b >= 10 * kGiB ? 0 : 1) + " GiB";
-  if (b >= 1024.0 * 1024) return fixed(b / (1024.0 * 1024), 0) + " MiB";
+  if (b >= kBytesPerGiB) return fixed(b / kBytesPerGiB, b >= 10 * kBytesPerGiB ? 0 : 1) + " GiB";
+  if (b >= kBytesPerMiB) return fixed(b / kBytesPerMiB, 0) + " MiB";
   return fixed(b / 1024.0, 0) + " KiB";
 }
 
@@ -239,7 +239,7 @@ CalibrateRunResult run_calibration(const CalibrateRunOptions& o, const ProgressF
   // Memory caps: copies and NCCL buffers must fit beside what the CUDA context and NCCL keep.
   std::size_t free_bytes = 0, total_bytes = 0;
   memory_info(&free_bytes, &total_bytes);
-  const double usable = std::max(0.0, static_cast<double>(free_bytes) - 2 * kGiB);
+  const double usable = std::max(0.0, static_cast<double>(free_bytes) - 2 * kBytesPerGiB);
 
   // ---- multi-process: the NCCL id from rank 0
   if (multi && o.collectives) {
@@ -357,12 +357,12 @@ CalibrateRunResult run_calibration(const CalibrateRunOptions& o, const ProgressF
                                                 ": no collectives measured (they need 2 or more; across nodes, start one process per GPU with a launcher)");
     }
     // Each rank holds a send and a receive buffer of the largest message.
-    double cap = 4 * kGiB;
+    double cap = 4 * kBytesPerGiB;
     while (cap > 1024 && 2.5 * cap > usable) cap /= 2;
     bench->nccl_max_bytes = cap;
     sweep.max_collective_bytes = cap;
     const std::vector<double> messages = collective_sizes(sweep);
-    if (!sizes.empty() && cap < 4 * kGiB) result.notes.push_back("collectives up to " + bytes_text(cap) + " (device memory)");
+    if (!sizes.empty() && cap < 4 * kBytesPerGiB) result.notes.push_back("collectives up to " + bytes_text(cap) + " (device memory)");
     for (int n : sizes) {
       const int rpn = multi ? per_node : n;
       Group g{"NCCL collectives on " + std::to_string(n) + " GPUs" +

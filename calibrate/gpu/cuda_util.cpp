@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "calibrate/gpu/sweep.hpp"
+#include "models/units.hpp"
 
 namespace trainsim::gpu {
 
@@ -17,7 +18,7 @@ namespace {
 
 std::string gib_text(double bytes) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / (1024.0 * 1024 * 1024));
+  std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / kBytesPerGiB);
   return buf;
 }
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "calibrate/gpu/dynamic_libs.hpp"
+#include "models/units.hpp"
 
 namespace trainsim::gpu {
 
@@ -30,7 +31,7 @@ cublasComputeType_t compute_type(GemmDtype d) { return d == GemmDtype::Tf32 ? CU
 
 std::string mib_text(double bytes) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f MiB", bytes / (1024.0 * 1024));
+  std::snprintf(buf, sizeof buf, "%.1f MiB", bytes / kBytesPerMiB);
   return buf;
 }
 

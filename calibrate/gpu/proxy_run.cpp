@@ -14,18 +14,18 @@
 #include "calibrate/gpu/sweep.hpp"
 #include "models/collectives.hpp"
 #include "models/compute.hpp"
+#include "models/units.hpp"
 
 namespace trainsim::gpu {
 
 namespace {
 
 using Json = nlohmann::json;
-constexpr double kMiB = 1024.0 * 1024, kGiB = kMiB * 1024;
 
 std::string size_text(double b) {
   char buf[48];
-  if (b >= kGiB) std::snprintf(buf, sizeof buf, "%.2f GiB", b / kGiB);
-  else if (b >= kMiB) std::snprintf(buf, sizeof buf, "%.1f MiB", b / kMiB);
+  if (b >= kBytesPerGiB) std::snprintf(buf, sizeof buf, "%.2f GiB", b / kBytesPerGiB);
+  else if (b >= kBytesPerMiB) std::snprintf(buf, sizeof buf, "%.1f MiB", b / kBytesPerMiB);
   else std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024);
   return buf;
 }
@@ -163,7 +163,7 @@ ProxyReport proxy_run(const Scenario& sc, const CalibrationProfile* profile, con
   policy.warmup_s = 0.01;
   std::size_t free_bytes = 0, total_bytes = 0;
   memory_info(&free_bytes, &total_bytes);
-  const double usable = std::max(0.0, static_cast<double>(free_bytes) - 2 * kGiB);
+  const double usable = std::max(0.0, static_cast<double>(free_bytes) - 2 * kBytesPerGiB);
   const double per_op_budget = 0.4 * usable, keep_budget = 0.45 * usable;
   double kept = 0;
   bool back_to_back = true;

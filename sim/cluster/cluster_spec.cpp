@@ -32,7 +32,7 @@ NodePool parse_pool(const Json& value, const std::string& path) {
   p.nodes = r.required_int("nodes", 1, kMaxNodesPerPool);
   // Host resources a job's CPU and memory requests are placed against (absent: not limited).
   p.cpu_milli = std::llround(1000 * r.get_number("cpus_per_node", 0, "", 0, 100'000));
-  p.memory_mib = std::llround(r.get_quantity("memory_per_node", Quantity::Bytes, 0, "", {0, 1e15}) / (1024.0 * 1024.0));
+  p.memory_mib = std::llround(r.get_quantity("memory_per_node", Quantity::Bytes, 0, "", {0, 1e15}) / kBytesPerMiB);
   p.spare_nodes = r.get_int("spare_nodes", 0, "", 0, kMaxNodesPerPool);
   // A preset GPU brings its list price and TDP; a trace's model name brings nothing.
   Json preset;
