@@ -13,12 +13,14 @@
 #include "calibrate/import_gemm_csv.hpp"
 #include "calibrate/import_nccl_tests.hpp"
 #include "calibrate/profile_io.hpp"
+#include "calibrate_show.hpp"
 #include "command.hpp"
 #include "models/errors.hpp"
 #include "models/json_reader.hpp"
 #include "models/presets.hpp"
 #include "models/scenario.hpp"
 #include "output.hpp"
+#include "reports/table.hpp"
 #include "run_files.hpp"
 #include "subcommand_hooks.hpp"
 
@@ -34,14 +36,10 @@ struct CalibrateOptions {
   bool merge = false;
   std::string profile;
   std::string format = "table";
+  std::string report;
 };
 
 
-std::string number_text(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
 
 // A preset name, checked (the error lists the closest names).
 void check_gpu_preset(const std::string& name) {
@@ -78,19 +76,6 @@ std::string quoted_join(const std::vector<std::string>& items) {
 }
 
 // What the fits make of the profile's curves, one line each.
-void print_curve_fits(std::ostream& os, const CalibrationProfile& p) {
-  for (const auto& c : p.collectives) {
-    const AlphaBeta f = fit_alpha_beta(c.points, bus_bandwidth_factor(c.op, c.group_size));
-    os << "  " << to_string(c.op) << " " << to_string(c.scope) << "-node, " << c.group_size << " ranks";
-    if (c.scope == CommScope::Inter) os << " (" << c.ranks_per_node << " per node)";
-    if (!c.fabric.empty()) os << " on " << c.fabric;
-    os << ": " << c.points.size() << " point" << (c.points.size() > 1 ? "s" : "") << ", busbw " << number_text(f.beta / 1e9, 1) << " GB/s";
-    if (f.sizes >= 2) os << ", latency " << number_text(f.alpha_s * 1e6, 1) << " us, fit within " << number_text(f.max_rel_error * 100, 1) << "%";
-    else os << ", one message size (latency from the default model when used)";
-    os << "\n";
-  }
-}
-
 int run_import_nccl(const CalibrateOptions& o) {
   check_gpu_preset(o.gpu);
   check_fabric_preset(o.intra_fabric, "--intra-node");
@@ -110,7 +95,7 @@ int run_import_nccl(const CalibrateOptions& o) {
     if (!log.nccl_version.empty()) std::cout << ", NCCL " << log.nccl_version;
     std::cout << ": " << log.rows << " rows used, " << log.malformed.size() << " malformed (skipped), " << log.ignored_lines
               << " other lines ignored (NCCL debug output, text outside the table); " << log.lines << " lines read";
-    if (log.avg_busbw > 0) std::cout << "; avg busbw " << number_text(log.avg_busbw / 1e9, 2) << " GB/s";
+    if (log.avg_busbw > 0) std::cout << "; avg busbw " << fixed(log.avg_busbw / 1e9, 2) << " GB/s";
     std::cout << "\n";
     if (!log.malformed.empty()) {
       std::cerr << "warning: " << file << ": " << describe_malformed(log.malformed) << "\n";
@@ -182,71 +167,6 @@ int run_import_gemm(const CalibrateOptions& o) {
   return kExitOk;
 }
 
-// The preset's GPU with its default fabrics (8 per node, NDR between nodes), to say what the profile covers.
-HardwareSpec preset_hardware(const std::string& gpu) {
-  return parse_scenario({{"model", "llama3-8b"}, {"training", {{"seq_len", 4096}, {"global_batch_size", 16}}},
-                         {"hardware", {{"gpu", gpu}, {"num_gpus", 16}}}},
-                        false)
-      .hardware;
-}
-
-int run_show(const CalibrateOptions& o) {
-  check_gpu_preset(o.gpu);
-  note_input_file(o.profile);
-  const CalibrationProfile p = read_calibration_profile(o.profile, "PROFILE");
-  const std::string preset = !o.gpu.empty() ? o.gpu : p.gpu.preset;
-  std::optional<HardwareSpec> hw;
-  if (!preset.empty()) hw = preset_hardware(preset);
-  if (o.format == "json") {
-    nlohmann::json j = {{"profile", o.profile}, {"content", to_json(p)}};
-    nlohmann::json fits = nlohmann::json::array();
-    for (const auto& c : p.collectives) {
-      const AlphaBeta f = fit_alpha_beta(c.points, bus_bandwidth_factor(c.op, c.group_size));
-      fits.push_back({{"op", to_string(c.op)}, {"scope", to_string(c.scope)}, {"group_size", c.group_size}, {"ranks_per_node", c.ranks_per_node},
-                      {"busbw", f.beta}, {"alpha_s", f.sizes >= 2 ? nlohmann::json(f.alpha_s) : nlohmann::json(nullptr)},
-                      {"points", f.points}, {"sizes", f.sizes}, {"max_rel_error", f.max_rel_error}});
-    }
-    j["collective_fits"] = fits;
-    if (hw) j["coverage"] = calibration_summary_json(o.profile, p, CalibrationFit(p, *hw).coverage());
-    std::cout << json_text(j) << "\n";
-    return kExitOk;
-  }
-  std::cout << "Profile     " << o.profile << " (format version " << p.version << ")\n";
-  std::cout << "GPU         " << p.gpu.name;
-  if (!p.gpu.preset.empty()) std::cout << " (preset " << p.gpu.preset << ")";
-  if (p.gpu.sms > 0) std::cout << ", " << p.gpu.sms << " SMs";
-  if (!p.gpu.driver_version.empty()) std::cout << ", driver " << p.gpu.driver_version;
-  if (!p.gpu.cuda_version.empty()) std::cout << ", CUDA " << p.gpu.cuda_version;
-  std::cout << "\nProvenance  " << p.provenance.source << "; who: " << (p.provenance.who.empty() ? "(not recorded)" : p.provenance.who)
-            << "; when: " << (p.provenance.when.empty() ? "(not recorded)" : p.provenance.when) << "\n";
-  std::cout << "Command     " << (p.provenance.command.empty() ? "(not recorded)" : p.provenance.command) << "\n";
-  if (!p.provenance.notes.empty()) std::cout << "Notes       " << p.provenance.notes << "\n";
-  std::optional<GpuSpec> gpu;
-  if (!preset.empty()) gpu = parse_gpu(nlohmann::json(preset), "--gpu");
-  std::cout << "\nGEMM points (" << p.gemm.size() << ")" << (gpu ? ", efficiency of " + gpu->name + "'s dense peak" : "") << "\n";
-  for (const auto& g : p.gemm) {
-    std::cout << "  " << to_string(g.dtype) << " " << number_text(g.m, 0) << " x " << number_text(g.n, 0) << " x " << number_text(g.k, 0) << ": "
-              << number_text(g.tflops, 1) << " TFLOP/s";
-    if (gpu) {
-      Precision prec = Precision::Bf16;
-      for (Precision q : {Precision::Fp32, Precision::Fp16, Precision::Bf16, Precision::Fp8})
-        if (gemm_dtype(q) == g.dtype) prec = q;
-      std::cout << " = " << number_text(100 * g.tflops * 1e12 / gemm_peak_flops(*gpu, prec), 1) << "%";
-    }
-    std::cout << "\n";
-  }
-  std::cout << "\nHBM         " << (p.hbm_bandwidth > 0 ? number_text(p.hbm_bandwidth / 1e12, 2) + " TB/s" : "not measured");
-  if (!p.hbm_source.empty()) std::cout << " (" << p.hbm_source << ")";
-  std::cout << "\n\nCollectives (" << p.collectives.size() << " curves; alpha-beta fits, time = alpha + bytes x factor / busbw)\n";
-  print_curve_fits(std::cout, p);
-  if (!p.fitted_parameters.empty()) {
-    std::cout << "\nFitted parameters (replace the shipped values; " << p.fitted_parameters_source << ")\n";
-    for (const auto& [key, value] : p.fitted_parameters) std::cout << "  " << key << " = " << number_text(value, 4) << "\n";
-  }
-  if (hw) print_calibration_summary(std::cout, o.profile + " on " + preset + " with its default fabrics", p, CalibrationFit(p, *hw).coverage());
-  return kExitOk;
-}
-
 const RegisterCommand registered{
     {"calibrate", "Calibration profiles: import nccl-tests output and GEMM tables you already have, show a profile",
      [](CLI::App& app) -> std::function<int()> {
@@ -269,12 +189,13 @@ const RegisterCommand registered{
        CLI::App* show = app.add_subcommand("show", "Print a calibration profile, its fits and what it covers");
        show->add_option("profile", opt->profile, "calibration profile (JSON)")->check(non_empty_path())->required();
        show->add_option("--gpu", opt->gpu, "GPU preset to judge coverage against (default: the profile's)");
-       show->add_option("--format", opt->format, "output: table or json")->check(CLI::IsMember({"table", "json"}));
+       show->add_option("--format", opt->format, "output: " + output_formats_text())->check(CLI::IsMember(output_formats()));
+       show->add_option("--report", opt->report, "also write the profile as an HTML report to this file")->check(non_empty_path());
        const auto extra = add_subcommand_extensions(app, "calibrate");  // `calibrate run` in the CUDA build
        return [opt, nccl, gemm, show, extra]() -> int {
          if (*nccl) return run_import_nccl(*opt);
          if (*gemm) return run_import_gemm(*opt);
-         if (*show) return run_show(*opt);
+         if (*show) return run_calibrate_show(opt->profile, opt->gpu, opt->format, opt->report);
          for (const auto& e : extra)
            if (*e.first) return e.second();
          return kExitBadInput;

@@ -66,7 +66,7 @@ std::vector<std::pair<std::string, std::string>> facts(const EstimateResult& r) 
           {"Layout", describe_layout(s)},
           {"Framework", describe_framework(s.training, s.parallel)},
           {"Memory", verdict(r.memory)},
-          {"Speed", speed_line(r)},
+          {r.rlhf ? "One actor update" : "Speed", speed_line(r)},
           {"Cost", cost_line(r)}};
   if (r.data_feed) out.push_back({"Data feed", data_feed_line(*r.data_feed)});
   if (r.rlhf) out.insert(out.begin() + 6, {"RL step", rlhf_line(*r.rlhf)});  // after Memory, before the actor update's speed
