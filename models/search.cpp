@@ -300,6 +300,7 @@ SearchResult search_plans(const Scenario& base, const std::vector<int>& gpu_coun
   double best_time = std::numeric_limits<double>::infinity();
   for (std::size_t i : order) {
     if (best[i].score < 0) continue;
+    r.best_per_count.push_back(best[i].plan);
     const double t = best[i].plan.step.time_s * (best[i].plan.cost.iterations > 0 ? best[i].plan.cost.iterations : 1);
     if (t < best_time) {
       best_time = t;
@@ -320,6 +321,8 @@ SearchResult search_plans(const Scenario& base, const std::vector<int>& gpu_coun
     for (const auto& f : r.pareto) s.plan.pareto |= same(s.plan, f);
     r.plans.push_back(std::move(s.plan));
   }
+  for (auto& p : r.best_per_count)
+    for (const auto& f : r.pareto) p.pareto |= same(p, f);
   return r;
 }
 

@@ -54,6 +54,7 @@ struct Plan {
 struct SearchResult {
   std::vector<Plan> plans;       // best first, at most options.top
   std::vector<Plan> pareto;      // one per GPU count on the front, fewest GPUs first
+  std::vector<Plan> best_per_count;  // the fastest plan at each searched GPU count that has one, fewest GPUs first
   long long searched = 0;        // candidate layouts evaluated
   long long fit_memory = 0;      // of which fit in GPU (and host) memory
   long long feasible = 0;        // of which are also within the budget (= fit_memory without one)

@@ -132,6 +132,8 @@ std::string breakdowns(const PlanReport& r) {
   return svg::render(c);
 }
 
+const std::vector<bool> kPerCountNumeric{true, false, true, true, true, true, true, true, false};
+
 Rows pareto_rows(const PlanReport& r) {
   Rows rows;
   for (const Plan& p : r.result.pareto)
@@ -150,6 +152,10 @@ void print_plan_markdown(std::ostream& os, const PlanReport& r) {
     return;
   }
   md::table(os, plan_table_header(), plan_table_rows(r), plan_numeric());
+  if (r.result.best_per_count.size() > 1) {
+    md::heading(os, "Fastest plan per GPU count");
+    md::table(os, per_count_header(), per_count_rows(r), kPerCountNumeric);
+  }
   if (r.result.pareto.size() > 1) {
     md::heading(os, "Pareto front (GPUs vs time vs cost)");
     md::table(os, {"GPUs", "layout", "time", "cost", "MFU"}, pareto_rows(r), {true, false, true, true, true});
@@ -176,6 +182,10 @@ void write_plan_html(std::ostream& os, const PlanReport& r) {
   d.table(plan_table_header(), plan_table_rows(r), plan_numeric());
   d.heading("Where the time goes");
   d.figure(breakdowns(r), "Seconds per step by part for the top plans (critical pipeline stage, exposed communication only).");
+  if (r.result.best_per_count.size() > 1) {
+    d.heading("Fastest plan per GPU count", 3);
+    d.table(per_count_header(), per_count_rows(r), kPerCountNumeric);
+  }
   if (r.result.pareto.size() > 1) {
     d.heading("Pareto front", 3);
     d.table({"GPUs", "layout", "time", "cost", "MFU"}, pareto_rows(r), {true, false, true, true, true});

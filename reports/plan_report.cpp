@@ -101,9 +101,10 @@ Json plan_json(const Plan& p) {
 }
 
 Json plan_report_json(const PlanReport& r) {
-  Json plans = Json::array(), pareto = Json::array();
+  Json plans = Json::array(), pareto = Json::array(), per_count = Json::array();
   for (const auto& p : r.result.plans) plans.push_back(plan_json(p));
   for (const auto& p : r.result.pareto) pareto.push_back(plan_json(p));
+  for (const auto& p : r.result.best_per_count) per_count.push_back(plan_json(p));
   return {{"command", "plan"},
           {"scenario_source", r.scenario_label},
           {"scenario", to_json(r.scenario)},
@@ -115,8 +116,10 @@ Json plan_report_json(const PlanReport& r) {
           {"budget", r.budget_text.empty() ? Json(nullptr) : Json(r.budget_text)},
           {"notes", r.scenario.notes},
           {"plans", plans},
-          {"pareto", pareto}};
+          {"pareto", pareto},
+          {"best_per_count", per_count}};
 }
+
 
 std::string layout_text(const Plan& p) {
   const ParallelLayout& l = p.layout;
@@ -163,6 +166,19 @@ std::vector<std::vector<std::string>> plan_table_rows(const PlanReport& r) {
                     band_text(p.step) + (close ? " ~" : ""), format_count(p.step.tokens_per_s), fixed(100 * p.step.mfu, 1) + "%",
                     gib(p.memory.total, 1), days_or_hours(p.cost.time_to_train_s), money(p.cost), p.pareto ? "*" : ""});
   }
+  return rows;
+}
+
+const std::vector<std::string>& per_count_header() {
+  static const std::vector<std::string> header{"GPUs", "layout", "step", "time", "cost", "MFU", "mem GiB", "headroom GiB", "pareto"};
+  return header;
+}
+
+std::vector<std::vector<std::string>> per_count_rows(const PlanReport& r) {
+  std::vector<std::vector<std::string>> rows;
+  for (const Plan& p : r.result.best_per_count)
+    rows.push_back({std::to_string(p.num_gpus), layout_text(p), fixed(p.step.time_s, 2) + " s", days_or_hours(p.cost.time_to_train_s), money(p.cost),
+                    fixed(100 * p.step.mfu, 1) + "%", gib(p.memory.total, 1), gib(p.capacity - p.memory.total, 1), p.pareto ? "*" : ""});
   return rows;
 }
 
@@ -220,6 +236,12 @@ void print_plan_table(std::ostream& os, const PlanReport& r) {
 
   os << "\nBest plan, step breakdown (critical pipeline stage, exposed communication only)\n";
   print_step_table(os, best.step, best.cost, s);
+  if (r.result.best_per_count.size() > 1) {
+    os << "\nFastest plan per GPU count (headroom: the GPU's memory left over)\n";
+    TextTable bt(per_count_header());
+    for (auto& row : per_count_rows(r)) bt.add_row(std::move(row));
+    bt.print(os);
+  }
   if (r.result.pareto.size() > 1) {
     os << "\nPareto front (GPUs vs time vs cost)\n";
     TextTable pt({"GPUs", "layout", "time", "cost", "MFU"});

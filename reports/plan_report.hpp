@@ -36,6 +36,9 @@ std::string framework_summary(const PlanReport& r);
 // The ranked plans as table cells (the terminal table, Markdown and HTML show the same).
 const std::vector<std::string>& plan_table_header();
 std::vector<std::vector<std::string>> plan_table_rows(const PlanReport& r);
+// The fastest plan at each searched GPU count (SearchResult::best_per_count), with its memory headroom.
+const std::vector<std::string>& per_count_header();
+std::vector<std::vector<std::string>> per_count_rows(const PlanReport& r);
 // The parts of a step breakdown with time on the critical path (compute always), in the tables' order.
 std::vector<std::pair<std::string, double>> step_parts(const StepBreakdown& b);
 // The step section of `trainsim estimate` (table form).
