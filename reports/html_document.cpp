@@ -17,6 +17,7 @@ h3{font-size:1.05rem}.subtitle{color:#555;margin-top:0}
 table{border-collapse:collapse;margin:.8rem 0;font-size:.9rem}th,td{border:1px solid #d0d0d0;padding:.25rem .55rem;text-align:left}
 th{background:#f2f2f2}td.num{text-align:right;font-variant-numeric:tabular-nums}
 figure{margin:1rem 0}figcaption{color:#444;font-size:.9rem;margin-top:.3rem}svg.chart{max-width:100%;height:auto}
+.multiples{display:grid;grid-template-columns:repeat(auto-fill,minmax(330px,1fr));gap:.4rem 1rem}
 dl{display:grid;grid-template-columns:max-content auto;gap:.2rem 1rem}dt{font-weight:600}dd{margin:0}
 footer{margin-top:2.5rem;color:#666;font-size:.8rem}
 @media print{body{margin:0;max-width:none}h2{break-after:avoid}figure,table{break-inside:avoid}}
@@ -50,6 +51,12 @@ void Document::table(const std::vector<std::string>& header, const std::vector<s
 
 void Document::figure(const std::string& svg, const std::string& caption) {
   body_ += "<figure>\n" + svg + "\n<figcaption>" + escape(caption) + "</figcaption>\n</figure>\n";
+}
+
+void Document::figures(const std::vector<std::string>& svgs, const std::string& caption) {
+  body_ += "<figure>\n<div class=\"multiples\">\n";
+  for (const std::string& svg : svgs) body_ += svg + "\n";
+  body_ += "</div>\n<figcaption>" + escape(caption) + "</figcaption>\n</figure>\n";
 }
 
 std::string link_target(const std::string& target) {

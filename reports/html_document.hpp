@@ -22,6 +22,8 @@ class Document {
   void table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows, const std::vector<bool>& numeric = {});
   // An inline SVG chart (trusted markup from svg::render) with a caption.
   void figure(const std::string& svg, const std::string& caption);
+  // Small multiples: several charts in a grid (as many columns as the page width holds), one caption for all.
+  void figures(const std::vector<std::string>& svgs, const std::string& caption);
   // A paragraph holding a link to `target`: a local file written beside the report (relative paths stay valid
   // offline) or an https: URL, encoded by link_target().
   void link(const std::string& target, const std::string& text);
