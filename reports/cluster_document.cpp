@@ -56,8 +56,7 @@ std::vector<std::string> over_time_multiples(const ClusterRun& r, const std::str
     svg::LineChart c;
     c.title = title + ": " + p.name;
     c.x = {"time since the first arrival", u.name, false, 0.0, last > 0 ? last / u.seconds : 1.0};
-    c.y = y;
-    c.y.min = 0, c.y.max = top > 0 ? top : 1;
+    c.y = {y.unit, "", false, 0, top > 0 ? top : 1};  // a small chart: its title says what, the axis only the unit
     c.width = 360, c.height = 240;
     svg::Series s{p.name, {}, {}, {}, true, false, true};
     for (const TimeSample& t : p.series) s.x.push_back(t.t_s / u.seconds), s.y.push_back(value(t));

@@ -14,6 +14,8 @@ The protocol says what each event is. A page fails on:
   - a `<body>` without visible text;
   - an `svg.chart` without a `.mark` element (unless its aria-label or text says "no data"), or a mark that
     the browser laid out with an empty box (zero width and zero height: NaN coordinates, a lost path);
+  - a chart (with data) without its bold title or without both axis labels, a text laid out with an empty box or
+    outside the chart's frame, or two texts overlapping by more than a fifth of the smaller;
   - a link that Chromium resolves to a scheme other than file: or https: (javascript:, data:, a path whose first
     segment reads as a scheme), or one that runs script when clicked: every link is clicked, each on a fresh
     load of the page, and the page's title and URL must not change unless the click left the page for a file;
@@ -39,7 +41,30 @@ PAGE_FACTS = r"""(() => {
     const marks = [...svg.querySelectorAll(".mark")];
     const label = svg.getAttribute("aria-label") || "";
     const empty = marks.filter(m => { const b = m.getBBox(); return !(b.width > 0 || b.height > 0); }).length;
-    return {index: i + 1, label, marks: marks.length, empty, noData: /\bno data\b/i.test(label + " " + svg.textContent)};
+    // What a reader needs to read it: a title, both axis labels, and every text inside the chart and apart from the
+    // others (a label outside the frame or on top of another is as good as missing).
+    const frame = svg.getBoundingClientRect();
+    const texts = [...svg.querySelectorAll("text")].filter(t => t.textContent.trim());
+    const rects = texts.map(t => t.getBoundingClientRect());
+    const problems = [];
+    if (!texts.some(t => t.getAttribute("font-weight") === "bold")) problems.push("no title");
+    const axisLabels = texts.filter(t => t.getAttribute("fill") === "#222" && t.getAttribute("font-weight") !== "bold");
+    if (axisLabels.length < 2) problems.push(`${axisLabels.length} axis label(s), not 2`);
+    texts.forEach((t, k) => {
+      const r = rects[k];
+      if (!(r.width > 0 && r.height > 0)) problems.push(`text "${t.textContent.trim()}" laid out with an empty box`);
+      else if (r.left < frame.left - 1 || r.right > frame.right + 1 || r.top < frame.top - 1 || r.bottom > frame.bottom + 1)
+        problems.push(`text "${t.textContent.trim()}" outside the chart`);
+    });
+    for (let a = 0; a < rects.length; ++a)
+      for (let b = a + 1; b < rects.length; ++b) {
+        const w = Math.min(rects[a].right, rects[b].right) - Math.max(rects[a].left, rects[b].left);
+        const h = Math.min(rects[a].bottom, rects[b].bottom) - Math.max(rects[a].top, rects[b].top);
+        const smaller = Math.min(rects[a].width * rects[a].height, rects[b].width * rects[b].height);
+        if (w > 0 && h > 0 && w * h > 0.2 * smaller)
+          problems.push(`texts "${texts[a].textContent.trim()}" and "${texts[b].textContent.trim()}" overlap`);
+      }
+    return {index: i + 1, label, marks: marks.length, empty, problems, noData: /\bno data\b/i.test(label + " " + svg.textContent)};
   });
   const links = [...document.querySelectorAll("a[href]")].map(a => ({href: a.getAttribute("href"), protocol: a.protocol}));
   return {charts, links, bodyText: document.body ? document.body.innerText.trim().length : 0,
@@ -237,6 +262,8 @@ def check_page(exe, path, out_dir, width, height, timeout):
             problems.append(f"{name}: no .mark element drawn, and it does not say \"no data\"")
         if c["empty"]:
             problems.append(f"{name}: {c['empty']} of {c['marks']} marks laid out with an empty box")
+        if not c["noData"]:
+            problems += [f"{name}: {p}" for p in c["problems"]]
     return problems
 
 
