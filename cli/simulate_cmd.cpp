@@ -1,5 +1,6 @@
 // `trainsim simulate [SCENARIO]`: training iterations of the scenario's layout replayed on a SimGrid model of
 // its fabric (sim/iteration_sim.hpp), next to the analytic step.
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <iostream>
@@ -90,16 +91,27 @@ int run_simulate(const ScenarioInput& input, const SimulateFlags& flags) {
   bar.update(0);  // on screen at once: building a large platform takes a while before the first iteration
   opt.progress = [&bar](double done) { bar.update(done); };
   const auto start = std::chrono::steady_clock::now();
+  // A page shows a thumbnail of a few GPUs' timeline: kept as the events end, bounded.
+  const bool page = !input.report.empty() || input.format == "html";
+  if (page) r.timeline_gpus = timeline_gpus(r.scenario.parallel);
+  auto keep = [&r](const sim::TraceEvent& e) {
+    if (r.timeline.size() < kTimelineEvents && std::find(r.timeline_gpus.begin(), r.timeline_gpus.end(), e.gpu) != r.timeline_gpus.end())
+      r.timeline.push_back(e);
+  };
   auto simulate = [&] { r.simulated = sim::simulate_iterations(r.scenario, sm, opt); };
   if (tracing) {
     // The timeline streams into the trace file as the events end (its temporary until the run is complete).
     write_output_file("--trace", flags.trace, [&](std::ostream& os) {
       ChromeTraceWriter writer(os, world);
-      opt.trace = [&writer](const sim::TraceEvent& e) { writer.add(e); };
+      opt.trace = [&writer, &keep, page](const sim::TraceEvent& e) {
+        writer.add(e);
+        if (page) keep(e);
+      };
       simulate();
       writer.finish();
     });
   } else {
+    if (page) opt.trace = keep;
     simulate();
   }
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -23,6 +23,30 @@ Rows part_rows(const SimulateResult& r) {
   return rows;
 }
 
+// What the thumbnail's bars mean (sim::TraceEvent::category), one colour each.
+const std::vector<std::string> kTimelineCategories{"compute", "tp", "cp", "ep", "pp", "dp", "wait", "optimizer", "checkpoint"};
+
+std::string timeline_chart(const SimulateResult& r) {
+  svg::TimelineChart c;
+  c.title = "Timeline of the first iteration";
+  c.x = {"time since the iteration began", "s", false, 0.0};
+  c.row_label = "GPU";
+  const double end = r.simulated.iteration_s.empty() ? 0 : r.simulated.iteration_s.front();
+  // The legend lists the categories the shown GPUs spend time in, in kTimelineCategories' order.
+  for (const std::string& name : kTimelineCategories)
+    if (std::any_of(r.timeline.begin(), r.timeline.end(), [&](const sim::TraceEvent& e) { return e.category == name && e.start_s < end; }))
+      c.categories.push_back(name);
+  for (int g : r.timeline_gpus) c.rows.push_back("GPU " + std::to_string(g));
+  for (const sim::TraceEvent& e : r.timeline) {
+    if (e.start_s >= end) continue;  // later iterations
+    const auto row = std::find(r.timeline_gpus.begin(), r.timeline_gpus.end(), e.gpu) - r.timeline_gpus.begin();
+    const auto cat = std::find(c.categories.begin(), c.categories.end(), e.category) - c.categories.begin();
+    c.spans.push_back({static_cast<int>(row), e.start_s, std::min(e.duration_s, end - e.start_s), static_cast<int>(cat),
+                       "GPU " + std::to_string(e.gpu) + " " + e.name + ": " + fixed(1e3 * e.duration_s, 2) + " ms from " + fixed(e.start_s, 4) + " s"});
+  }
+  return svg::render(c);
+}
+
 Rows link_rows(const SimulateResult& r) {
   Rows rows;
   const auto& links = r.simulated.links;
@@ -107,6 +131,9 @@ void write_simulate_html(std::ostream& os, const SimulateResult& r) {
     d.table({"link", "GB per step", "utilization"}, link_rows(r), {false, true, true});
   }
   d.heading("Timeline");
+  if (!r.timeline.empty())
+    d.figure(timeline_chart(r), "The first iteration of " + std::to_string(r.timeline_gpus.size()) +
+                                    " GPUs (the first rank of each pipeline stage shown), by what each is doing; hover a bar for its op.");
   if (r.trace_path.empty()) d.paragraph("Run with --trace FILE.json for every GPU's timeline (Chrome trace format: open it in ui.perfetto.dev or chrome://tracing).");
   else d.link(r.trace_path, "Every GPU's timeline: " + r.trace_path + " (Chrome trace format: open it in ui.perfetto.dev or chrome://tracing).");
   os << d.str();

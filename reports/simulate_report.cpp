@@ -141,4 +141,19 @@ void ChromeTraceWriter::add(const sim::TraceEvent& e) {
 
 void ChromeTraceWriter::finish() { os_ << "\n]}\n"; }
 
+std::vector<int> timeline_gpus(const ParallelLayout& p) {
+  const long long world = p.world();
+  std::vector<int> gpus;
+  if (p.rank_order.size() >= 2 && p.rank_order.compare(p.rank_order.size() - 2, 2, "pp") == 0) {
+    const int shown = std::min(p.pp, kTimelineRows);
+    for (int i = 0; i < shown; ++i) {
+      const long long stage = shown > 1 ? static_cast<long long>(i) * (p.pp - 1) / (shown - 1) : 0;
+      gpus.push_back(static_cast<int>(stage * (world / p.pp)));
+    }
+  } else {
+    for (int g = 0; g < std::min<long long>(world, kTimelineRows); ++g) gpus.push_back(g);
+  }
+  return gpus;
+}
+
 }  // namespace trainsim

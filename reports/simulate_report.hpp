@@ -5,6 +5,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "models/step.hpp"
 #include "sim/iteration_sim.hpp"
@@ -35,7 +36,16 @@ struct SimulateResult {
   std::optional<SimulatedCheckpoint> checkpoint;
   double wall_s = 0;  // how long the simulation took
   std::string trace_path;  // --trace FILE (the Perfetto timeline), empty: none written
+  // The HTML page's timeline thumbnail: the events of a few GPUs (the first rank of each pipeline stage), at most
+  // kTimelineEvents, kept while the simulation runs when a page is written.
+  std::vector<int> timeline_gpus;
+  std::vector<sim::TraceEvent> timeline;
 };
+inline constexpr int kTimelineRows = 8;
+inline constexpr std::size_t kTimelineEvents = 4000;
+// The GPUs a thumbnail shows: the first rank of each pipeline stage (Megatron's rank order puts pp outermost), at most
+// kTimelineRows of them evenly spread; other rank orders: the first kTimelineRows GPUs.
+std::vector<int> timeline_gpus(const ParallelLayout& p);
 
 // The simulated breakdown beside the analytic one, part by part (the analytic bubble is the simulator's
 // pipeline wait; its straggler / skew wait has no analytic counterpart).

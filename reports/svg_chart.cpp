@@ -764,4 +764,48 @@ std::string render(const BarChart& chart) {
   return root(chart.title, width, height, c);
 }
 
+std::string render(const TimelineChart& chart) {
+  const int width = clamped_width(chart.width), height = clamped_height(chart.height);
+  std::vector<double> xs{0.0};
+  bool any = false;
+  for (const TimelineSpan& sp : chart.spans)
+    if (std::isfinite(sp.start) && std::isfinite(sp.duration) && sp.duration > 0 && sp.row >= 0 &&
+        sp.row < static_cast<int>(chart.rows.size()) && sp.category >= 0 && sp.category < static_cast<int>(chart.categories.size()))
+      xs.push_back(sp.start + sp.duration), any = true;
+  if (!any) return no_data_chart(chart.title, width, height);
+
+  std::vector<LegendEntry> legend;
+  for (std::size_t i = 0; i < chart.categories.size(); ++i) legend.push_back({chart.categories[i], palette(i), Swatch::box, false, false});
+  const LegendLayout legend_layout = layout_legend(legend, width, max_legend_rows(height));
+  const Frame f = frame_for(width, height, legend_layout.rows);
+  const Scale x{*make_domain(chart.x, xs, x_tick_target(f), {}), f.left, f.right};
+  const double band = f.height() / static_cast<double>(chart.rows.size());
+
+  Canvas c;
+  paper_and_title(c, chart.title, width, height);
+  draw_legend(c, legend, legend_layout);
+  draw_vertical_grid(c, f, x);
+  // Row names where y ticks go, and what a row is as the y axis title.
+  c.body += std::string("<g fill=\"") + kTextColour + "\" font-size=\"11\" text-anchor=\"end\">\n";
+  for (std::size_t r = 0; r < chart.rows.size(); ++r) text(c, f.left - 6, f.top + (static_cast<double>(r) + 0.5) * band + 4, chart.rows[r]);
+  c.body += "</g>\n";
+  const std::string at = "translate(16 " + px((f.top + f.bottom) / 2) + ") rotate(-90)";
+  text(c, 0, 0, chart.row_label, attr("transform", at) + " text-anchor=\"middle\" fill=\"" + kTextColour + "\"");
+  draw_x_ticks(c, f, x);
+  draw_x_title(c, f, height, axis_title(chart.x));
+  c.body += open_plot(f);
+  for (const TimelineSpan& sp : chart.spans) {
+    if (!(std::isfinite(sp.start) && std::isfinite(sp.duration) && sp.duration > 0) || sp.row < 0 || sp.row >= static_cast<int>(chart.rows.size()) ||
+        sp.category < 0 || sp.category >= static_cast<int>(chart.categories.size()))
+      continue;
+    const double x0 = x(sp.start), x1 = x(sp.start + sp.duration);
+    const double y0 = f.top + sp.row * band + 0.15 * band;
+    mark(c, "rect", attr("x", x0) + attr("y", y0) + attr("width", std::max(x1 - x0, 0.5)) + attr("height", 0.7 * band) + attr("fill", palette(static_cast<std::size_t>(sp.category))), sp.tip);
+  }
+  c.body += "</svg>\n";
+  c.body += "<path d=\"M" + px(f.left) + "," + px(f.top) + "V" + px(f.bottom) + "H" + px(f.right) + "\" fill=\"none\" stroke=\"" + kAxisColour +
+            "\" stroke-width=\"1.5\"/>\n";
+  return root(chart.title, width, height, c);
+}
+
 }  // namespace trainsim::svg

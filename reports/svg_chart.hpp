@@ -64,9 +64,27 @@ struct BarChart {
   int width = 720, height = 380;
 };
 
+// A timeline (Gantt): one row per entity (a GPU), a bar per span of time coloured by its category (a legend entry).
+struct TimelineSpan {
+  int row = 0;
+  double start = 0, duration = 0;
+  int category = 0;  // index into TimelineChart::categories
+  std::string tip;
+};
+struct TimelineChart {
+  std::string title;
+  Axis x;                                // time
+  std::string row_label;                 // the y axis: what a row is ("GPU")
+  std::vector<std::string> rows;         // top to bottom
+  std::vector<std::string> categories;   // legend, one colour each
+  std::vector<TimelineSpan> spans;
+  int width = 720, height = 260;
+};
+
 // A chart with nothing to draw (no usable point, no non-zero bar) is a frame that says "no data".
 std::string render(const LineChart& chart);
 std::string render(const BarChart& chart);
+std::string render(const TimelineChart& chart);
 // Escapes & < > " ' for XML text and attribute values; drops control characters XML forbids; bytes that are not
 // UTF-8 become U+FFFD.
 std::string escape_xml(const std::string& s);

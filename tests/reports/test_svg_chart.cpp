@@ -499,3 +499,30 @@ TEST_CASE("given x ticks: exactly the GPU counts searched, not the decades aroun
   CHECK(svg.find(">100</text>") == std::string::npos);
   CHECK(svg.find(">10</text>") == std::string::npos);
 }
+
+TEST_CASE("a timeline draws a bar per span on its row, coloured by category, and drops what it cannot place") {
+  TimelineChart c;
+  c.title = "Timeline";
+  c.x = {"time", "s", false, 0, 2};
+  c.row_label = "GPU";
+  c.rows = {"GPU 0", "GPU 8"};
+  c.categories = {"compute", "pp"};
+  c.spans = {{0, 0, 1, 0, "forward"}, {1, 1, 1, 1, "recv"}, {1, 0.5, 0.25, 5, "no such category"}, {2, 0, 1, 0, "no such row"}};
+  const std::string svg = render(c);
+  // 720 x 260 with one legend row: the frame runs x 72..696 and y 32 + 18 + 12 = 62 .. 260 - 50 = 210, two rows of
+  // 74 px; a bar fills 70% of its row from 15% down. Time 0..2 s over 624 px: 312 px a second.
+  CHECK(data_marks(svg) == 2);
+  const auto rects = mark_tags(svg, "rect");
+  REQUIRE(rects.size() == 2);
+  CHECK(std::stod(attribute(rects[0], "x")) == approx(72));
+  CHECK(std::stod(attribute(rects[0], "width")) == approx(312));
+  CHECK(std::stod(attribute(rects[1], "x")) == approx(384));
+  CHECK(std::stod(attribute(rects[1], "y")) == approx(62 + 74 + 0.15 * 74).epsilon(0.01));
+  CHECK(std::stod(attribute(rects[1], "height")) == approx(0.7 * 74).epsilon(0.01));
+  CHECK(attribute(rects[0], "fill") != attribute(rects[1], "fill"));
+  CHECK(count(svg, ">GPU 8<") == 1);    // the row names
+  CHECK(count(svg, ">compute<") == 1);  // the legend
+  CHECK(count(svg, ">time (s)<") == 1);
+  c.spans.clear();
+  CHECK(count(render(c), "no data") >= 1);
+}
