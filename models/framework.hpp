@@ -67,10 +67,10 @@ struct FrameworkTraits {
   // beside the kernels. 0 where a unit is a whole layer (FSDP): one hook per layer is lost in the launches.
   double zero3_module_fetch_us = 0;
   // Kernels: MoE experts as one grouped GEMM (vs a loop of per-expert GEMMs); fused norm / RoPE / gated
-  // activation (vs the eager op sequence of the reference modeling code, compute.cpp).
+  // activation (vs the eager op sequence of the reference modeling code, layer_walk.cpp).
   bool moe_grouped_gemm = true;
   bool fused_norm = true, fused_rope = true, fused_activation = true;
-  // Cross-entropy over the logits as one fused kernel (vs logits.float() + log_softmax + nll, compute.cpp).
+  // Cross-entropy over the logits as one fused kernel (vs logits.float() + log_softmax + nll, compute.cpp edge_compute).
   bool fused_cross_entropy = true;
   // What a fused loss keeps for its backward: an fp32 softmax of the logits' shape (Megatron's
   // vocab_parallel_cross_entropy saves exp_logits and writes the gradient over it), or only a per-token
@@ -126,7 +126,7 @@ struct FrameworkTraits {
   bool vpp_available = true;
   // The per-expert loop reads the routing result on the host once per expert (torch.where on the routing mask
   // has a data-dependent size), so the host cannot launch ahead across experts: each expert's forward kernels
-  // run at the pace of their launches (compute.cpp). Only where moe_grouped_gemm is false.
+  // run at the pace of their launches (layer_walk.cpp). Only where moe_grouped_gemm is false.
   bool moe_loop_host_sync = false;
   MoeDispatcher moe_dispatcher = MoeDispatcher::AllToAll;
   // How layers fall on pipeline stages when they do not divide evenly (spec.hpp PipelineSplitRule; scenario parsing

@@ -1,6 +1,6 @@
 #pragma once
 // What `training.recompute: "selective"` keeps and repeats, per framework (FrameworkTraits::selective_recompute):
-// Megatron's attention-core recomputation (Korthikanti et al. 2022, memory.cpp / compute.cpp), or torchtitan's
+// Megatron's attention-core recomputation (Korthikanti et al. 2022, memory.cpp / layer_walk.cpp), or torchtitan's
 // per-op selective activation checkpointing, modelled here.
 //
 // torchtitan (torchtitan/models/llama3/parallelize_llama.py, _custom_policy with selective_ac_option "op"):

@@ -1,4 +1,4 @@
-// What fp32 parameters under torch.autocast do to a transformers training step (compute.cpp): the fp32 stream's
+// What fp32 parameters under torch.autocast do to a transformers training step (layer_walk.cpp): the fp32 stream's
 // casts, separate projections, LoRA's dtype round trip, MoE experts in the parameters' dtype, the 5.x eager experts'
 // whole-parameter gradients, and activation checkpointing's hooks; and the framework option that picks the experts
 // implementation. Expected values are derived by hand in the comments.

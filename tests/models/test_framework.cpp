@@ -224,7 +224,7 @@ TEST_CASE("eager host overhead: kernels per layer x launch gap, exposed where th
                            {"training", {{"seq_len", 128}, {"global_batch_size", 1}, {"framework", framework}}},
                            {"hardware", {{"gpu", "h100-sxm-80gb"}, {"num_gpus", 1}}}});
   };
-  // Kernels, transformers over fp32 parameters under autocast (compute.cpp): the stream between the GEMMs is fp32,
+  // Kernels, transformers over fp32 parameters under autocast (layer_walk.cpp): the stream between the GEMMs is fp32,
   // so the eager RMSNorm has no casts (6 forward / 9 backward); q, k, v and gate, up are separate Linear modules
   // (separate_projections), each with a cast of its fp32 input (backward: the cast back, and the sum of the
   // consumers' input gradients) and of its weight; RoPE by fp32 cos/sin (5 / 8 per tensor) leaves q and k fp32, cast
@@ -262,7 +262,7 @@ TEST_CASE("eager host overhead: kernels per layer x launch gap, exposed where th
 }
 
 TEST_CASE("eager RMSNorm moves the bytes of its op sequence") {
-  // Full training over fp32 parameters under autocast keeps the stream fp32 (compute.cpp): no casts, 4-byte I/O:
+  // Full training over fp32 parameters under autocast keeps the stream fp32 (layer_walk.cpp): no casts, 4-byte I/O:
   // forward 8 + 4 + 8 + 2·4 = 28 bytes per element, backward 4·4 + 16 + 4 + 12 + 12 = 60 (the derivation of
   // eager_rmsnorm_cost; over a 16-bit stream it would be 36 and 64 with the casts); fused, 16-bit: 2·2 = 4 and 3·2 = 6.
   Scenario eager = llama8b("transformers", 0), fused = llama8b("megatron-core", 0);
