@@ -30,7 +30,28 @@ void ImportReport::skip(const std::string& reason) {
   skipped.emplace_back(reason, 1);
 }
 
-std::vector<std::string> trace_kinds() { return {"alibaba-2023", "philly-chronus", "swf", "csv"}; }
+namespace {
+// Every importer, once: its KIND and how it reads PATH (the list --help, errors and the dispatch below all read).
+struct TraceImporter {
+  const char* kind;
+  Trace (*read)(const std::string& path, bool order_only);
+};
+const std::vector<TraceImporter>& importers() {
+  static const std::vector<TraceImporter> table = {
+      {"alibaba-2023", [](const std::string& path, bool order_only) { return import_alibaba_2023(path, order_only); }},
+      {"philly-chronus", [](const std::string& path, bool) { return import_philly_chronus(path); }},
+      {"swf", [](const std::string& path, bool) { return import_swf(path); }},
+      {"csv", [](const std::string& path, bool) { return import_trainsim_csv(path); }},
+  };
+  return table;
+}
+}  // namespace
+
+std::vector<std::string> trace_kinds() {
+  std::vector<std::string> kinds;
+  for (const TraceImporter& i : importers()) kinds.emplace_back(i.kind);
+  return kinds;
+}
 
 namespace {
 // A job id twice (a row pasted twice, two traces concatenated): every output keys jobs by id, so the later
@@ -55,15 +76,12 @@ Trace import_trace(const std::string& spec, bool order_only) {
     throw InputError("--trace", "\"" + spec + "\"", known, "e.g. philly-chronus:../shared/traces/philly-derived-chronus/trace_job_Philly_MIX1.csv");
   const std::string kind = spec.substr(0, colon), path = spec.substr(colon + 1);
   if (path.empty()) throw InputError("--trace", "\"" + spec + "\"", known + ", and PATH a file or directory");
-  Trace t;
-  if (kind == "alibaba-2023") t = import_alibaba_2023(path, order_only);
-  else if (kind == "philly-chronus") t = import_philly_chronus(path);
-  else if (kind == "swf") t = import_swf(path);
-  else if (kind == "csv") t = import_trainsim_csv(path);
-  else {
+  const auto importer = std::find_if(importers().begin(), importers().end(), [&](const TraceImporter& i) { return kind == i.kind; });
+  if (importer == importers().end()) {
     const std::string near = trace_detail::near_name(kind, trace_kinds());
     throw InputError("--trace", "\"" + kind + "\"", "a trace kind: one of " + join(trace_kinds()), near.empty() ? "" : "did you mean \"" + near + "\"?");
   }
+  Trace t = importer->read(path, order_only);
   t.report.source = spec;
   drop_repeated_ids(t);
   return t;
