@@ -94,6 +94,20 @@ double decode_s(const EngineWork& w, const RlhfSpec& rl, double sequences, doubl
   return total;
 }
 
+// An engine GPU's memory: every weight resident in 16 bits (all experts), and the KV cache in the rest of its share.
+struct EngineMemory {
+  double weights_bytes, kv_bytes_per_token, kv_capacity_tokens;
+  bool fits;  // room for one sequence of prompt_len + max_response_len
+};
+EngineMemory engine_memory(const ModelSpec& m, const RlhfSpec& rl, const GpuSpec& gpu, int tp, const ModelParams& params) {
+  EngineMemory e;
+  e.weights_bytes = kWeightBytes * params.total / tp;
+  e.kv_bytes_per_token = kv_cache_bytes_per_token(m, tp);
+  e.kv_capacity_tokens = std::max(0.0, (rl.gpu_memory_utilization * gpu.memory_bytes - e.weights_bytes) / e.kv_bytes_per_token);
+  e.fits = e.kv_capacity_tokens >= rl.prompt_len + rl.max_response_len;
+  return e;
+}
+
 }  // namespace
 
 double response_length_scale(double mean, double max_len) {
@@ -121,11 +135,11 @@ RolloutEstimate estimate_rollout(const ModelSpec& m, const RlhfSpec& rl, const G
   r.tp = std::max(1, tp);
   r.engines = std::max(1, engines);
   const EngineWork work{m, gpu, tr, comm, r.tp};
-  r.weights_bytes_per_gpu = work.weight_bytes(1e300);  // every expert resident
-  r.kv_bytes_per_token = kv_cache_bytes_per_token(m, r.tp);
-  const double budget = rl.gpu_memory_utilization * gpu.memory_bytes - r.weights_bytes_per_gpu;
-  r.kv_capacity_tokens = std::max(0.0, budget / r.kv_bytes_per_token);
-  r.fits = r.kv_capacity_tokens >= rl.prompt_len + rl.max_response_len;
+  const EngineMemory mem = engine_memory(m, rl, gpu, r.tp, work.params);
+  r.weights_bytes_per_gpu = mem.weights_bytes;
+  r.kv_bytes_per_token = mem.kv_bytes_per_token;
+  r.kv_capacity_tokens = mem.kv_capacity_tokens;
+  r.fits = mem.fits;
   r.samples_per_engine = (rl.samples_per_step() + r.engines - 1) / r.engines;
   r.length_scale = response_length_scale(rl.response_len, rl.max_response_len);
   r.generated_tokens = static_cast<double>(rl.samples_per_step()) * rl.response_len;
@@ -152,13 +166,9 @@ RolloutEstimate estimate_rollout(const ModelSpec& m, const RlhfSpec& rl, const G
 }
 
 int smallest_rollout_tp(const ModelSpec& m, const RlhfSpec& rl, const GpuSpec& gpu, int max_tp, int pool_gpus) {
-  const double full = rl.prompt_len + rl.max_response_len;
   const ModelParams params = count_parameters(m);
-  for (int tp = 1; tp <= max_tp && tp <= pool_gpus; tp *= 2) {
-    if (pool_gpus % tp || m.num_attention_heads % tp) continue;
-    const double budget = rl.gpu_memory_utilization * gpu.memory_bytes - kWeightBytes * params.total / tp;
-    if (budget >= full * kv_cache_bytes_per_token(m, tp)) return tp;
-  }
+  for (int tp = 1; tp <= max_tp && tp <= pool_gpus; tp *= 2)
+    if (pool_gpus % tp == 0 && m.num_attention_heads % tp == 0 && engine_memory(m, rl, gpu, tp, params).fits) return tp;
   return 0;
 }
 

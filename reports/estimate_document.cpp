@@ -1,5 +1,6 @@
 #include "estimate_document.hpp"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -69,7 +70,10 @@ std::vector<std::pair<std::string, std::string>> facts(const EstimateResult& r) 
           {r.rlhf ? "One actor update" : "Speed", speed_line(r)},
           {"Cost", cost_line(r)}};
   if (r.data_feed) out.push_back({"Data feed", data_feed_line(*r.data_feed)});
-  if (r.rlhf) out.insert(out.begin() + 6, {"RL step", rlhf_line(*r.rlhf)});  // after Memory, before the actor update's speed
+  if (r.rlhf) {  // after Memory, before the actor update's speed
+    const auto memory = std::find_if(out.begin(), out.end(), [](const auto& f) { return f.first == "Memory"; });
+    out.insert(memory + 1, {"RL step", rlhf_line(*r.rlhf)});
+  }
   return out;
 }
 
