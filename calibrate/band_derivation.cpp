@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "models/accuracy_bands.hpp"
-#include "models/statistics.hpp"
+#include "models/calibration/accuracy_bands.hpp"
+#include "models/core/statistics.hpp"
 
 namespace trainsim {
 

@@ -1,5 +1,5 @@
 #pragma once
-// The accuracy bands (models/accuracy_bands.hpp) from the leave-one-source-out measured / predicted step times of
+// The accuracy bands (models/calibration/accuracy_bands.hpp) from the leave-one-source-out measured / predicted step times of
 // the reference runs (calibrate/reference_fit.hpp): per band group, for a run of a source not measured yet. Such a
 // run scatters around its source's median as the group's runs scatter around theirs, and that median sits anywhere
 // between the lowest and highest median of the measured sources. Pooling the ratios instead lets the one or two
@@ -14,7 +14,7 @@
 namespace trainsim {
 
 // One speed case: its source, its cross-validated measured / predicted time and its band groups, most specific first
-// (models/accuracy_bands.hpp: band_keys).
+// (models/calibration/accuracy_bands.hpp: band_keys).
 struct BandRun {
   std::string source;
   double ratio = 1;

@@ -8,10 +8,10 @@
 #include <utility>
 
 #include "import_common.hpp"
-#include "models/compute.hpp"
-#include "models/errors.hpp"
-#include "models/presets.hpp"
-#include "models/scenario.hpp"
+#include "models/compute/compute.hpp"
+#include "models/core/errors.hpp"
+#include "models/scenario/presets.hpp"
+#include "models/scenario/scenario.hpp"
 
 namespace trainsim {
 

@@ -7,8 +7,8 @@
 #include <set>
 
 #include "import_common.hpp"
-#include "models/errors.hpp"
-#include "models/json_reader.hpp"
+#include "models/core/errors.hpp"
+#include "models/core/json_reader.hpp"
 
 namespace trainsim {
 

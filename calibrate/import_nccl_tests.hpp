@@ -32,7 +32,7 @@
 #include <vector>
 
 #include "calibrate/import_common.hpp"
-#include "models/calibration.hpp"
+#include "models/calibration/calibration.hpp"
 
 namespace trainsim {
 

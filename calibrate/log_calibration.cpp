@@ -5,8 +5,8 @@
 
 #include "calibrate/log_comparison.hpp"
 #include "calibrate/reference_fit.hpp"
-#include "models/errors.hpp"
-#include "models/step.hpp"
+#include "models/core/errors.hpp"
+#include "models/step/step.hpp"
 
 namespace trainsim {
 

@@ -3,14 +3,14 @@
 // ms-swift, Hugging Face Trainer, generic step/time lines; training_log.hpp), with the scenario it ran, fits the
 // step model's physical parameters that the runs can determine (fitted_parameters.hpp) and leaves the others at the
 // shipped values. One run determines one parameter: the one its step time is most sensitive to; n runs up to n.
-// The result is written into a calibration profile (models/calibration.hpp, "fitted_parameters"), so that
+// The result is written into a calibration profile (models/calibration/calibration.hpp, "fitted_parameters"), so that
 // `plan --calibration` prices other layouts and scales with them.
 #include <string>
 #include <vector>
 
 #include "calibrate/training_log.hpp"
-#include "models/fitted_parameters.hpp"
-#include "models/scenario.hpp"
+#include "models/calibration/fitted_parameters.hpp"
+#include "models/scenario/scenario.hpp"
 
 namespace trainsim {
 

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "models/errors.hpp"
-#include "models/memory.hpp"
-#include "models/step.hpp"
-#include "models/units.hpp"
+#include "models/core/errors.hpp"
+#include "models/core/units.hpp"
+#include "models/memory/memory.hpp"
+#include "models/step/step.hpp"
 
 namespace trainsim {
 

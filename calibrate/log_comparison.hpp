@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "models/spec.hpp"
-#include "models/step.hpp"
+#include "models/scenario/spec.hpp"
+#include "models/step/step.hpp"
 #include "training_log.hpp"
 
 namespace trainsim {

@@ -4,8 +4,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "models/errors.hpp"
-#include "models/json_text.hpp"
+#include "models/core/errors.hpp"
+#include "models/core/json_text.hpp"
 
 namespace trainsim {
 

@@ -6,7 +6,7 @@
 #include <ostream>
 #include <string>
 
-#include "models/calibration.hpp"
+#include "models/calibration/calibration.hpp"
 
 namespace trainsim {
 

@@ -1,5 +1,5 @@
 #pragma once
-// `trainsim calibrate fit-reference`: the fitted parameters (models/fitted_parameters.hpp) by least squares on
+// `trainsim calibrate fit-reference`: the fitted parameters (models/calibration/fitted_parameters.hpp) by least squares on
 // the log of measured / predicted iteration time over every counted speed case of ../shared/reference/, each
 // case weighted alike, each parameter kept in its physical range. The honest error is the leave-one-source-out
 // cross-validation: refit without one publication's cases and predict them, for every source in turn.

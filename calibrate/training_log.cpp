@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "models/statistics.hpp"
-#include "models/units.hpp"
+#include "models/core/statistics.hpp"
+#include "models/core/units.hpp"
 
 namespace trainsim {
 namespace {

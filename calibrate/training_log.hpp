@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "calibrate/import_common.hpp"
-#include "models/memory.hpp"
+#include "models/memory/memory.hpp"
 
 namespace trainsim {
 

@@ -11,7 +11,7 @@
 #include "calibrate/log_calibration.hpp"
 #include "calibrate/profile_io.hpp"
 #include "command.hpp"
-#include "models/errors.hpp"
+#include "models/core/errors.hpp"
 #include "output.hpp"
 #include "plan_input.hpp"
 #include "reports/table.hpp"

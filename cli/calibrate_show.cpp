@@ -6,8 +6,8 @@
 
 #include "calibrate/profile_io.hpp"
 #include "command.hpp"
-#include "models/presets.hpp"
-#include "models/scenario.hpp"
+#include "models/scenario/presets.hpp"
+#include "models/scenario/scenario.hpp"
 #include "output.hpp"
 #include "reports/html_document.hpp"
 #include "reports/markdown.hpp"

@@ -3,7 +3,7 @@
 #include <ostream>
 #include <string>
 
-#include "models/calibration.hpp"
+#include "models/calibration/calibration.hpp"
 
 namespace trainsim::cli {
 

@@ -8,11 +8,11 @@
 #include <set>
 
 #include "command.hpp"
-#include "flag_values.hpp"
 #include "flag_checks.hpp"
-#include "models/errors.hpp"
-#include "models/json_reader.hpp"
-#include "models/units.hpp"
+#include "flag_values.hpp"
+#include "models/core/errors.hpp"
+#include "models/core/json_reader.hpp"
+#include "models/core/units.hpp"
 #include "output.hpp"
 #include "progress.hpp"
 #include "reports/cluster_document.hpp"
@@ -22,68 +22,17 @@
 #include "scenario_input.hpp"
 #include "sim/cluster/cluster_sim.hpp"
 #include "sim/cluster/cluster_state.hpp"
-#include "sim/cluster/fill_workload.hpp"
-#include "sim/cluster/model_jobs.hpp"
 #include "sim/cluster/seed_statistics.hpp"
-#include "sim/cluster/synthetic_workload.hpp"
-#include "sim/cluster/trace_import.hpp"
+#include "sim/cluster/traces/trace_import.hpp"
+#include "sim/cluster/workload/fill_workload.hpp"
+#include "sim/cluster/workload/model_jobs.hpp"
+#include "sim/cluster/workload/synthetic_workload.hpp"
 
 namespace trainsim::cli {
 namespace {
 
 using Json = nlohmann::json;
 namespace cl = trainsim::sim::cluster;
-
-// What a policy assumed that the reader should know: an oracle for runtimes, a policy missing its settings.
-std::vector<std::string> policy_notes(const std::vector<cl::PolicyChoice>& choices, const cl::ClusterSpec& cluster, const std::vector<cl::ClusterJob>& jobs) {
-  auto uses = [&](const std::string& ordering) {
-    return std::any_of(choices.begin(), choices.end(), [&](const cl::PolicyChoice& c) { return c.ordering == ordering; });
-  };
-  std::vector<std::string> notes;
-  const auto no_walltime = std::count_if(jobs.begin(), jobs.end(), [](const cl::ClusterJob& j) { return j.walltime_s <= 0; });
-  if ((uses("backfill") || uses("easy") || uses("multifactor")) && no_walltime > 0)
-    notes.push_back(std::to_string(no_walltime) + " of " + std::to_string(jobs.size()) +
-                    " jobs give no walltime: backfill takes their true runtimes as the estimate (an oracle; a real scheduler sees only "
-                    "the requested limits, usually well above the runtime)");
-  if (uses("quota") && cluster.queues.empty())
-    notes.push_back("quota: the cluster defines no queues, so no job has a quota and every job only borrows idle GPUs (quota runs as "
-                    "arrival order that skips jobs which do not fit); define cluster.queues to compare quotas");
-  if (uses("multifactor")) {
-    const auto users = std::count_if(jobs.begin(), jobs.end(), [&](const cl::ClusterJob& j) { return !j.user.empty() && j.user != jobs.front().user; });
-    if (users == 0)
-      notes.push_back("multifactor: every job belongs to one user (or the trace names none), so fair-share orders nothing; the order is by "
-                      "age, size and QOS");
-  }
-  if (uses("las") && cluster.las_promote_knob <= 0)
-    notes.push_back("las: no starvation guard (cluster.scheduler.las_promote_knob 0); jobs of a low queue can wait without bound "
-                    "while short jobs keep arriving; waits include the time re-queued after preemptions");
-  return notes;
-}
-
-// Whether the scheduler itself delays starts: a cycle between passes, a cost per pass, or a cap on admissions.
-bool scheduler_delays(const cl::ClusterSpec& c) { return c.cycle.period_s > 0 || c.cycle.cost_s > 0 || c.cycle.admissions_per_queue > 0; }
-
-// The control plane's admission capacity (a cap per queue and cycle, every queue named and the default one) against
-// the workload's arrivals, both a day.
-void scheduler_throughput(const std::vector<cl::ClusterJob>& jobs, ClusterRun* run) {
-  const cl::SchedulerCycle& cycle = run->cluster.cycle;
-  if (jobs.size() > 1) {
-    double first = jobs.front().submit_s, last = first;
-    for (const cl::ClusterJob& j : jobs) first = std::min(first, j.submit_s), last = std::max(last, j.submit_s);
-    if (last > first) run->arrivals_per_day = static_cast<double>(jobs.size() - 1) / (last - first) * 86400;
-  }
-  if (cycle.period_s > 0 && cycle.admissions_per_queue > 0) {
-    std::set<std::string> queues;
-    for (const cl::ClusterJob& j : jobs) queues.insert(j.queue);
-    run->admissions_per_day = cycle.admissions_per_queue * static_cast<double>(queues.size()) * 86400 / cycle.period_s;
-    if (run->arrivals_per_day > run->admissions_per_day)
-      run->notes.push_back("scheduler: jobs arrive at " + format_count(run->arrivals_per_day) + " a day, more than the " +
-                           format_count(run->admissions_per_day) + " a day its cycle admits (" + std::to_string(cycle.admissions_per_queue) +
-                           " per queue every " + format_seconds(cycle.period_s) + "): the queue grows whatever the GPUs");
-  }
-}
-
-constexpr double kFillDurationS = 1e12;  // "never ends" under --fill: far past any trace's last arrival
 
 struct ClusterFlags {
   std::string scenario;
@@ -149,17 +98,9 @@ void check_samples(const ClusterFlags& f, const std::vector<cl::ClusterJob>& job
                          format_seconds(length / kMaxSamples) + ")");
 }
 
-int run_cluster(const ClusterFlags& f) {
-  check_numeric_flags(f);
-  ClusterRun run;
-  if (std::find(output_formats().begin(), output_formats().end(), f.format) == output_formats().end())
-    throw InputError("--format", f.format, output_formats_text());
-  if (!(f.time_scale > 0 && f.time_scale <= 1e6)) throw InputError("--time-scale", std::to_string(f.time_scale), "a positive factor up to 1e6");
-  std::vector<cl::PolicyChoice> choices;
-  for (const std::string& p : split_list(f.policies)) choices.push_back(cl::parse_policy_choice(p, "--policy"));
-  if (choices.empty()) throw InputError("--policy", f.policies, "one or more policies separated by commas");
-
-  // The cluster: --nodes, else the scenario's "cluster" section, else the trace's own node list.
+// The scenario's "cluster" section (with --set applied and the leaf switches of hardware.network where it has no
+// network of its own) and the flags that override it.
+Json cluster_section(const ClusterFlags& f, ClusterRun& run) {
   if (f.scenario.empty() && !f.sets.empty()) throw InputError("--set", "\"" + f.sets.front() + "\"", "a scenario file to set it in");
   Json section = Json::object();
   if (!f.scenario.empty()) {
@@ -188,6 +129,42 @@ int run_cluster(const ClusterFlags& f) {
   if (!f.checkpoint_interval.empty()) section["checkpoint_interval"] = f.checkpoint_interval;
   if (f.nodes_per_leaf > 0) section["network"]["nodes_per_leaf"] = f.nodes_per_leaf;
   if (f.nodes > 0) section["pools"] = Json::array({{{"gpu", f.gpu}, {"gpus_per_node", f.gpus_per_node}, {"nodes", f.nodes}}});
+  return section;
+}
+
+// --synthetic's settings, each in its range (the cluster's sizes are filled in by the study).
+cl::SyntheticSpec synthetic_spec(const ClusterFlags& f) {
+  if (f.synthetic_model != "blocks" && f.synthetic_model != "poisson")
+    throw InputError("--synthetic-model", f.synthetic_model, "blocks (the trace's own job sequence in blocks) or poisson (arrivals and lognormal durations)");
+  if (f.synthetic_jobs > 10'000'000) throw InputError("--synthetic", std::to_string(f.synthetic_jobs), "at most 10,000,000 jobs");
+  if (!(f.load > 0 && f.load <= 10)) throw InputError("--load", std::to_string(f.load), "an offered load above 0, at most 10");
+  std::string why;
+  const auto span = parse_quantity(f.span, Quantity::Time, &why);
+  if (!span || !(*span >= 1 && *span <= 100 * 365 * 86400.0)) throw InputError("--span", f.span, "a duration from 1 s to 100 years, e.g. 365d", why);
+  if (f.synthetic_block < 0 || f.synthetic_block > 10'000'000)
+    throw InputError("--synthetic-block", std::to_string(f.synthetic_block), "jobs per block, 1 to 10,000,000 (0: the square root of the trace's jobs)");
+  cl::SyntheticSpec spec;
+  spec.jobs = f.synthetic_jobs;
+  spec.span_s = *span;
+  spec.load = f.load;
+  spec.seed = f.seed;
+  spec.model = f.synthetic_model == "blocks" ? cl::SyntheticModel::Blocks : cl::SyntheticModel::Poisson;
+  spec.block_jobs = f.synthetic_block;
+  return spec;
+}
+
+int run_cluster(const ClusterFlags& f) {
+  check_numeric_flags(f);
+  ClusterRun run;
+  if (std::find(output_formats().begin(), output_formats().end(), f.format) == output_formats().end())
+    throw InputError("--format", f.format, output_formats_text());
+  if (!(f.time_scale > 0 && f.time_scale <= 1e6)) throw InputError("--time-scale", std::to_string(f.time_scale), "a positive factor up to 1e6");
+  std::vector<cl::PolicyChoice> choices;
+  for (const std::string& p : split_list(f.policies)) choices.push_back(cl::parse_policy_choice(p, "--policy"));
+  if (choices.empty()) throw InputError("--policy", f.policies, "one or more policies separated by commas");
+
+  // The cluster: --nodes, else the scenario's "cluster" section, else the trace's own node list.
+  Json section = cluster_section(f, run);
   // The workload: a trace, else the scenario's jobs given as what they train (their speed from the step model).
   cl::Trace trace;
   const bool model_jobs = f.trace.empty() && section.is_object() && section.contains("jobs");
@@ -227,134 +204,33 @@ int run_cluster(const ClusterFlags& f) {
     for (const auto& [reason, n] : trace.report.skipped) why += ", " + std::to_string(n) + " skipped: " + reason;
     throw InputError(model_jobs ? "/cluster/jobs" : "--trace", "\"" + trace.report.source + "\" (no job: " + why + ")", "a workload with at least one job");
   }
-  double synthetic_span_s = 0;  // the span a synthetic workload's load is offered in (its delivery is measured there)
+  cl::WorkloadShaping shaping;
   if (f.synthetic_jobs > 0) {
     if (model_jobs) throw InputError("--synthetic", std::to_string(f.synthetic_jobs), "a --trace to fit (not the scenario's jobs)");
-    // Jobs drawn from the trace (blocks of its own job sequence, or Poisson arrivals and lognormal durations), at
-    // the asked scale.
-    if (f.synthetic_model != "blocks" && f.synthetic_model != "poisson")
-      throw InputError("--synthetic-model", f.synthetic_model, "blocks (the trace's own job sequence in blocks) or poisson (arrivals and lognormal durations)");
-    if (f.synthetic_jobs > 10'000'000) throw InputError("--synthetic", std::to_string(f.synthetic_jobs), "at most 10,000,000 jobs");
-    if (!(f.load > 0 && f.load <= 10)) throw InputError("--load", std::to_string(f.load), "an offered load above 0, at most 10");
-    std::string why;
-    const auto span = parse_quantity(f.span, Quantity::Time, &why);
-    if (!span || !(*span >= 1 && *span <= 100 * 365 * 86400.0)) throw InputError("--span", f.span, "a duration from 1 s to 100 years, e.g. 365d", why);
-    cl::SyntheticSpec spec;
-    spec.jobs = f.synthetic_jobs;
-    spec.span_s = *span;
-    spec.load = f.load;
-    spec.seed = f.seed;
-    spec.model = f.synthetic_model == "blocks" ? cl::SyntheticModel::Blocks : cl::SyntheticModel::Poisson;
-    if (f.synthetic_block < 0 || f.synthetic_block > 10'000'000) throw InputError("--synthetic-block", std::to_string(f.synthetic_block), "jobs per block, 1 to 10,000,000 (0: the square root of the trace's jobs)");
-    spec.block_jobs = f.synthetic_block;
-    spec.cluster_gpus = run.cluster.total_gpus();
-    for (const cl::NodePool& p : run.cluster.pools) spec.max_gpus = std::max(spec.max_gpus, p.total_gpus());
-    double scale = 1;
-    const cl::WorkloadFit fit = cl::fit_workload(trace.jobs, f.trace);
-    trace.jobs = cl::synthesize_workload(fit, spec, &scale);
-    trace.report.source = "synthetic (" + f.synthetic_model + "), fitted to " + f.trace;
-    trace.report.jobs = trace.jobs.size();
-    const cl::WorkloadComparison cmp = cl::compare_workloads(fit, trace.jobs, scale);
-    synthetic_span_s = *span;
-    run.synthetic_note = std::to_string(f.synthetic_jobs) + " jobs over " + format_seconds(*span) + " at load " + fixed(f.load, 2) +
-                         " (durations x" + fixed(scale, 3) + " of the trace's); arrival gaps' CV " + fixed(cmp.synthetic_gap_cv, 2) +
-                         " (trace " + fixed(cmp.trace_gap_cv, 2) + "), arriving in the second of the previous job " +
-                         fixed(100 * cmp.synthetic_same_second, 1) + "% (trace " + fixed(100 * cmp.trace_same_second, 1) +
-                         "%), median duration before scaling " + format_seconds(cmp.synthetic_median_duration_s) + " (trace " +
-                         format_seconds(cmp.trace_median_duration_s) + ")";
+    shaping.synthetic = true;
+    shaping.synthetic_spec = synthetic_spec(f);
+    shaping.synthetic_model_name = f.synthetic_model;
+    shaping.trace_name = f.trace;
   }
-  if (f.time_scale != 1)
-    for (cl::ClusterJob& j : trace.jobs) j.submit_s *= f.time_scale, j.duration_s *= f.time_scale, j.walltime_s *= f.time_scale;
-  // The FGD experiment (Weng et al., ATC'23): pods arrive in a random order and never end; how much of the
-  // cluster a placement fills before fragmentation leaves requests unplaceable. Each seed draws the order (and,
-  // with --fill-to, the pods added to inflate the workload) anew, as the paper's 10 seeds do.
-  std::vector<cl::ClusterJob> fill_pods;
-  if (f.fill || f.fill_to > 0) {
-    double asked = 0, asking = 0;  // (--fill-to's range: check_numeric_flags)
-    for (const cl::ClusterJob& j : trace.jobs) asked += cl::gpus_held(j, run.cluster.gpu_sharing), asking += j.gpus > 0;
-    // The pods an inflation would draw, at the trace's mean request: bounded like --synthetic.
-    const double drawn = asked > 0 ? f.fill_to * run.cluster.total_gpus() / (asked / asking) : 0;
-    if (drawn > 10'000'000)
-      throw InputError("--fill-to", format_number(f.fill_to), "at most 10,000,000 pods drawn (this trace's pods ask " + fixed(asked / asking, 3) +
-                                                              " GPUs each on average; this cluster would need " + fixed(drawn, 0) + ")");
-    fill_pods = std::move(trace.jobs);
-    trace.jobs = cl::fill_workload(fill_pods, f.fill_to, run.cluster.total_gpus(), run.cluster.gpu_sharing, kFillDurationS, f.seed);
-    trace.report.jobs = trace.jobs.size();
-    run.fill_to = f.fill_to;
-    run.fill = true;
-  }
-  if (f.rigid)
-    for (cl::ClusterJob& j : trace.jobs) j.elastic_min = j.elastic_max = 0;
-  run.workload = trace.report;
-  run.time_scale = f.time_scale;
-  std::vector<double> recorded;
-  for (const cl::ClusterJob& j : trace.jobs)
-    if (j.recorded_wait_s >= 0) recorded.push_back(j.recorded_wait_s * f.time_scale);
-  if (!recorded.empty()) {
-    run.recorded_n = static_cast<int>(recorded.size());
-    double sum = 0;
-    for (double w : recorded) sum += w;
-    run.recorded_mean_wait_s = sum / static_cast<double>(recorded.size());
-    run.recorded_p50_wait_s = cl::percentile(recorded, 0.5);
-    run.recorded_p99_wait_s = cl::percentile(recorded, 0.99);
-  }
+  shaping.time_scale = f.time_scale;
+  shaping.fill = f.fill || f.fill_to > 0;  // (--fill-to's range: check_numeric_flags)
+  shaping.fill_to = f.fill_to;
+  shaping.fill_to_path = "--fill-to";
+  shaping.seed = f.seed;
+  shaping.rigid = f.rigid;
+  const cl::ShapedWorkload workload = cl::shape_workload(std::move(trace), shaping, run);
 
-  check_samples(f, trace.jobs);
+  check_samples(f, workload.jobs);
   // Outputs checked before the run: a path that cannot be written, or that is an input, fails in a second.
   if (!f.jobs_csv.empty()) check_output_path("--jobs-csv", f.jobs_csv);
   if (!f.timeseries_csv.empty()) check_output_path("--timeseries-csv", f.timeseries_csv);
   if (!f.report.empty()) check_output_path("--report", f.report);
-  run.notes = policy_notes(choices, run.cluster, trace.jobs);
   if (f.seeds < 1 || f.seeds > 10000) throw InputError("--seeds", std::to_string(f.seeds), "a number of runs per policy from 1 to 10,000");
-  run.seeds = f.seeds;
-  scheduler_throughput(trace.jobs, &run);
-  for (const cl::PolicyChoice& choice : choices) {
-    ProgressBar bar("cluster " + choice.text);
-    cl::ClusterSimOptions o;
-    o.policy = choice.text;
-    o.horizon_s = f.horizon_s;
-    o.sample_interval_s = f.sample_interval_s;
-    o.span_s = synthetic_span_s * f.time_scale;
-    const auto start = std::chrono::steady_clock::now();
-    // Several seeds: the failures, repairs and reclaims drawn anew each run; the means and their intervals.
-    std::vector<cl::PolicyResult> runs;
-    // With a scheduling cycle, its cost or an admission cap, each run again under a scheduler that passes at every
-    // event at no cost: the difference in the mean wait is the time jobs wait for the scheduler itself.
-    const bool rerun_ideal = scheduler_delays(run.cluster);
-    cl::ClusterSpec ideal = run.cluster;
-    ideal.cycle = {};
-    const double share = rerun_ideal ? 0.5 : 1.0;  // of a seed's work, the run itself
-    double ideal_wait_sum = 0;
-    for (int k = 0; k < f.seeds; ++k) {
-      o.seed = f.seed + static_cast<std::uint64_t>(k);
-      o.progress = [&bar, k, &f, share](double done) { bar.update((k + share * done) / f.seeds); };
-      // The fill experiment draws its pods anew per seed (their number varies with the draw), and stops at its
-      // own last arrival; the first seed's draw is the workload the job and time-series files describe.
-      std::vector<cl::ClusterJob> redrawn;
-      if (run.fill && k > 0) redrawn = cl::fill_workload(fill_pods, f.fill_to, run.cluster.total_gpus(), run.cluster.gpu_sharing, kFillDurationS, o.seed);
-      const std::vector<cl::ClusterJob>& jobs = redrawn.empty() ? trace.jobs : redrawn;
-      if (run.fill && !jobs.empty()) o.horizon_s = jobs.back().submit_s + 1;
-      runs.push_back(cl::simulate_cluster(run.cluster, jobs, o));
-      if (rerun_ideal) {
-        o.progress = [&bar, k, &f, share](double done) { bar.update((k + share + share * done) / f.seeds); };
-        ideal_wait_sum += cl::simulate_cluster(ideal, jobs, o).mean_wait_s;
-      }
-    }
-    if (rerun_ideal) run.ideal_mean_wait_s.push_back(ideal_wait_sum / f.seeds);
-    cl::SeedStatistics spread;
-    run.policies.push_back(f.seeds > 1 ? cl::mean_over_seeds(runs, &spread) : std::move(runs.front()));
-    run.spread.push_back(std::move(spread));
-    run.wall_s.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    bar.finish();
-  }
-  // A synthetic workload's span is when its jobs arrive; the run goes on until the queue drains. Say how much longer.
-  if (synthetic_span_s > 0)
-    for (const cl::PolicyResult& p : run.policies)
-      if (p.makespan_s > 1.05 * synthetic_span_s * f.time_scale)
-        run.notes.push_back(p.name + ": the jobs arrive over " + format_seconds(synthetic_span_s * f.time_scale) + " and the last ends after " +
-                            format_seconds(p.makespan_s) + " (the queue drains for " + format_seconds(p.makespan_s - synthetic_span_s * f.time_scale) +
-                            "): util covers the whole run, \"delivered over the span\" the asked span only");
-  if (!f.jobs_csv.empty()) write_output_file("--jobs-csv", f.jobs_csv, [&](std::ostream& os) { write_cluster_jobs_csv(os, run, trace.jobs); });
+  std::unique_ptr<ProgressBar> bar;
+  cl::StudyProgress progress{[&](const std::string& policy) { bar = std::make_unique<ProgressBar>("cluster " + policy); },
+                             [&](double done) { bar->update(done); }, [&] { bar->finish(); }};
+  cl::run_study(run, choices, workload, cl::StudyOptions{f.horizon_s, f.sample_interval_s, f.seed, f.seeds}, progress);
+  if (!f.jobs_csv.empty()) write_output_file("--jobs-csv", f.jobs_csv, [&](std::ostream& os) { write_cluster_jobs_csv(os, run, workload.jobs); });
   if (!f.timeseries_csv.empty()) write_output_file("--timeseries-csv", f.timeseries_csv, [&](std::ostream& os) { write_cluster_timeseries_csv(os, run); });
   emit_result(f.format, cluster_json(run), "cluster",
               {[&](std::ostream& os) { print_cluster_table(os, run); }, [&](std::ostream& os) { print_cluster_csv(os, run); },

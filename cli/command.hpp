@@ -4,7 +4,7 @@
 #include <functional>
 #include <string>
 
-#include "models/name_registry.hpp"
+#include "models/core/name_registry.hpp"
 
 namespace trainsim::cli {
 

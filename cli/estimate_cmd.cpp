@@ -3,10 +3,10 @@
 
 #include "calibrate/profile_io.hpp"
 #include "command.hpp"
+#include "models/memory/memory.hpp"
+#include "models/memory/memory_advice.hpp"
+#include "models/step/step.hpp"
 #include "output.hpp"
-#include "models/memory.hpp"
-#include "models/memory_advice.hpp"
-#include "models/step.hpp"
 #include "reports/estimate_document.hpp"
 #include "reports/estimate_report.hpp"
 #include "scenario_input.hpp"

@@ -1,5 +1,5 @@
 // `trainsim calibrate fit-reference [--reference-dir DIR] [--write FILE] [--format table|json]`: fits the step
-// model's fitted parameters (models/fitted_parameters.hpp) to the published runs of ../shared/reference/ and
+// model's fitted parameters (models/calibration/fitted_parameters.hpp) to the published runs of ../shared/reference/ and
 // reports the in-sample and the leave-one-source-out error; --write stores the result as the shipped file
 // (presets/fitted_parameters.json, compiled in: rebuild to use it).
 #include <filesystem>
@@ -8,7 +8,7 @@
 #include "calibrate/import_common.hpp"
 #include "calibrate/reference_fit.hpp"
 #include "command.hpp"
-#include "models/errors.hpp"
+#include "models/core/errors.hpp"
 #include "output.hpp"
 #include "reports/table.hpp"
 #include "run_files.hpp"

@@ -4,9 +4,9 @@
 #include <optional>
 #include <sstream>
 
-#include "models/errors.hpp"
-#include "models/limits.hpp"
-#include "models/units.hpp"
+#include "models/core/errors.hpp"
+#include "models/core/limits.hpp"
+#include "models/core/units.hpp"
 
 namespace trainsim::cli {
 namespace {

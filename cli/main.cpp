@@ -3,7 +3,7 @@
 #include <iostream>
 
 #include "command.hpp"
-#include "models/errors.hpp"
+#include "models/core/errors.hpp"
 #include "run_files.hpp"
 
 namespace trainsim::cli {

@@ -2,7 +2,7 @@
 
 #include <iostream>
 
-#include "models/errors.hpp"
+#include "models/core/errors.hpp"
 #include "reports/result_check.hpp"
 #include "run_files.hpp"
 

@@ -1,11 +1,11 @@
 #include "plan_input.hpp"
 
-#include "models/errors.hpp"
-#include "models/json_reader.hpp"
-#include "models/scenario.hpp"
-#include "models/step.hpp"
+#include "models/core/errors.hpp"
+#include "models/core/json_reader.hpp"
+#include "models/scenario/scenario.hpp"
+#include "models/step/step.hpp"
 #include "scenario_input.hpp"
-#include "sim/job_setup.hpp"
+#include "sim/reliability/job_setup.hpp"
 
 namespace trainsim::cli {
 namespace {

@@ -4,7 +4,7 @@
 // or `trainsim estimate` wrote with `--format json`.
 #include <string>
 
-#include "models/spec.hpp"
+#include "models/scenario/spec.hpp"
 
 namespace trainsim::cli {
 

@@ -2,20 +2,20 @@
 #include <iostream>
 
 #include "command.hpp"
+#include "models/compute/transformer.hpp"
+#include "models/core/units.hpp"
+#include "models/reliability/checkpoint_model.hpp"
+#include "models/reliability/failure_model.hpp"
+#include "models/scenario/framework.hpp"
+#include "models/scenario/presets.hpp"
+#include "models/scenario/scenario.hpp"
+#include "models/step/pipeline_schedule.hpp"
 #include "output.hpp"
-#include "models/checkpoint_model.hpp"
-#include "models/failure_model.hpp"
-#include "models/framework.hpp"
-#include "models/pipeline_schedule.hpp"
-#include "models/presets.hpp"
-#include "models/scenario.hpp"
-#include "models/transformer.hpp"
-#include "models/units.hpp"
-#include "sim/cluster/cluster_state.hpp"
-#include "sim/cluster/scheduler_policy.hpp"
 #include "reports/html_document.hpp"
 #include "reports/markdown.hpp"
 #include "reports/table.hpp"
+#include "sim/cluster/cluster_state.hpp"
+#include "sim/cluster/policies/scheduler_policy.hpp"
 
 namespace trainsim::cli {
 namespace {

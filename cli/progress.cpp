@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "models/units.hpp"
+#include "models/core/units.hpp"
 
 namespace trainsim::cli {
 

@@ -1,5 +1,5 @@
 // `trainsim reliability [SCENARIO]`: goodput of one training job under failures. Monte-Carlo of the
-// job's timeline (sim/job_montecarlo) with the failure, checkpoint and recovery models, the closed
+// job's timeline (sim/reliability/job_montecarlo) with the failure, checkpoint and recovery models, the closed
 // forms beside it, the best checkpoint interval by simulation, what-ifs, sensitivities and the
 // ETTR-vs-checkpoint-cost frontier. What it prints (table, JSON, CSV, Markdown, the HTML report) is rendered in
 // reports/reliability_report.hpp and reports/reliability_document.hpp from the ReliabilityReport built here.
@@ -12,19 +12,19 @@
 
 #include "command.hpp"
 #include "flag_checks.hpp"
-#include "models/errors.hpp"
-#include "models/json_reader.hpp"
-#include "models/reliability.hpp"
-#include "models/reliability_limits.hpp"
-#include "models/scenario.hpp"
-#include "models/units.hpp"
+#include "models/core/errors.hpp"
+#include "models/core/json_reader.hpp"
+#include "models/core/units.hpp"
+#include "models/reliability/reliability.hpp"
+#include "models/reliability/reliability_limits.hpp"
+#include "models/scenario/scenario.hpp"
 #include "output.hpp"
 #include "progress.hpp"
 #include "reports/reliability_document.hpp"
 #include "reports/reliability_report.hpp"
 #include "scenario_input.hpp"
-#include "sim/job_setup.hpp"
-#include "sim/reliability_study.hpp"
+#include "sim/reliability/job_setup.hpp"
+#include "sim/reliability/reliability_study.hpp"
 
 namespace trainsim::cli {
 namespace {
@@ -49,7 +49,7 @@ struct ReliabilityOptions {
   long long spare_nodes = kUnset, lemon_nodes = kUnset, concurrent_jobs = kUnset;
 };
 
-// ---- Flag values: the ranges of models/reliability_limits.hpp, as the scenario's fields have them ----------
+// ---- Flag values: the ranges of models/reliability/reliability_limits.hpp, as the scenario's fields have them ----------
 
 namespace lim = trainsim::reliability_limits;
 

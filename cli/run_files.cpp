@@ -13,7 +13,7 @@
 #include <map>
 #include <vector>
 
-#include "models/errors.hpp"
+#include "models/core/errors.hpp"
 
 namespace trainsim::cli {
 

@@ -8,12 +8,12 @@
 #include <sstream>
 
 #include "calibrate/profile_io.hpp"
-#include "models/errors.hpp"
-#include "models/json_reader.hpp"
-#include "models/json_text.hpp"
-#include "models/presets.hpp"
-#include "models/scenario.hpp"
 #include "flag_values.hpp"
+#include "models/core/errors.hpp"
+#include "models/core/json_reader.hpp"
+#include "models/core/json_text.hpp"
+#include "models/scenario/presets.hpp"
+#include "models/scenario/scenario.hpp"
 #include "run_files.hpp"
 
 namespace trainsim::embedded {

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "models/calibration.hpp"
-#include "models/spec.hpp"
+#include "models/calibration/calibration.hpp"
+#include "models/scenario/spec.hpp"
 
 namespace trainsim::cli {
 

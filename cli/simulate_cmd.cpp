@@ -1,5 +1,5 @@
 // `trainsim simulate [SCENARIO]`: training iterations of the scenario's layout replayed on a SimGrid model of
-// its fabric (sim/iteration_sim.hpp), next to the analytic step.
+// its fabric (sim/iteration/iteration_sim.hpp), next to the analytic step.
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -8,18 +8,18 @@
 #include "command.hpp"
 #include "flag_checks.hpp"
 #include "flag_values.hpp"
-#include "models/checkpoint_model.hpp"
-#include "models/errors.hpp"
-#include "models/scenario.hpp"
-#include "models/step.hpp"
+#include "models/core/errors.hpp"
+#include "models/reliability/checkpoint_model.hpp"
+#include "models/scenario/scenario.hpp"
+#include "models/step/step.hpp"
 #include "output.hpp"
 #include "progress.hpp"
 #include "reports/simulate_document.hpp"
 #include "reports/simulate_report.hpp"
 #include "run_files.hpp"
 #include "scenario_input.hpp"
-#include "sim/iteration_sim.hpp"
-#include "sim/job_setup.hpp"
+#include "sim/iteration/iteration_sim.hpp"
+#include "sim/reliability/job_setup.hpp"
 
 namespace trainsim::cli {
 namespace {

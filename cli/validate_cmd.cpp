@@ -7,7 +7,7 @@
 
 #include "calibrate/log_comparison.hpp"
 #include "command.hpp"
-#include "models/errors.hpp"
+#include "models/core/errors.hpp"
 #include "output.hpp"
 #include "plan_input.hpp"
 #include "reports/table.hpp"

@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "models/units.hpp"
+#include "models/core/units.hpp"
 #include "table.hpp"
 
 namespace trainsim {

@@ -6,7 +6,7 @@
 
 #include "html_document.hpp"
 #include "markdown.hpp"
-#include "models/units.hpp"
+#include "models/core/units.hpp"
 #include "plan_report.hpp"
 #include "rlhf_report.hpp"
 #include "svg_chart.hpp"

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "models/recompute_policy.hpp"
-#include "models/scenario.hpp"
-#include "models/units.hpp"
+#include "models/compute/recompute_policy.hpp"
+#include "models/core/units.hpp"
+#include "models/scenario/scenario.hpp"
 #include "plan_report.hpp"
 #include "rlhf_report.hpp"
 #include "table.hpp"

@@ -5,12 +5,12 @@
 #include <ostream>
 #include <vector>
 
-#include "models/data_feed.hpp"
-#include "models/memory.hpp"
-#include "models/memory_advice.hpp"
-#include "models/rlhf_step.hpp"
-#include "models/spec.hpp"
-#include "models/step.hpp"
+#include "models/memory/memory.hpp"
+#include "models/memory/memory_advice.hpp"
+#include "models/rlhf/rlhf_step.hpp"
+#include "models/scenario/spec.hpp"
+#include "models/step/data_feed.hpp"
+#include "models/step/step.hpp"
 
 namespace trainsim {
 

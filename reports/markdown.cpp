@@ -1,6 +1,6 @@
 #include "markdown.hpp"
 
-#include "models/utf8.hpp"
+#include "models/core/utf8.hpp"
 
 namespace trainsim::md {
 

@@ -7,8 +7,8 @@
 #include "estimate_report.hpp"
 #include "html_document.hpp"
 #include "markdown.hpp"
-#include "models/recompute_policy.hpp"
-#include "models/units.hpp"
+#include "models/compute/recompute_policy.hpp"
+#include "models/core/units.hpp"
 #include "svg_chart.hpp"
 #include "table.hpp"
 

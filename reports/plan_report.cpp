@@ -3,12 +3,12 @@
 #include <algorithm>
 
 #include "estimate_report.hpp"
-#include "models/accuracy_bands.hpp"
-#include "models/framework.hpp"
-#include "models/json_reader.hpp"
-#include "models/recompute_policy.hpp"
-#include "models/scenario.hpp"
-#include "models/units.hpp"
+#include "models/calibration/accuracy_bands.hpp"
+#include "models/compute/recompute_policy.hpp"
+#include "models/core/json_reader.hpp"
+#include "models/core/units.hpp"
+#include "models/scenario/framework.hpp"
+#include "models/scenario/scenario.hpp"
 #include "table.hpp"
 
 namespace trainsim {
@@ -16,7 +16,7 @@ namespace trainsim {
 using Json = nlohmann::json;
 
 namespace {
-// The band of a step (models/accuracy_bands.hpp): speeds invert the time band.
+// The band of a step (models/calibration/accuracy_bands.hpp): speeds invert the time band.
 Json band_json(const StepEstimate& s) {
   if (!s.band) return nullptr;
   const AccuracyBand& b = *s.band;

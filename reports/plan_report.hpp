@@ -6,8 +6,8 @@
 #include <utility>
 #include <vector>
 
-#include "models/search.hpp"
-#include "models/step.hpp"
+#include "models/layout/search.hpp"
+#include "models/step/step.hpp"
 
 namespace trainsim {
 

@@ -6,7 +6,7 @@
 #include <optional>
 #include <sstream>
 
-#include "models/units.hpp"
+#include "models/core/units.hpp"
 #include "table.hpp"
 
 namespace trainsim {

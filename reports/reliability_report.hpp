@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "models/scenario.hpp"
-#include "sim/job_setup.hpp"
-#include "sim/reliability_study.hpp"
+#include "models/scenario/scenario.hpp"
+#include "sim/reliability/job_setup.hpp"
+#include "sim/reliability/reliability_study.hpp"
 
 namespace trainsim {
 

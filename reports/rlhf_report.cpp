@@ -1,6 +1,6 @@
 #include "rlhf_report.hpp"
 
-#include "models/units.hpp"
+#include "models/core/units.hpp"
 #include "plan_report.hpp"
 #include "table.hpp"
 

@@ -1,5 +1,5 @@
 #pragma once
-// Renders a PPO / GRPO step (models/rlhf_step.hpp): the `rlhf` JSON object (a contract for scripts), the terminal
+// Renders a PPO / GRPO step (models/rlhf/rlhf_step.hpp): the `rlhf` JSON object (a contract for scripts), the terminal
 // section, and the phase rows the Markdown and HTML reports share.
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "models/rlhf_step.hpp"
+#include "models/rlhf/rlhf_step.hpp"
 
 namespace trainsim {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "models/step.hpp"
-#include "sim/iteration_sim.hpp"
+#include "models/step/step.hpp"
+#include "sim/iteration/iteration_sim.hpp"
 
 namespace trainsim {
 

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string_view>
 
-#include "models/utf8.hpp"
+#include "models/core/utf8.hpp"
 
 namespace trainsim::svg {
 

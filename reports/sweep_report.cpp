@@ -7,7 +7,7 @@
 
 #include "html_document.hpp"
 #include "markdown.hpp"
-#include "models/units.hpp"
+#include "models/core/units.hpp"
 #include "svg_chart.hpp"
 #include "table.hpp"
 

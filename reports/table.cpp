@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "models/utf8.hpp"
-#include "models/units.hpp"
+#include "models/core/units.hpp"
+#include "models/core/utf8.hpp"
 
 namespace trainsim {
 
@@ -65,12 +65,6 @@ void TextTable::print(std::ostream& os, const std::string& indent) const {
   for (auto w : width) total += w;
   os << indent << std::string(total + 2 * (width.size() - 1), '-') << '\n';
   for (const auto& r : rows_) line(r, false);
-}
-
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
 }
 
 std::string gib(double bytes, int digits) { return fixed(bytes / kBytesPerGiB, digits); }

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "models/units.hpp"
+#include "models/core/units.hpp"
 
 namespace trainsim {
 
@@ -19,9 +19,7 @@ class TextTable {
   std::vector<std::vector<std::string>> rows_;
 };
 
-
-// Fixed-point with `digits` decimals (e.g. GiB columns).
-std::string fixed(double v, int digits = 2);
+// Bytes as GiB with `digits` decimals (GiB columns).
 std::string gib(double bytes, int digits = 2);
 
 // A unit for a chart's time axis that keeps its numbers readable: days from two days up, hours from two hours,

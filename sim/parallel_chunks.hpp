@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "job_montecarlo.hpp"
+#include "sim/reliability/job_montecarlo.hpp"
 
 namespace trainsim::sim {
 

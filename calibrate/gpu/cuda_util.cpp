@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "calibrate/gpu/sweep.hpp"
-#include "models/units.hpp"
+#include "models/core/units.hpp"
 
 namespace trainsim::gpu {
 

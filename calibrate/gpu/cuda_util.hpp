@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "models/calibration.hpp"
+#include "models/calibration/calibration.hpp"
 
 namespace trainsim::gpu {
 

@@ -5,7 +5,7 @@
 #include <cstdio>
 
 #include "calibrate/gpu/dynamic_libs.hpp"
-#include "models/units.hpp"
+#include "models/core/units.hpp"
 
 namespace trainsim::gpu {
 

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "calibrate/gpu/cuda_util.hpp"
-#include "models/collectives.hpp"
+#include "models/comm/collectives.hpp"
 
 namespace trainsim::gpu {
 

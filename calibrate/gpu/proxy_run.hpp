@@ -2,14 +2,14 @@
 // `trainsim validate run PLAN`: the plan's per-GPU work for a few transformer layers, run on this machine's
 // GPUs and compared op by op with what the model predicts for it.
 //
-// The work is models/compute's layer_ops for the plan's model, training and layout (TP, SP, CP, EP, micro-batch,
+// The work is models/compute/compute's layer_ops for the plan's model, training and layout (TP, SP, CP, EP, micro-batch,
 // recompute, precision): every GEMM with its exact shape and dtype (fprop, dgrad, wgrad; local experts as a
 // strided batch), every memory-bound op as a device-to-device copy moving the same bytes (read + written), the
 // fused attention core as its GEMM-equivalent (a batched Q·K^T-shaped GEMM of the kernel's FLOPs; the scores
 // then go through HBM, which a fused kernel avoids, so the measured time is an upper bound on a fused kernel's
 // and the model's attention efficiency is compared with a GEMM's), and, when the plan has tp > 1 and this
 // machine has that many GPUs, its TP collectives per layer (all-reduce, or all-gather + reduce-scatter under
-// sequence parallelism; two per layer per pass as in models/step.cpp) through NCCL on tp local GPUs.
+// sequence parallelism; two per layer per pass as in models/step/step.cpp) through NCCL on tp local GPUs.
 //
 // Each distinct op is timed on its own with CUDA events (warm-up, then the median of 10 samples), and the N
 // layers' compute ops once more back to back (launch gaps and cache effects included). Predictions come from
@@ -19,10 +19,10 @@
 #include <string>
 #include <vector>
 
-#include "models/calibration.hpp"
-#include "models/collectives.hpp"
-#include "models/compute.hpp"
-#include "models/spec.hpp"
+#include "models/calibration/calibration.hpp"
+#include "models/comm/collectives.hpp"
+#include "models/compute/compute.hpp"
+#include "models/scenario/spec.hpp"
 
 namespace trainsim::gpu {
 

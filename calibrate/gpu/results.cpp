@@ -6,8 +6,8 @@
 #include <map>
 #include <tuple>
 
-#include "models/errors.hpp"
-#include "models/json_reader.hpp"
+#include "models/core/errors.hpp"
+#include "models/core/json_reader.hpp"
 
 namespace trainsim::gpu {
 

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "models/calibration.hpp"
-#include "models/collectives.hpp"
+#include "models/calibration/calibration.hpp"
+#include "models/comm/collectives.hpp"
 
 namespace trainsim::gpu {
 
@@ -25,7 +25,7 @@ std::string hbm_benchmark_name(double bytes_copied);
 std::string collective_benchmark_name(Collective op, CommScope scope, int group_size, int ranks_per_node, double bytes);
 
 // nccl-tests: algbw = size / time; busbw = algbw x factor, factor all-reduce 2(n-1)/n, all-gather,
-// reduce-scatter and all-to-all (n-1)/n, send/recv 1 (models/collectives.hpp bus_bandwidth_factor).
+// reduce-scatter and all-to-all (n-1)/n, send/recv 1 (models/comm/collectives.hpp bus_bandwidth_factor).
 double algorithm_bandwidth(double bytes, double seconds);
 double bus_bandwidth(Collective op, double bytes, int ranks, double seconds);
 

@@ -6,10 +6,10 @@
 #include <set>
 #include <tuple>
 
-#include "models/compute.hpp"
-#include "models/errors.hpp"
-#include "models/presets.hpp"
-#include "models/scenario.hpp"
+#include "models/compute/compute.hpp"
+#include "models/core/errors.hpp"
+#include "models/scenario/presets.hpp"
+#include "models/scenario/scenario.hpp"
 
 namespace trainsim::gpu {
 

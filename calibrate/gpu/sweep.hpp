@@ -1,14 +1,14 @@
 #pragma once
 // What `trainsim calibrate run` measures, decided without a GPU (pure C++, unit-tested everywhere):
 //   - GEMMs: the shapes transformer layers produce for the chosen model presets and TP degrees (every GEMM of
-//     models/compute's layer_ops: fprop, dgrad and wgrad of QKV, output projection, MLP or experts, router,
+//     models/compute/compute's layer_ops: fprop, dgrad and wgrad of QKV, output projection, MLP or experts, router,
 //     plus the LM head), in bf16 and, where the GPU has it, fp8; and a regular grid in every dtype the GPU runs;
 //   - HBM: device-to-device copies of >= 1 GiB;
 //   - collectives: 1 KiB .. 4 GiB in powers of two (capped by memory), on groups of 2, 4, 8, ... local GPUs.
 #include <string>
 #include <vector>
 
-#include "models/calibration.hpp"
+#include "models/calibration/calibration.hpp"
 
 namespace trainsim::gpu {
 

@@ -18,8 +18,8 @@
 #include "cli/progress.hpp"
 #include "cli/run_files.hpp"
 #include "cli/scenario_input.hpp"
-#include "models/errors.hpp"
-#include "models/json_reader.hpp"
+#include "models/core/errors.hpp"
+#include "models/core/json_reader.hpp"
 
 namespace trainsim::cli::sweep {
 namespace {

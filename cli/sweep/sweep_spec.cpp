@@ -9,9 +9,9 @@
 #include <set>
 #include <sstream>
 
-#include "models/errors.hpp"
-#include "models/json_reader.hpp"
-#include "models/json_text.hpp"
+#include "models/core/errors.hpp"
+#include "models/core/json_reader.hpp"
+#include "models/core/json_text.hpp"
 
 namespace trainsim::cli::sweep {
 namespace {

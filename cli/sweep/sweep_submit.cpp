@@ -13,8 +13,8 @@
 
 #include "cli/command.hpp"
 #include "cli/run_files.hpp"
-#include "models/errors.hpp"
-#include "models/units.hpp"
+#include "models/core/errors.hpp"
+#include "models/core/units.hpp"
 #include "reports/export/export_registry.hpp"
 #include "reports/export/launch_stack.hpp"
 #include "sweep_run.hpp"

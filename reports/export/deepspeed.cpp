@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "launch_stack.hpp"
-#include "models/framework.hpp"
+#include "models/scenario/framework.hpp"
 #include "vendor.hpp"
 
 namespace trainsim {

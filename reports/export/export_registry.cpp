@@ -4,11 +4,11 @@
 #include <cmath>
 #include <cstdio>
 
-#include "models/framework.hpp"
-#include "models/name_registry.hpp"
-#include "models/recompute_policy.hpp"
-#include "models/transformer.hpp"
-#include "models/units.hpp"
+#include "models/compute/recompute_policy.hpp"
+#include "models/compute/transformer.hpp"
+#include "models/core/name_registry.hpp"
+#include "models/core/units.hpp"
+#include "models/scenario/framework.hpp"
 
 namespace trainsim {
 
@@ -119,13 +119,12 @@ std::string comment_header(const ExportPlan& plan, const std::string& target) {
   return out;
 }
 
-std::vector<Argument> megatron_arguments(const ExportPlan& p) {
+namespace {
+// The layout: tp, pp (and its split of the layers), cp, ep, sequence parallelism, TP overlap.
+void megatron_parallel_arguments(const ExportPlan& p, std::vector<Argument>& a) {
   const ModelSpec& m = p.model;
-  const TrainingSpec& t = p.training;
   const ParallelLayout& l = p.layout;
-  std::vector<Argument> a;
-  auto add = [&a](std::string text, std::string note = {}) { a.push_back({std::move(text), std::move(note)}); };
-
+  const AddArgument add{a};
   // Parallelism (the data-parallel size is what is left: GPUs / (tp*pp*cp) = dp).
   add("--tensor-model-parallel-size " + s(l.tp));
   add("--pipeline-model-parallel-size " + s(l.pp));
@@ -154,7 +153,14 @@ std::vector<Argument> megatron_arguments(const ExportPlan& p) {
   }
   if (l.sequence_parallel && l.tp > 1) add("--sequence-parallel");
   if (l.tp_comm_overlap && l.tp > 1) add("--tp-comm-overlap", "Transformer Engine userbuffers");
-  for (auto& arg : megatron_shape_arguments(p)) a.push_back(std::move(arg));
+}
+
+// The architecture beyond the shapes: attention kind, activation, norm, position embedding, biases, experts and router.
+void megatron_model_arguments(const ExportPlan& p, std::vector<Argument>& a) {
+  const ModelSpec& m = p.model;
+  const TrainingSpec& t = p.training;
+  const ParallelLayout& l = p.layout;
+  const AddArgument add{a};
   if (m.num_key_value_heads != m.num_attention_heads) {
     add("--group-query-attention");
     add("--num-query-groups " + s(m.num_key_value_heads), "key/value heads");
@@ -216,7 +222,12 @@ std::vector<Argument> megatron_arguments(const ExportPlan& p) {
     if (framework_for(t, l).moe_grouped_gemm) add("--moe-grouped-gemm", "experts as one grouped GEMM, as priced");
   }
   if (m.mtp_layers > 0) add("--mtp-num-layers " + s(m.mtp_layers), "multi-token prediction on the last stage");
-  // Precision.
+}
+
+// Precision, the optimizer and where its states live.
+void megatron_precision_arguments(const ExportPlan& p, std::vector<Argument>& a) {
+  const TrainingSpec& t = p.training;
+  const AddArgument add{a};
   switch (t.precision) {
     case Precision::Bf16: add("--bf16"); break;
     case Precision::Fp16: add("--fp16"); break;
@@ -250,6 +261,13 @@ std::vector<Argument> megatron_arguments(const ExportPlan& p) {
     add("--exp-avg-sq-dtype " + moments, "Adam's second moment");
     if (t.master_precision != Precision::Fp32) add("--main-params-dtype fp16", "16-bit master weights");
   }
+}
+
+// Activation recompute and the attention kernel priced.
+void megatron_recompute_arguments(const ExportPlan& p, std::vector<Argument>& a) {
+  const TrainingSpec& t = p.training;
+  const ParallelLayout& l = p.layout;
+  const AddArgument add{a};
   switch (t.recompute) {
     case Recompute::Selective:
       if (t.recompute_modules == kRecomputeCoreAttn) {
@@ -272,7 +290,12 @@ std::vector<Argument> megatron_arguments(const ExportPlan& p) {
   if (!t.flash_attention) add("--attention-backend unfused", "no fused attention, as priced");
   else add(std::string("--attention-backend ") + (framework_for(t, l).attention_kernel == AttentionKernel::Flash2 ? "flash" : "fused"),
            "the fused attention kernel priced");
-  // Run length.
+}
+
+// Run length, checkpoint interval and the data (mock until a dataset and tokenizer are given).
+void megatron_run_arguments(const ExportPlan& p, std::vector<Argument>& a) {
+  const ModelSpec& m = p.model;
+  const AddArgument add{a};
   if (const long long iters = p.train_iterations(); iters > 0)
     add("--train-iters " + s(iters), "train_tokens / (global batch x seq length)");
   if (p.checkpoint_interval_steps > 0)
@@ -283,6 +306,17 @@ std::vector<Argument> megatron_arguments(const ExportPlan& p) {
   add("--mock-data", "replace with --data-path PREFIX");
   add("--tokenizer-type NullTokenizer", "replace with the model's tokenizer, e.g. --tokenizer-type HuggingFaceTokenizer --tokenizer-model PATH");
   add("--vocab-size " + s(m.vocab_size), "with NullTokenizer only; a real tokenizer sets the vocabulary");
+}
+}  // namespace
+
+std::vector<Argument> megatron_arguments(const ExportPlan& p) {
+  std::vector<Argument> a;
+  megatron_parallel_arguments(p, a);
+  for (auto& arg : megatron_shape_arguments(p)) a.push_back(std::move(arg));
+  megatron_model_arguments(p, a);
+  megatron_precision_arguments(p, a);
+  megatron_recompute_arguments(p, a);
+  megatron_run_arguments(p, a);
   return a;
 }
 

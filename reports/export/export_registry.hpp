@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "models/spec.hpp"
-#include "models/walltime.hpp"
+#include "models/reliability/walltime.hpp"
+#include "models/scenario/spec.hpp"
 
 namespace trainsim {
 
@@ -103,6 +103,11 @@ struct Argument {
   Argument(std::string text_, std::string note_ = {}) : text(std::move(text_)), note(std::move(note_)) {}
   std::string text;  // e.g. "--tensor-model-parallel-size 8"
   std::string note;  // why, or what to replace (empty: none)
+};
+// Appends one argument with its note: add("--flag value", "why").
+struct AddArgument {
+  std::vector<Argument>& list;
+  void operator()(std::string text, std::string note = {}) const { list.push_back({std::move(text), std::move(note)}); }
 };
 std::vector<Argument> megatron_arguments(const ExportPlan& plan);
 // The batch, sequence and model-shape arguments that Megatron-LM and Megatron-DeepSpeed spell alike (--micro-batch-size

@@ -4,7 +4,7 @@
 // TrainingArguments' own fsdp / fsdp_config) that launchers and schedulers start.
 #include "hugging_face.hpp"
 #include "launch_stack.hpp"
-#include "models/json_reader.hpp"
+#include "models/core/json_reader.hpp"
 #include "vendor.hpp"
 
 namespace trainsim {

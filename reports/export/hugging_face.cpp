@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "models/framework.hpp"
+#include "models/scenario/framework.hpp"
 
 namespace trainsim::export_detail {
 

@@ -1,7 +1,7 @@
 #include "launch_stack.hpp"
 
-#include "models/errors.hpp"
-#include "models/name_registry.hpp"
+#include "models/core/errors.hpp"
+#include "models/core/name_registry.hpp"
 #include "vendor.hpp"
 
 namespace trainsim {

@@ -19,7 +19,7 @@ std::vector<Argument> megatron_deepspeed_arguments(const ExportPlan& p) {
   const TrainingSpec& t = p.training;
   const ParallelLayout& l = p.layout;
   std::vector<Argument> a;
-  auto add = [&a](std::string text, std::string note = {}) { a.push_back({std::move(text), std::move(note)}); };
+  const AddArgument add{a};
   auto s = [](long long v) { return std::to_string(v); };
   add("--tensor-model-parallel-size " + s(l.tp));
   add("--pipeline-model-parallel-size " + s(l.pp));

@@ -9,11 +9,11 @@
 
 #include "hugging_face.hpp"
 #include "launch_stack.hpp"
-#include "models/framework.hpp"
-#include "models/json_reader.hpp"
-#include "models/recompute_policy.hpp"
-#include "models/transformer.hpp"
-#include "models/units.hpp"
+#include "models/compute/recompute_policy.hpp"
+#include "models/compute/transformer.hpp"
+#include "models/core/json_reader.hpp"
+#include "models/core/units.hpp"
+#include "models/scenario/framework.hpp"
 #include "vendor.hpp"
 
 namespace trainsim {

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "models/units.hpp"
+#include "models/core/units.hpp"
 
 #include "launch_stack.hpp"
 #include "vendor.hpp"

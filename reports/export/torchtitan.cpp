@@ -5,8 +5,8 @@
 #include <algorithm>
 
 #include "launch_stack.hpp"
-#include "models/framework.hpp"
-#include "models/transformer.hpp"
+#include "models/compute/transformer.hpp"
+#include "models/scenario/framework.hpp"
 
 namespace trainsim {
 namespace {

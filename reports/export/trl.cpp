@@ -6,8 +6,8 @@
 
 #include "hugging_face.hpp"
 #include "launch_stack.hpp"
-#include "models/errors.hpp"
-#include "models/json_reader.hpp"
+#include "models/core/errors.hpp"
+#include "models/core/json_reader.hpp"
 #include "vendor.hpp"
 
 namespace trainsim {

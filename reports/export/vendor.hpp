@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "models/spec.hpp"
+#include "models/scenario/spec.hpp"
 
 namespace trainsim::export_detail {
 

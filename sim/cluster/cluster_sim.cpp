@@ -11,12 +11,13 @@
 #include <stdexcept>
 #include <simgrid/s4u.hpp>
 
-#include "backfill_plan.hpp"
 #include "cluster_state.hpp"
-#include "models/errors.hpp"
-#include "sim/failure_injector.hpp"
+#include "models/core/errors.hpp"
+#include "models/core/statistics.hpp"
+#include "sim/cluster/policies/backfill_plan.hpp"
+#include "sim/iteration/simgrid_engine.hpp"
 #include "sim/random.hpp"
-#include "sim/simgrid_engine.hpp"
+#include "sim/reliability/failure_injector.hpp"
 
 namespace trainsim::sim::cluster {
 
@@ -1197,8 +1198,8 @@ void Simulation::finish() {
     out.mean_wait_s = sum / out.jobs;
     out.mean_first_wait_s = first_waits / out.jobs;
     out.mean_job_ettr = ettr / out.jobs;
-    out.p50_wait_s = percentile(waits, 0.5);
-    out.p99_wait_s = percentile(waits, 0.99);
+    out.p50_wait_s = quantile(waits, 0.5);
+    out.p99_wait_s = quantile(waits, 0.99);
     out.mean_jct_s = jct / out.jobs;
     out.mean_slowdown = slowdown / out.jobs;
     out.makespan_s = last - first;
@@ -1225,13 +1226,6 @@ void Simulation::finish() {
 }
 
 }  // namespace
-
-double percentile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  const std::size_t k = std::min(v.size() - 1, static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size()))) - (q > 0 ? 1 : 0));
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
-  return v[k];
-}
 
 PolicyResult simulate_cluster(const ClusterSpec& cluster, const std::vector<ClusterJob>& jobs, const ClusterSimOptions& options) {
   Simulation sim(cluster, jobs, options);

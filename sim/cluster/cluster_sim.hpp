@@ -3,7 +3,7 @@
 // scheduling policy. Actors: the scheduler (owns the cluster state and runs the policy at every event, or
 // every cycle), the arrivals (one message per job at its submit time), one actor per running job (it sleeps
 // for its run and reports its end; a failure or a preemption kills it), repair and spare-swap timers, and
-// alarms for the next node failure (sim/failure_injector.hpp draws them per pool). A failure costs a job the
+// alarms for the next node failure (sim/reliability/failure_injector.hpp draws them per pool). A failure costs a job the
 // work since its last checkpoint plus the recovery (detection, drain, reschedule, restart, warm-up); it then
 // waits again in its old place. Several runs (policies) may follow each other in one process.
 #include <cstdint>
@@ -13,7 +13,7 @@
 
 #include "cluster_job.hpp"
 #include "cluster_spec.hpp"
-#include "scheduler_policy.hpp"
+#include "sim/cluster/policies/scheduler_policy.hpp"
 
 namespace trainsim::sim::cluster {
 
@@ -93,8 +93,6 @@ struct ClusterSimOptions {
   std::function<void(double)> progress;  // fraction of jobs ended (at most ~200 calls)
 };
 
-// The q-quantile of `v` (nearest rank: the ceil(q n)-th smallest), 0 for none: simulated and recorded waits alike.
-double percentile(std::vector<double> v, double q);
 
 // Runs `jobs` (sorted by submit time) on `cluster` under one policy. Throws InputError for a bad policy name.
 PolicyResult simulate_cluster(const ClusterSpec& cluster, const std::vector<ClusterJob>& jobs, const ClusterSimOptions& options);

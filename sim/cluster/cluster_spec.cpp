@@ -4,10 +4,10 @@
 #include <cmath>
 #include <cstdint>
 
-#include "models/errors.hpp"
-#include "models/json_reader.hpp"
-#include "models/presets.hpp"
-#include "models/units.hpp"
+#include "models/core/errors.hpp"
+#include "models/core/json_reader.hpp"
+#include "models/core/units.hpp"
+#include "models/scenario/presets.hpp"
 
 namespace trainsim::sim::cluster {
 

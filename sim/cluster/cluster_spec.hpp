@@ -10,9 +10,9 @@
 
 #include "cluster_job.hpp"
 #include "job_failures.hpp"
-#include "models/failure_model.hpp"
-#include "models/recovery_model.hpp"
-#include "models/spec.hpp"
+#include "models/reliability/failure_model.hpp"
+#include "models/reliability/recovery_model.hpp"
+#include "models/scenario/spec.hpp"
 
 namespace trainsim::sim::cluster {
 

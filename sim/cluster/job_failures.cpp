@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cmath>
 
-#include "models/errors.hpp"
-#include "models/json_reader.hpp"
-#include "models/name_registry.hpp"
-#include "models/units.hpp"
+#include "models/core/errors.hpp"
+#include "models/core/json_reader.hpp"
+#include "models/core/name_registry.hpp"
+#include "models/core/units.hpp"
 
 namespace trainsim::sim::cluster {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "models/spec.hpp"
+#include "models/scenario/spec.hpp"
 #include "sim/random.hpp"
 
 namespace trainsim::sim::cluster {

@@ -1,13 +1,13 @@
 #pragma once
 // A policy run with several seeds (failures, repairs and spot reclaims drawn anew each time): the means of its
 // figures and their 95% confidence intervals, with the same estimator as `trainsim reliability` (summarize in
-// sim/job_montecarlo.hpp), so the two commands' intervals mean one thing.
+// sim/reliability/job_montecarlo.hpp), so the two commands' intervals mean one thing.
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "cluster_sim.hpp"
-#include "sim/job_montecarlo.hpp"
+#include "sim/reliability/job_montecarlo.hpp"
 
 namespace trainsim::sim::cluster {
 

@@ -11,9 +11,9 @@
 #include <random>
 
 #include "sim/cluster/cluster_sim.hpp"
-#include "sim/cluster/fill_workload.hpp"
-#include "sim/cluster/synthetic_workload.hpp"
-#include "sim/cluster/trace_import.hpp"
+#include "sim/cluster/traces/trace_import.hpp"
+#include "sim/cluster/workload/fill_workload.hpp"
+#include "sim/cluster/workload/synthetic_workload.hpp"
 
 namespace {
 

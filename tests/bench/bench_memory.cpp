@@ -3,8 +3,8 @@
 
 #include <vector>
 
-#include "models/memory.hpp"
-#include "models/scenario.hpp"
+#include "models/memory/memory.hpp"
+#include "models/scenario/scenario.hpp"
 
 using namespace trainsim;
 using Json = nlohmann::json;

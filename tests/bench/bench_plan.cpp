@@ -3,10 +3,10 @@
 
 #include <vector>
 
-#include "models/memory.hpp"
-#include "models/scenario.hpp"
-#include "models/search.hpp"
-#include "models/step.hpp"
+#include "models/layout/search.hpp"
+#include "models/memory/memory.hpp"
+#include "models/scenario/scenario.hpp"
+#include "models/step/step.hpp"
 
 using namespace trainsim;
 using Json = nlohmann::json;

@@ -7,13 +7,13 @@
 #include <filesystem>
 #include <fstream>
 
-#include "models/failure_model.hpp"
-#include "models/reliability.hpp"
-#include "models/scenario.hpp"
-#include "sim/job_montecarlo.hpp"
-#include "sim/job_setup.hpp"
-#include "sim/reliability_study.hpp"
-#include "sim/shared_failures.hpp"
+#include "models/reliability/failure_model.hpp"
+#include "models/reliability/reliability.hpp"
+#include "models/scenario/scenario.hpp"
+#include "sim/reliability/job_montecarlo.hpp"
+#include "sim/reliability/job_setup.hpp"
+#include "sim/reliability/reliability_study.hpp"
+#include "sim/reliability/shared_failures.hpp"
 
 using namespace trainsim;
 using namespace trainsim::sim;

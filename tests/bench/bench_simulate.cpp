@@ -4,9 +4,9 @@
 //   trainsim_sim_bench --benchmark_filter='SimulateGpt3/4096'
 #include <benchmark/benchmark.h>
 
-#include "models/scenario.hpp"
-#include "models/step.hpp"
-#include "sim/iteration_sim.hpp"
+#include "models/scenario/scenario.hpp"
+#include "models/step/step.hpp"
+#include "sim/iteration/iteration_sim.hpp"
 
 namespace {
 

@@ -6,7 +6,7 @@
 #include "calibrate/import_gemm_csv.hpp"
 #include "calibrate/import_nccl_tests.hpp"
 #include "calibrate/training_log.hpp"
-#include "models/errors.hpp"
+#include "models/core/errors.hpp"
 
 namespace trainsim {
 namespace {

@@ -7,11 +7,11 @@
 #include <cmath>
 
 #include "calibrate/profile_io.hpp"
-#include "models/calibration.hpp"
-#include "models/errors.hpp"
-#include "models/scenario.hpp"
-#include "models/search.hpp"
-#include "models/step.hpp"
+#include "models/calibration/calibration.hpp"
+#include "models/core/errors.hpp"
+#include "models/layout/search.hpp"
+#include "models/scenario/scenario.hpp"
+#include "models/step/step.hpp"
 
 using namespace trainsim;
 using Json = nlohmann::json;
@@ -105,7 +105,7 @@ TEST_CASE("through the compute model a measured GEMM shape takes its measured ti
   const CalibrationFit fit(p, s.hardware);
   const GpuComputeTraits tr = gpu_compute_traits(s.hardware.gpu, &fit);
   // A microbenchmark runs seconds at a time; a training run holds the clock its power limit allows: the shipped
-  // power model's slowdown (models/fitted_parameters.hpp) applies to measured and published ceilings alike.
+  // power model's slowdown (models/calibration/fitted_parameters.hpp) applies to measured and published ceilings alike.
   const double slow = tr.tensor_slowdown;
   REQUIRE(slow >= 1);
   auto tflops = [&](const GemmShape& g) { return gemm_flops(g) / gemm_time(s.hardware.gpu, tr, Precision::Bf16, g) / 1e12; };

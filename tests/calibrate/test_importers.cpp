@@ -20,8 +20,8 @@
 
 #include "calibrate/import_gemm_csv.hpp"
 #include "calibrate/import_nccl_tests.hpp"
-#include "models/errors.hpp"
-#include "models/scenario.hpp"
+#include "models/core/errors.hpp"
+#include "models/scenario/scenario.hpp"
 
 using namespace trainsim;
 

@@ -12,9 +12,9 @@
 
 #include "calibrate/log_calibration.hpp"
 #include "calibrate/reference_cases.hpp"
-#include "models/calibration.hpp"
-#include "models/errors.hpp"
-#include "models/step.hpp"
+#include "models/calibration/calibration.hpp"
+#include "models/core/errors.hpp"
+#include "models/step/step.hpp"
 
 using namespace trainsim;
 using Json = nlohmann::json;

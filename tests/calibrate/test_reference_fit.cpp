@@ -10,8 +10,8 @@
 
 #include "calibrate/reference_cases.hpp"
 #include "calibrate/reference_fit.hpp"
-#include "models/compute.hpp"
-#include "models/scenario.hpp"
+#include "models/compute/compute.hpp"
+#include "models/scenario/scenario.hpp"
 
 using namespace trainsim;
 

@@ -2,7 +2,7 @@
 #include <doctest/doctest.h>
 
 #include "cli/flag_values.hpp"
-#include "models/errors.hpp"
+#include "models/core/errors.hpp"
 
 using namespace trainsim;
 using namespace trainsim::cli;

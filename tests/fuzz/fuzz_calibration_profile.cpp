@@ -7,11 +7,11 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "models/calibration.hpp"
-#include "models/errors.hpp"
-#include "models/json_text.hpp"
-#include "models/scenario.hpp"
-#include "models/step.hpp"
+#include "models/calibration/calibration.hpp"
+#include "models/core/errors.hpp"
+#include "models/core/json_text.hpp"
+#include "models/scenario/scenario.hpp"
+#include "models/step/step.hpp"
 
 using namespace trainsim;
 

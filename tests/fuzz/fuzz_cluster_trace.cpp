@@ -17,8 +17,8 @@
 #include <string>
 #include <string_view>
 
-#include "models/errors.hpp"
-#include "sim/cluster/trace_import.hpp"
+#include "models/core/errors.hpp"
+#include "sim/cluster/traces/trace_import.hpp"
 
 namespace fs = std::filesystem;
 using namespace trainsim;

@@ -19,11 +19,11 @@
 #include <string>
 
 #include "cli/flag_values.hpp"
-#include "models/errors.hpp"
-#include "models/limits.hpp"
-#include "models/units.hpp"
+#include "models/core/errors.hpp"
+#include "models/core/limits.hpp"
+#include "models/core/units.hpp"
 #include "sim/cluster/cluster_state.hpp"
-#include "sim/cluster/scheduler_policy.hpp"
+#include "sim/cluster/policies/scheduler_policy.hpp"
 
 using namespace trainsim;
 using namespace trainsim::cli;

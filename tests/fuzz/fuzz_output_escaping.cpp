@@ -16,7 +16,7 @@
 #include <string>
 #include <string_view>
 
-#include "models/utf8.hpp"
+#include "models/core/utf8.hpp"
 #include "reports/html_document.hpp"
 #include "reports/markdown.hpp"
 #include "reports/table.hpp"

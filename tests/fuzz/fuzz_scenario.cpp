@@ -6,15 +6,15 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "models/errors.hpp"
-#include "models/json_text.hpp"
-#include "models/memory.hpp"
-#include "models/scenario.hpp"
-#include "models/step.hpp"
+#include "cli/sweep/sweep_spec.hpp"
+#include "models/core/errors.hpp"
+#include "models/core/json_text.hpp"
+#include "models/memory/memory.hpp"
+#include "models/scenario/scenario.hpp"
+#include "models/step/step.hpp"
 #include "reports/estimate_report.hpp"
 #include "reports/result_check.hpp"
 #include "sim/cluster/cluster_spec.hpp"
-#include "cli/sweep/sweep_spec.hpp"
 
 using namespace trainsim;
 

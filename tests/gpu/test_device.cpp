@@ -15,7 +15,7 @@
 #include "calibrate/gpu/hbm_bench.hpp"
 #include "calibrate/gpu/nccl_bench.hpp"
 #include "calibrate/gpu/proxy_run.hpp"
-#include "models/scenario.hpp"
+#include "models/scenario/scenario.hpp"
 
 using namespace trainsim;
 using namespace trainsim::gpu;

@@ -20,14 +20,14 @@
 #include "calibrate/gpu/bench_driver.hpp"
 #include "calibrate/gpu/cuda_util.hpp"
 #include "calibrate/gpu/dynamic_libs.hpp"
-#include "calibrate/gpu/nccl_bench.hpp"
 #include "calibrate/gpu/launcher.hpp"
+#include "calibrate/gpu/nccl_bench.hpp"
 #include "calibrate/gpu/proxy_run.hpp"
 #include "calibrate/gpu/results.hpp"
 #include "calibrate/gpu/sweep.hpp"
-#include "models/errors.hpp"
-#include "models/scenario.hpp"
-#include "models/step.hpp"
+#include "models/core/errors.hpp"
+#include "models/scenario/scenario.hpp"
+#include "models/step/step.hpp"
 
 using namespace trainsim;
 using namespace trainsim::gpu;
@@ -478,7 +478,7 @@ TEST_CASE("proxy plan: the ops and TP collectives of N layers, predicted as the 
   }
   CHECK(collectives == 2);  // sequence parallel: all-gather and reduce-scatter
   CHECK(compute == trainsim::test::approx(2 * (lc.forward_s + lc.backward_s + lc.recompute_s)).epsilon(1e-12));
-  // models/step.cpp: tp_comm_s = micro-batches x layers x (TP time per layer) on one pipeline stage.
+  // models/step/step.cpp: tp_comm_s = micro-batches x layers x (TP time per layer) on one pipeline stage.
   const StepModel sm(sc.model, sc.training, sc.hardware);
   const StepEstimate est = sm.estimate(sc.parallel);
   const double per_layer = est.breakdown.tp_comm_s / (sc.parallel.gradient_accumulation_steps * sc.model.num_hidden_layers);

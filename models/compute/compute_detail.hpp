@@ -1,0 +1,85 @@
+#pragma once
+// Internal to models/: the GEMM cost, the eager-op costs and the kernel counts that compute.cpp (the public cost
+// functions) and the layer walk (layer_walk.cpp, op_builder.hpp) share. Not part of the API.
+#include "models/compute/compute.hpp"
+
+namespace trainsim::compute_detail {
+
+inline double dd(int v) { return static_cast<double>(v); }
+// GEMMs that stay in 16 bits under fp8 training (attention, the LM head, routers): bf16.
+inline Precision high_precision(Precision p) { return p == Precision::Fp8 ? Precision::Bf16 : p; }
+
+// A GEMM cost model for one GPU and precision, with every division done once.
+struct GemmCost {
+  double seconds_per_flop = 0;   // 1 / (dense peak x ceiling); 1 / dense peak when `fit` gives the ceiling
+  const GemmEfficiencyFit* fit = nullptr;  // calibration profile: measured ceiling at the shape
+  double seconds_per_byte = 0;   // 1 / (HBM bandwidth x achievable fraction)
+  double operand_bytes = 2, output_bytes = 2;
+  double sms = 0, inv_sms = 0, tm = 0, tn = 0, inv_tm = 0, inv_tn = 0;  // sms = 0: no quantization
+  Precision precision = Precision::Bf16;  // the dtype the GEMM runs in (layer_ops reports it)
+};
+GemmCost gemm_cost(const GpuSpec& gpu, const GpuComputeTraits& tr, Precision p);
+// fp32 GEMMs on the CUDA cores (FFMA): PyTorch's default for fp32 matmuls (torch.backends.cuda.matmul.allow_tf32
+// is False), at the GPU's fp32 peak and the tensor-core GEMM ceiling (no shaped fit: the tf32 one does not apply).
+GemmCost cuda_core_fp32_cost(const GpuSpec& gpu, const GpuComputeTraits& tr);
+// Seconds of one GEMM shape (count identical GEMMs together): the tile waves' compute or the operands' HBM
+// traffic, whichever is slower.
+double cost_time(const GemmCost& c, const GemmShape& g);
+
+// FlashAttention-2's backward pass runs 5 matmuls against the forward's 2: 2.5x the FLOPs (Dao 2023, §4.1 FLOP
+// count); causal masking skips fully masked blocks in both (attended_key_fraction, transformer.hpp).
+inline constexpr double kFlashBackwardFlops = 2.5;
+// Kernels of the fused attention backward beside the main one: FlashAttention-2 launches dot(dO, O), the
+// dq/dk/dv kernel and the dq conversion (flash-attention csrc flash_bwd_launch_template.h); cuDNN's SDPA backward,
+// profiled on an H100 with PyTorch 2.11, compute_dot_do_o, the bprop kernel, convert_dq_to_16bits and two
+// fmha_reduce_head (calibrate/measurements/corpus/census). The forward is one kernel either way.
+inline constexpr double kFlash2BackwardKernels = 3, kCudnnBackwardKernels = 5;
+
+// A per-expert MoE loop (transformers Qwen3MoeSparseMoeBlock / MixtralSparseMoeBlock.forward) launches, per
+// expert and beside the expert MLP's GEMMs and activation: torch.where on the routing mask (nonzero's count,
+// scan and select), the indexing of the mask, the hidden states and the routing weights, the scaling multiply
+// and index_add_; backward: index_select for index_add_, the multiply's two products and the weight gradient's
+// reduction, a sorted index_put for each indexing, and the accumulation of every expert's input gradient.
+// Profiled on an H100 with PyTorch 2.11 (calibrate/measurements/h100-sxm-80gb-2026-11-23, torch_moe_block.json,
+// loop at 8192 tokens): 2,064 kernels forward and 4,625 backward for 128 experts, 16 and 36 per expert, less the
+// expert MLP's 5 and 9.
+inline constexpr double kLoopRoutingKernelsForward = 11, kLoopRoutingKernelsBackward = 27;
+
+// QLoRA's NF4 weights (spec.hpp kNf4BytesPerParam) are dequantized to 16 bits before every forward and backward
+// GEMM (bitsandbytes).
+
+// ---- Eager (unfused) op sequences, HBM bytes per element and kernels ---------------------------------
+// Where a framework runs the reference modeling code in eager PyTorch instead of a fused kernel, every torch
+// op reads its inputs and writes its output through HBM and is a kernel of its own; autograd runs one
+// backward kernel per op, reading the op's saved input and its output gradient and writing its input
+// gradient. ab = bytes of a 16-bit (or fp32) activation, 4 = an fp32 intermediate.
+// RMSNorm (transformers/models/llama/modeling_llama.py LlamaRMSNorm): cast to fp32 (ab+4), pow 2 (4+4),
+// mean (4), mul by rsqrt (4+4), cast back (4+ab), mul weight (ab+ab), plus eps add and rsqrt on the per-token
+// vector (no bytes to speak of): 8 kernels. Backward: mul weight (dx 2ab, dweight reduction reads 2ab), cast
+// (ab+4), mul (8, and its rsqrt-factor reduction reads 8), rsqrt/add/mean on the vector then an expand (4),
+// pow (read 8, write 4), the sum of x's two gradient paths (read 8, write 4), cast (4+ab): 11 kernels.
+// fp32 training has no casts (.to(float32) of an fp32 tensor is free): 6 and 9 kernels.
+struct EagerCost {
+  double fwd_bytes, bwd_bytes, fwd_kernels, bwd_kernels;
+};
+inline EagerCost eager_rmsnorm_cost(double ab) {
+  const bool casts = ab < 4;
+  const double cast = casts ? ab + 4 : 0;
+  return {cast + 8 + 4 + 8 + cast + 2 * ab, 4 * ab + cast + 16 + 4 + 12 + 12 + cast, casts ? 8.0 : 6.0, casts ? 11.0 : 9.0};
+}
+// RoPE (modeling_llama.py apply_rotary_pos_emb: x·cos + rotate_half(x)·sin), per element of q or k:
+// rotate_half = neg of one half (ab) + cat (2ab), ·cos (2ab), ·sin (2ab), add (3ab): 10ab, 5 kernels per
+// tensor (cos/sin are per token, shared by the heads: not counted). Backward: g·cos (2ab), g·sin (2ab), neg
+// of a half (ab), the sum of the two paths (3ab), and the backward of each half's slice (x[..., :d/2]) as a
+// zero fill of the whole gradient and a copy into its half (ab + 2ab for the two): 11ab, 8 kernels (profiled on
+// an H100, transformers 5.17 Llama layer: two fills and two copies per tensor, calibrate/measurements/corpus/
+// census). Fused (Transformer Engine, flash-attn's rotary): read and write once each way, one kernel per tensor.
+inline EagerCost eager_rope_cost(double ab) { return {10 * ab, 11 * ab, 5, 8}; }
+// Gated MLP activation (modeling_llama.py LlamaMLP act_fn(gate) * up), per element of the inner size:
+// silu (2ab) then the product (3ab): 5ab, 2 kernels. Backward: d_up = g·silu(gate) (3ab), d_silu = g·up
+// (3ab), silu backward (3ab): 9ab, 3 kernels. Fused (Megatron bias-SwiGLU): 3ab and 5ab, one kernel each.
+// A plain GeLU is one kernel in eager PyTorch as well: the same either way.
+inline EagerCost eager_gated_activation_cost(double ab) { return {5 * ab, 9 * ab, 2, 3}; }
+
+
+}  // namespace trainsim::compute_detail

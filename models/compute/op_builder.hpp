@@ -1,0 +1,372 @@
+#pragma once
+// Internal to models/: the layer walk's op builder (layer_walk.cpp). One walk over a transformer layer's ops adds
+// each op's time, FLOPs, HBM bytes and kernels to its pass (Acc) and, when Record, lists the op (LayerOp) for the
+// proxy run and the reports; recompute modules and eager op sequences are tracked as the ops go by.
+#include <bit>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "models/compute/compute_detail.hpp"
+#include "models/compute/recompute_policy.hpp"
+#include "models/scenario/framework.hpp"
+
+namespace trainsim::compute_detail {
+
+// Time and FLOPs of a group of ops, split into GEMMs, attention core and memory-bound ops.
+struct Acc {
+  double gemm_s = 0, attention_s = 0, memory_s = 0;
+  double gemm_flops = 0, attention_flops = 0;
+  double kernels = 0;  // kernel launches
+  double hook_s = 0;   // host time beside the launches (ZeRO-3's per-module fetch hooks)
+  double time() const { return gemm_s + attention_s + memory_s; }
+  double flops() const { return gemm_flops + attention_flops; }
+  void add(const Acc& o, double times = 1) {
+    gemm_s += times * o.gemm_s, attention_s += times * o.attention_s, memory_s += times * o.memory_s;
+    gemm_flops += times * o.gemm_flops, attention_flops += times * o.attention_flops;
+    kernels += times * o.kernels, hook_s += times * o.hook_s;
+  }
+  double host(double gap_s) const { return kernels * gap_s + hook_s; }
+  // The GPU waits for the host where issuing this pass's kernels takes longer than running them. A
+  // kernel cannot start before it is launched, and the host launches ahead of the GPU, so per pass
+  // time = max(GPU time, host time); the layers of a stage are alike, so the per-layer max is the stack's.
+  double host_exposed(double gap_s) const { return std::max(0.0, host(gap_s) - time()); }
+};
+
+// The host time a pass exposes when part of it, `loop` (the forward of a per-expert MoE loop, `iterations`
+// experts), synchronises the host with the GPU once per expert: the GPU drains at each sync, so each
+// expert's kernels run at the pace of their launches (max(kernels x gap, gap + GPU time): the first launch
+// after a sync is always exposed), while the rest of the pass launches ahead as host_exposed says.
+inline double host_exposed_with_syncs(const Acc& pass, const Acc& loop, double iterations, double gap_s) {
+  if (iterations <= 0 || loop.kernels <= 0) return pass.host_exposed(gap_s);
+  Acc rest = pass;
+  rest.add(loop, -1);
+  const double per_expert = std::max((loop.host(gap_s) - loop.time()) / iterations, gap_s);
+  return rest.host_exposed(gap_s) + iterations * per_expert;
+}
+
+// Which LoRA target modules are adapted (PEFT names, as in lora_parameters).
+struct LoraTargets {
+  bool q = false, k = false, v = false, o = false, gate = false, up = false, down = false;
+};
+inline LoraTargets lora_targets(const TrainingSpec& t) {
+  LoraTargets l;
+  if (!t.uses_adapters()) return l;
+  for (const auto& name : t.lora.target_modules) {
+    if (name == "q_proj") l.q = true;
+    else if (name == "k_proj") l.k = true;
+    else if (name == "v_proj") l.v = true;
+    else if (name == "o_proj") l.o = true;
+    else if (name == "gate_proj") l.gate = true;
+    else if (name == "up_proj") l.up = true;
+    else if (name == "down_proj") l.down = true;
+  }
+  return l;
+}
+
+// Parameter-holding modules of a decoder layer in the Hugging Face modeling code, which DeepSpeed ZeRO-3 fetches
+// one by one from its module hooks: `outside` the expert loop (norms, attention projections, dense MLP or
+// router and shared expert) and `per_expert` (the expert MLP's Linears). PEFT's LoRA adds an A and a B Linear
+// per adapted target.
+struct HookedModules {
+  double outside = 0, per_expert = 0;
+};
+
+inline HookedModules hooked_modules(const ModelSpec& m, const LoraTargets& l, bool moe_layer) {
+  const double mlp = m.mlp == MlpKind::Gated ? 3 : 2;
+  const double mlp_adapters = 2.0 * (l.gate + l.up + l.down);
+  HookedModules out;
+  out.outside = 2 + (m.qk_norm ? 2 : 0) + 2.0 * (l.q + l.k + l.v + l.o);             // input and post-attention norms
+  out.outside += m.is_mla() ? (m.q_lora_rank > 0 ? 3 : 1) + 3 + 1 : 4;               // MLA: q (down, norm, up), kv (down, norm, up), out
+  if (!moe_layer) return out.outside += mlp + mlp_adapters, out;
+  out.outside += 1 + (m.shared_expert_intermediate_size > 0 ? mlp + mlp_adapters : 0);  // router, shared expert
+  out.per_expert = mlp + mlp_adapters;
+  return out;
+}
+
+// The name of an op in up to three parts ("mlp", "gate_up", "a") plus a role ("fprop", "dgrad", "wgrad"),
+// joined by '.'; turned into a string only when layer_ops records the walk.
+struct OpName {
+  const char* group = "";
+  const char* module = "";
+  const char* sub = "";
+};
+inline std::string compose(const OpName& n, const char* role) {
+  std::string s;
+  for (const char* part : {n.group, n.module, n.sub, role}) {
+    if (!part || !*part) continue;
+    if (!s.empty()) s += '.';
+    s += part;
+  }
+  return s;
+}
+
+// An op the recording walk saw, with what the assembly needs to know about it.
+struct RecordedOp {
+  LayerOp op;
+  bool adapter = false;  // LoRA adapter forward work (not run by the DPO reference forward)
+  unsigned modules = 0;  // forward: the Megatron recompute modules it belongs to (RecomputeModule bits; core_attn: the attention core)
+};
+struct NoRecord {};
+
+// Builds the forward and backward work of a layer (or the edges) op by op. One walk serves both callers:
+// Record = false is what layer_compute (and so the layout search) runs, allocation-free, every recording
+// statement discarded at compile time; Record = true also lists each op with the time it adds (layer_ops).
+template <bool Record>
+struct OpBuilder {
+  GemmCost linear;      // weight GEMMs, in the training precision (fp8 under Transformer Engine)
+  GemmCost high;        // attention core, router, adapters, LM head: 16-bit (fp32 if training in fp32)
+  double seconds_per_byte;  // memory-bound ops
+  double ab;            // bytes per activation element: 2, or 4 in fp32
+  double lora_rank;
+  Acc fwd, bwd;         // the policy model's forward / backward
+  Acc adapter_fwd;      // of which policy-only work: LoRA adapters, autocast's weight casts (not run by the DPO reference forward)
+  Acc module_fwd[7];    // of which each of Megatron's recompute modules (by RecomputeModule bit; nested ones counted in both)
+  unsigned open_modules = 0;  // Record: the modules the ops being added belong to
+  bool track_modules = false;  // count module_fwd (selective recompute needs it; the search's other modes skip it)
+  Acc synced_fwd;       // of which a per-expert loop that syncs the host once per expert (moe_loop_host_sync)
+  double synced_iterations = 0;  // experts in that loop
+  using OpList = std::conditional_t<Record, std::vector<RecordedOp>, NoRecord>;
+  [[no_unique_address]] OpList fwd_ops, bwd_ops;  // Record: every op, forward and backward, in layer order
+  bool in_adapter = false;                        // Record: the ops being added belong to an adapter
+  // Framework traits: GEMMs with count > 1 run as a loop of count separate GEMMs (per-expert MoE loop), and
+  // which memory-bound ops run as eager op sequences.
+  bool serial_count = false;
+  bool eager_rmsnorm = false, eager_rope = false, eager_activation = false;
+  bool autocast_casts = false;  // fp32 parameters cast per use by torch.autocast (framework autocast_fp32_weights)
+  // Bytes per element of the residual stream (norms, residual adds): ab, or 4 where full training keeps fp32
+  // parameters under autocast: the embedding, the norms' weights and so the hidden states between the GEMMs are
+  // fp32, and autocast casts each linear's fp32 input to 16 bits (stream_casts).
+  double stream_bytes = 2;
+  bool separate_projections = false;  // framework separate_projections: q/k/v and gate/up as separate GEMMs
+
+  OpBuilder(const GemmCost& linear_cost, const GemmCost& high_cost, double spb, double activation_bytes, double rank)
+      : linear(linear_cost), high(high_cost), seconds_per_byte(spb), ab(activation_bytes), lora_rank(rank) {}
+
+  // `serial`: the count GEMMs run one after another, each its own kernel filling the GPU alone (tile/wave
+  // quantization per GEMM), instead of one grouped kernel sharing waves.
+  static double gemm(Acc& acc, const GemmCost& c, const GemmShape& g, bool serial = false) {
+    const double t = serial ? g.count * cost_time(c, {g.m, g.n, g.k, 1}) : cost_time(c, g);
+    acc.gemm_s += t;
+    acc.gemm_flops += gemm_flops(g);
+    acc.kernels += serial ? g.count : 1;
+    return t;
+  }
+  double mem(double bytes) const { return bytes * seconds_per_byte; }
+
+  // Record = true: lists one op. `bytes` are its HBM bytes (GEMMs: the roofline's A + B + C).
+  void record([[maybe_unused]] bool backward, [[maybe_unused]] LayerOp::Kind kind, [[maybe_unused]] const OpName& name,
+              [[maybe_unused]] const char* role, [[maybe_unused]] const GemmShape& g, [[maybe_unused]] Precision precision,
+              [[maybe_unused]] double bytes, [[maybe_unused]] double flops, [[maybe_unused]] double seconds,
+              [[maybe_unused]] bool equivalent = false, [[maybe_unused]] double kernels = 1) {
+    if constexpr (Record) {
+      RecordedOp r;
+      r.op.name = compose(name, role);
+      r.op.kind = kind;
+      r.op.pass = backward ? "backward" : "forward";
+      r.op.gemm = g;
+      r.op.precision = precision;
+      r.op.bytes = bytes;
+      r.op.flops = flops;
+      r.op.predicted_s = seconds;
+      r.op.gemm_equivalent = equivalent;
+      r.op.kernels = kernels;
+      r.adapter = in_adapter && !backward;
+      r.modules = backward ? 0u : open_modules;
+      (backward ? bwd_ops : fwd_ops).push_back(std::move(r));
+    }
+  }
+  void record_gemm(bool backward, LayerOp::Kind kind, const OpName& name, const char* role, const GemmCost& c, const GemmShape& g,
+                   double seconds, bool serial = false) {
+    if constexpr (Record) {
+      const double bytes = g.count * (c.operand_bytes * (g.m * g.k + g.k * g.n) + c.output_bytes * g.m * g.n);
+      record(backward, kind, name, role, g, c.precision, bytes, gemm_flops(g), seconds, false, serial ? g.count : 1);
+    }
+  }
+  void record_memory(bool backward, LayerOp::Kind kind, const OpName& name, const char* role, double bytes, double seconds,
+                     double kernels = 1) {
+    if constexpr (Record) {
+      if (bytes > 0) record(backward, kind, name, role, {0, 0, 0, 0}, high.precision, bytes, 0, seconds, false, kernels);
+    }
+  }
+
+  // A memory-bound op: `fwd_kernels` / `bwd_kernels` launches move its bytes (one for a fused kernel).
+  void memory(const OpName& name, double fwd_bytes, double bwd_bytes, double fwd_kernels = 1, double bwd_kernels = 1) {
+    const double tf = mem(fwd_bytes), tb = mem(bwd_bytes);
+    fwd.memory_s += tf;
+    bwd.memory_s += tb;
+    if (fwd_bytes > 0) fwd.kernels += fwd_kernels;
+    if (bwd_bytes > 0) bwd.kernels += bwd_kernels;
+    record_memory(false, LayerOp::MemoryBound, name, "", fwd_bytes, tf, fwd_kernels);
+    record_memory(true, LayerOp::MemoryBound, name, "", bwd_bytes, tb, bwd_kernels);
+  }
+  // An eager op sequence over `elements`, run `launches` times (a per-expert loop runs it once per expert).
+  void memory(const OpName& name, double elements, const EagerCost& e, double launches = 1) {
+    memory(name, e.fwd_bytes * elements, e.bwd_bytes * elements, launches * e.fwd_kernels, launches * e.bwd_kernels);
+  }
+
+  // A linear layer Y[T x out] = X[T x in] · W[in x out], `count` of them (local experts).
+  // Backward: dgrad dX = dY · W^T (always: the gradient must reach earlier layers and adapters) and wgrad
+  // dW = X^T · dY (only for trained weights). fp8 (Transformer Engine) casts the 16-bit input before the
+  // forward GEMM and the output gradient before the backward GEMMs: read 2 + write 1 bytes per element.
+  void dense(const OpName& name, double tokens, double in, double out, double count, bool trained, const GemmCost& c,
+             Acc* also_fwd = nullptr, Acc* also_bwd = nullptr) {
+    if (tokens <= 0 || in <= 0 || out <= 0 || count <= 0) return;
+    Acc f, b;
+    const bool serial = serial_count && count > 1;
+    const GemmShape fprop{tokens, out, in, count}, dgrad{tokens, in, out, count}, wgrad{out, in, tokens, count};
+    record_gemm(false, LayerOp::Gemm, name, "fprop", c, fprop, gemm(f, c, fprop, serial), serial);
+    record_gemm(true, LayerOp::Gemm, name, "dgrad", c, dgrad, gemm(b, c, dgrad, serial), serial);
+    if (trained) record_gemm(true, LayerOp::Gemm, name, "wgrad", c, wgrad, gemm(b, c, wgrad, serial), serial);
+    if (c.operand_bytes < 2) {  // fp8
+      const double fb = 3 * tokens * in * count, bb = 3 * tokens * out * count;
+      const double tf = mem(fb), tb = mem(bb), casts = serial ? count : 1;
+      f.memory_s += tf;
+      b.memory_s += tb;
+      f.kernels += casts;
+      b.kernels += casts;
+      record_memory(false, LayerOp::MemoryBound, name, "fp8_cast", fb, tf, casts);
+      record_memory(true, LayerOp::MemoryBound, name, "fp8_cast", bb, tb, casts);
+    }
+    if (autocast_casts && trained) {
+      // torch.autocast over fp32 parameters: the weight cast to 16 bits in every forward (read 4, write 2 bytes per
+      // parameter) and its gradient cast back to fp32 in backward (read 2, write 4). The frozen 16-bit DPO reference
+      // casts nothing: counted with the policy-only forward work (adapter_fwd).
+      const double weights = in * out * count, tf = mem(6 * weights), tb = mem(6 * weights), casts = serial ? count : 1;
+      f.memory_s += tf, f.kernels += casts;
+      b.memory_s += tb, b.kernels += casts;
+      if (also_fwd != &adapter_fwd) adapter_fwd.memory_s += tf, adapter_fwd.kernels += casts;
+      const bool was = in_adapter;
+      in_adapter = true;
+      record_memory(false, LayerOp::MemoryBound, name, "autocast_cast", 6 * weights, tf, casts);
+      in_adapter = was;
+      record_memory(true, LayerOp::MemoryBound, name, "autocast_cast", 6 * weights, tb, casts);
+    }
+    fwd.add(f), bwd.add(b);
+    if (also_fwd) also_fwd->add(f);
+    if (also_bwd) also_bwd->add(b);
+  }
+
+  // LoRA adapter on a linear layer with per-GPU dims in x out (PEFT: y += B·A·x · alpha/r): X·A (in x r)
+  // then ·B (r x out), both trained; the scaled adapter output is added to the base output (scale: read +
+  // write, add: read two + write one per output element) and the input gradients are summed in backward.
+  // Under tensor parallelism a column-parallel layer keeps A whole and splits B, a row-parallel one splits A
+  // and keeps B whole: callers pass the full input (column) or full output (row) dimension.
+  // Under autocast (fp32 adapters, autocast_casts) PEFT casts the input to the adapter's dtype
+  // (LoraLayer._cast_input_dtype: read ab, write 4 per input element) and autocast casts it back to 16 bits for
+  // lora_A (read 4, write ab), both undone in backward; the scaling and the add are two kernels (profiled on an
+  // H100 with peft 0.21: 102 forward kernels per Llama layer with seven adapters against 49 without,
+  // calibrate/measurements/corpus/census).
+  void lora(const char* group, const char* module, double tokens, double in, double out, double count) {
+    if (lora_rank <= 0) return;
+    if constexpr (Record) in_adapter = true;
+    dense({group, module, "a"}, tokens, in, lora_rank, count, true, high, &adapter_fwd);
+    dense({group, module, "b"}, tokens, lora_rank, out, count, true, high, &adapter_fwd);
+    const double round_trip = autocast_casts ? 2 * (ab + 4) * tokens * in * count : 0.0;
+    const double f = (2 + 3) * ab * tokens * out * count + round_trip, b = 2 * ab * tokens * out * count + 3 * ab * tokens * in * count + round_trip;
+    const double ft = mem(f), bt = mem(b), casts = autocast_casts ? 2 : 0;
+    fwd.memory_s += ft, adapter_fwd.memory_s += ft;
+    bwd.memory_s += bt;
+    fwd.kernels += 2 + casts, adapter_fwd.kernels += 2 + casts;
+    bwd.kernels += 1 + casts;
+    record_memory(false, LayerOp::MemoryBound, {group, module, "add"}, "", f, ft, 2 + casts);
+    record_memory(true, LayerOp::MemoryBound, {group, module, "add"}, "", b, bt, 1 + casts);
+    if constexpr (Record) in_adapter = false;
+  }
+
+  // Runs `body`, counting the forward work it adds towards recompute module `bit` (sections may nest).
+  template <class Body>
+  void module(unsigned bit, Body&& body) {
+    if (bit == 0 || (!Record && !track_modules)) return body();
+    const Acc before = fwd;
+    const unsigned open = open_modules;
+    open_modules |= bit;
+    body();
+    open_modules = open;
+    Acc added = fwd;
+    added.add(before, -1);
+    module_fwd[std::countr_zero(bit)].add(added);
+  }
+
+  // Norm: read x, write y (forward); read x and dy, write dx (backward). Per element of the residual stream.
+  // An eager RMSNorm is the op sequence above; LayerNorm is one aten kernel in eager PyTorch as well.
+  void norm(const OpName& name, double elements) {
+    if (eager_rmsnorm) memory(name, elements, eager_rmsnorm_cost(stream_bytes));
+    else memory(name, 2 * stream_bytes * elements, 3 * stream_bytes * elements);
+  }
+  // RoPE on the query and key elements (two tensors): fused, read and write once each way, one kernel per
+  // tensor; eager, the op sequence of eager_rope_cost per tensor. Over an fp32 stream the eager sequence multiplies
+  // by fp32 cos/sin (transformers' rotary embedding returns them in the hidden states' dtype), so q and k come out
+  // fp32 and autocast casts them back to 16 bits for the attention kernel: two casts each way (the policy's only).
+  void rope(const OpName& name, double elements) {
+    if (!eager_rope) return memory(name, 2 * ab * elements, 2 * ab * elements, 2, 2);
+    const bool fp32 = stream_bytes > ab;
+    memory(name, elements, eager_rope_cost(fp32 ? stream_bytes : ab), 2);
+    if (fp32) policy_only_memory({name.group, name.module, "cast"}, (stream_bytes + ab) * elements, (ab + stream_bytes) * elements, 2, 2);
+  }
+  // Residual add: read two, write one; backward sums the two incoming gradients the same way.
+  void residual(const OpName& name, double elements) { memory(name, 3 * stream_bytes * elements, 3 * stream_bytes * elements); }
+  // Autocast's casts of an fp32 stream (stream_bytes 4) to 16 bits for each of `consumers` linear layers reading
+  // it (q, k, v: three): read 4, write ab per element each; backward casts each input gradient back (read ab, write
+  // 4) and sums the consumers' gradients (read 8, write 4 per extra consumer). Nothing over a 16-bit stream.
+  // Policy-only work: the frozen 16-bit DPO reference has a 16-bit stream and casts nothing (adapter_fwd).
+  void stream_casts(const OpName& name, double elements, double consumers) {
+    if (stream_bytes <= ab || consumers <= 0) return;
+    const double cast = (stream_bytes + ab) * elements;
+    policy_only_memory(name, consumers * cast, consumers * cast + (consumers - 1) * 3 * stream_bytes * elements, consumers, 2 * consumers - 1);
+  }
+  // A memory-bound op the policy runs and the DPO reference forward does not (counted in adapter_fwd as well).
+  void policy_only_memory(const OpName& name, double fwd_bytes, double bwd_bytes, double fwd_kernels, double bwd_kernels) {
+    const bool was = in_adapter;
+    in_adapter = true;
+    memory(name, fwd_bytes, bwd_bytes, fwd_kernels, bwd_kernels);
+    in_adapter = was;
+    adapter_fwd.memory_s += mem(fwd_bytes);
+    adapter_fwd.kernels += fwd_kernels;
+  }
+  // Dropout: read x, write y and a 1-byte mask; backward reads dy and the mask, writes dx.
+  void dropout(const OpName& name, double elements) { memory(name, (2 * ab + 1) * elements, (2 * ab + 1) * elements); }
+
+  // MLP on `tokens` tokens with per-GPU inner size f, `count` copies (local experts).
+  // `act_module`: the recompute module the activation function belongs to (0: none of its own).
+  void mlp(const char* group, const ModelSpec& m, const LoraTargets& l, double tokens, double f, double count, bool trained,
+           unsigned act_module = 0) {
+    if (tokens <= 0 || f <= 0 || count <= 0) return;
+    const double h = m.hidden_size;
+    const double launches = serial_count ? count : 1;  // memory-bound kernels of a per-expert loop: one per expert
+    if (m.mlp == MlpKind::Gated) {
+      // Gate and up projections as one GEMM; a per-expert loop runs the modeling code's expert module, whose
+      // gate_proj and up_proj are two Linear layers (transformers Qwen3MoeMLP / MixtralBlockSparseTop2MLP), as
+      // do the frameworks with separate_projections.
+      if (serial_count || (separate_projections && count == 1)) {
+        dense({group, "gate"}, tokens, h, f, count, trained, linear);
+        dense({group, "up"}, tokens, h, f, count, trained, linear);
+      } else {
+        dense({group, "gate_up"}, tokens, h, 2 * f, count, trained, linear);
+      }
+      if (l.gate) lora(group, "gate_lora", tokens, h, f, count);
+      if (l.up) lora(group, "up_lora", tokens, h, f, count);
+      // SwiGLU/GeGLU: read gate and up, write the product; backward reads gate, up, dy and writes two grads.
+      // Eager: the activation and the product as separate ops (eager_gated_activation).
+      module(act_module, [&] {
+        if (eager_activation) memory({group, "act"}, tokens * f * count, eager_gated_activation_cost(ab), launches);
+        else memory({group, "act"}, 3 * ab * tokens * f * count, 5 * ab * tokens * f * count, launches, launches);
+      });
+    } else {
+      dense({group, "up"}, tokens, h, f, count, trained, linear);
+      if (l.up) lora(group, "up_lora", tokens, h, f, count);
+      module(act_module, [&] {  // GeLU: read x, write y; backward x, dy -> dx
+        memory({group, "act"}, 2 * ab * tokens * f * count, 3 * ab * tokens * f * count, launches, launches);
+      });
+    }
+    dense({group, "down"}, tokens, f, h, count, trained, linear);
+    if (l.down) lora(group, "down_lora", tokens, f, h, count);
+  }
+
+  // Dense linear weights (parameters) of an MLP of per-GPU inner size f.
+  static double mlp_weights(const ModelSpec& m, double f) { return (m.mlp == MlpKind::Gated ? 3.0 : 2.0) * m.hidden_size * f; }
+};
+
+}  // namespace trainsim::compute_detail

@@ -1,0 +1,92 @@
+#include "models/step/pipeline_schedule.hpp"
+
+#include <algorithm>
+#include <memory>
+
+#include "models/core/name_registry.hpp"
+
+namespace trainsim {
+
+namespace {
+
+// GPipe (Huang et al. 2019): every forward, then every backward. Bubble (pp - 1) stage times; a stage holds all
+// m micro-batches' activations.
+class Gpipe final : public PipelineSchedule {
+ public:
+  Schedule id() const override { return Schedule::Gpipe; }
+  const char* name() const override { return "gpipe"; }
+  std::string description() const override { return "all forwards, then all backwards"; }
+  std::string source() const override { return "Huang et al. 2019, GPipe (arXiv 1811.06965)"; }
+  double pipeline_time(int m, double worst, double sum, const ParallelLayout&) const override { return m * worst + (sum - worst); }
+  double micro_batches_in_flight(const ParallelLayout&, int, int m) const override { return m; }
+  int warmup_forwards(const ParallelLayout&, int, int m) const override { return m; }
+};
+
+// 1F1B (PipeDream-Flush, Narayanan et al. 2021): the same bubble as GPipe, but stage s starts backwards after
+// pp - s - 1 warm-up forwards, so it holds at most pp - s micro-batches.
+class OneFOneB final : public PipelineSchedule {
+ public:
+  Schedule id() const override { return Schedule::OneFOneB; }
+  const char* name() const override { return "1f1b"; }
+  std::string description() const override { return "one forward, one backward after pp - stage - 1 warm-up forwards (PipeDream-Flush)"; }
+  std::string source() const override { return "Narayanan et al. SC'21 §2.2.1; Megatron-LM schedules.py forward_backward_pipelining_without_interleaving"; }
+  double pipeline_time(int m, double worst, double sum, const ParallelLayout&) const override { return m * worst + (sum - worst); }
+  double micro_batches_in_flight(const ParallelLayout& p, int stage, int m) const override { return std::min(p.pp - stage, m); }
+  int warmup_forwards(const ParallelLayout& p, int stage, int m) const override { return std::min(m, p.pp - stage - 1); }
+};
+
+// Interleaved 1F1B (Narayanan et al. SC'21 §2.2.2): vpp model chunks per stage shrink the bubble vpp-fold;
+// warm-up (pp - stage - 1) x 2 + (vpp - 1) x pp chunk forwards (all of them when m = pp), each chunk 1/vpp of the
+// stage's layers (for stage 0, Korthikanti's factor 1 + (pp - 1)/(pp x vpp) on pp micro-batches).
+class Interleaved final : public PipelineSchedule {
+ public:
+  Schedule id() const override { return Schedule::Interleaved; }
+  const char* name() const override { return "interleaved"; }
+  std::string description() const override { return "1F1B over vpp model chunks per stage: the bubble divided by vpp"; }
+  std::string source() const override { return "Narayanan et al. SC'21 §2.2.2; Megatron-LM schedules.py forward_backward_pipelining_with_interleaving"; }
+  bool uses_model_chunks() const override { return true; }
+  double pipeline_time(int m, double worst, double sum, const ParallelLayout& p) const override {
+    return m * worst + (sum - worst) / std::max(1, p.vpp);
+  }
+  double micro_batches_in_flight(const ParallelLayout& p, int stage, int m) const override {
+    return static_cast<double>(std::min(warmup_forwards(p, stage, m) + 1, m * p.vpp)) / p.vpp;
+  }
+  int warmup_forwards(const ParallelLayout& p, int stage, int m) const override {
+    const int total = m * p.vpp;
+    return m == p.pp ? total : std::min(total, (p.pp - stage - 1) * 2 + (p.vpp - 1) * p.pp);
+  }
+};
+
+// In Schedule order, the order listings show.
+const NameRegistry<const PipelineSchedule*>& registry() {
+  static const Gpipe gpipe;
+  static const OneFOneB one_f_one_b;
+  static const Interleaved interleaved;
+  static const NameRegistry<const PipelineSchedule*> all = [] {
+    NameRegistry<const PipelineSchedule*> r(NameOrder::Registration);
+    r.add(&gpipe);
+    r.add(&one_f_one_b);
+    r.add(&interleaved);
+    return r;
+  }();
+  return all;
+}
+
+}  // namespace
+
+const std::vector<const PipelineSchedule*>& pipeline_schedules() { return registry().entries(); }
+
+const PipelineSchedule& pipeline_schedule(Schedule s) {
+  for (const PipelineSchedule* p : registry().entries())
+    if (p->id() == s) return *p;
+  return *registry().entries()[1];
+}
+
+const PipelineSchedule* find_pipeline_schedule(const std::string& name) {
+  const PipelineSchedule* const* p = registry().find(name);
+  return p ? *p : nullptr;
+}
+
+std::vector<std::string> pipeline_schedule_names() { return registry().names(); }
+
+}  // namespace trainsim

@@ -1,0 +1,166 @@
+// What fp32 parameters under torch.autocast do to a transformers training step (layer_walk.cpp): the fp32 stream's
+// casts, separate projections, LoRA's dtype round trip, MoE experts in the parameters' dtype, the 5.x eager experts'
+// whole-parameter gradients, and activation checkpointing's hooks; and the framework option that picks the experts
+// implementation. Expected values are derived by hand in the comments.
+#include <doctest/doctest.h>
+
+#include "tests/approx.hpp"
+
+#include <string>
+
+#include "models/calibration/fitted_parameters.hpp"
+#include "models/compute/compute.hpp"
+#include "models/core/errors.hpp"
+#include "models/scenario/framework.hpp"
+#include "models/scenario/scenario.hpp"
+#include "models/step/step.hpp"
+
+using namespace trainsim;
+using Json = nlohmann::json;
+
+namespace {
+// One H100, one micro-batch of `seq` tokens, the model given as a Hugging Face config.
+Scenario one_gpu(Json model, Json framework, const std::string& mode = "sft", const std::string& recompute = "none", int seq = 2048) {
+  Json training = {{"mode", mode}, {"seq_len", seq}, {"global_batch_size", 1}, {"recompute", recompute}, {"framework", framework}};
+  if (mode == "lora") training["lora"] = {{"rank", 16}, {"alpha", 32}};
+  return parse_scenario({{"model", model},
+                         {"training", training},
+                         {"parallel", {{"tp", 1}, {"pp", 1}, {"micro_batch_size", 1}}},
+                         {"hardware", {{"gpu", "h100-sxm-80gb"}, {"num_gpus", 1}}}});
+}
+Json llama_1b() {
+  return {{"model_type", "llama"}, {"num_hidden_layers", 16}, {"hidden_size", 2048}, {"num_attention_heads", 32}, {"num_key_value_heads", 8},
+          {"intermediate_size", 8192}, {"vocab_size", 128256}, {"hidden_act", "silu"}};
+}
+// Mixtral-8x7B's layer shape, two layers.
+Json mixtral_2l() {
+  return {{"model_type", "mixtral"}, {"num_hidden_layers", 2}, {"hidden_size", 4096}, {"num_attention_heads", 32}, {"num_key_value_heads", 8},
+          {"intermediate_size", 14336}, {"num_local_experts", 8}, {"num_experts_per_tok", 2}, {"vocab_size", 32000}, {"hidden_act", "silu"}};
+}
+LayerOp find_op(const Scenario& s, const std::string& name, const std::string& pass, bool moe_layer) {
+  for (const auto& o : layer_ops(s.model, s.training, s.parallel, s.hardware.gpu, moe_layer))
+    if (o.name == name && pass == o.pass) return o;
+  LayerOp none;  // not in the walk: no kernels, no bytes
+  none.kernels = 0;
+  return none;
+}
+}  // namespace
+
+TEST_CASE("an fp32 stream under autocast: each linear's fp32 input cast to 16 bits, once per separate projection") {
+  // Full fine-tuning over fp32 parameters: the norm output is fp32 and autocast casts it for each of q, k and v:
+  // 3 x (4 + 2) bytes per element of tokens x hidden forward; backward casts each gradient back (3 x 6) and sums the
+  // three (2 x 12): 42 bytes per element, 3 and 5 kernels.
+  const Scenario full = one_gpu(llama_1b(), "transformers");
+  const double elements = 2048.0 * 2048;
+  const LayerOp f = find_op(full, "attention.input_cast", "forward", false), b = find_op(full, "attention.input_cast", "backward", false);
+  CHECK(f.bytes == trainsim::test::approx(18 * elements));
+  CHECK(b.bytes == trainsim::test::approx(42 * elements));
+  CHECK(f.kernels == 3);
+  CHECK(b.kernels == 5);
+  // q, k and v are three GEMMs (separate_projections); Megatron-Core's fused linear_qkv is one.
+  CHECK(find_op(full, "attention.q.fprop", "forward", false).flops == trainsim::test::approx(2 * 2048.0 * 2048 * 2048));
+  CHECK(find_op(full, "attention.k.fprop", "forward", false).flops == trainsim::test::approx(2 * 2048.0 * 2048 * 512));
+  const Scenario mcore = one_gpu(llama_1b(), "megatron-core");
+  CHECK(find_op(mcore, "attention.qkv.fprop", "forward", false).flops == trainsim::test::approx(2 * 2048.0 * 2048 * 3072));
+  CHECK(find_op(mcore, "attention.input_cast", "forward", false).kernels == 0);  // 16-bit parameters: no stream casts
+  // DPO: the frozen bf16 reference model's forward has a 16-bit stream: none of the policy's stream or RoPE casts.
+  const Scenario dpo = one_gpu(llama_1b(), "transformers", "dpo");
+  bool reference_casts = false, reference_norm = false;
+  for (const auto& o : layer_ops(dpo.model, dpo.training, dpo.parallel, dpo.hardware.gpu, false)) {
+    if (!o.reference) continue;
+    reference_casts |= o.name == "reference.attention.input_cast" || o.name == "reference.attention.rope.cast";
+    reference_norm |= o.name == "reference.attention.norm";
+  }
+  CHECK(reference_norm);
+  CHECK_FALSE(reference_casts);
+  // LoRA keeps the base model in bf16: a 16-bit stream, nothing to cast.
+  CHECK(find_op(one_gpu(llama_1b(), "transformers", "lora"), "attention.input_cast", "forward", false).kernels == 0);
+}
+
+TEST_CASE("LoRA under autocast: PEFT's fp32 round trip of the adapter input, scale and add as two kernels") {
+  // Per adapted q_proj (in 2048, out 2048), 2048 tokens: forward the scaled add (2 + 3) x 2 bytes per output element
+  // plus the round trip 2 x (2 + 4) per input element; 2 + 2 kernels. Backward 2 x 2 per output and 3 x 2 + 12 per
+  // input element; 1 + 2 kernels.
+  const Scenario lora = one_gpu(llama_1b(), "transformers", "lora");
+  const double t = 2048, in = 2048, out = 2048;
+  const LayerOp f = find_op(lora, "attention.q_lora.add", "forward", false), b = find_op(lora, "attention.q_lora.add", "backward", false);
+  CHECK(f.bytes == trainsim::test::approx(10 * t * out + 12 * t * in));
+  CHECK(b.bytes == trainsim::test::approx(4 * t * out + 18 * t * in));
+  CHECK(f.kernels == 4);
+  CHECK(b.kernels == 3);
+}
+
+TEST_CASE("transformers 5.x experts over fp32 parameters run as fp32 CUDA-core GEMMs; bf16 ones on the tensor cores") {
+  // grouped_mm casts the tokens to the weights' dtype: fp32 parameters under autocast give fp32 GEMMs, at most the
+  // H100's 66.9 TFLOP/s fp32 peak, against 989.4 bf16: the same GEMM takes far longer. LoRA leaves the experts in
+  // bf16 (frozen base weights): tensor cores.
+  const Scenario full = one_gpu(mixtral_2l(), "transformers"), lora = one_gpu(mixtral_2l(), "transformers", "lora");
+  const LayerOp fp32 = find_op(full, "moe.experts.gate_up.fprop", "forward", true);
+  const LayerOp bf16 = find_op(lora, "moe.experts.gate_up.fprop", "forward", true);
+  REQUIRE(fp32.flops > 0);
+  CHECK(fp32.precision == Precision::Fp32);
+  CHECK(bf16.precision == Precision::Bf16);
+  CHECK(fp32.flops == trainsim::test::approx(bf16.flops));
+  CHECK(fp32.flops / fp32.predicted_s <= full.hardware.gpu.flops_fp32);
+  CHECK(fp32.predicted_s > 5 * bf16.predicted_s);
+  // No weight casts for such experts (they run on the fp32 weights), while the attention's weights are cast.
+  CHECK(find_op(full, "moe.experts.gate_up.autocast_cast", "forward", true).kernels == 0);
+  CHECK(find_op(full, "attention.q.autocast_cast", "forward", true).kernels == 1);
+  // Under the 4.x loop (nn.Linear experts under autocast) they are 16-bit again.
+  const Scenario v4 = one_gpu(mixtral_2l(), Json{{"preset", "transformers"}, {"version", "4.57"}});
+  CHECK(find_op(v4, "moe.experts.gate.fprop", "forward", true).precision == Precision::Bf16);
+}
+
+TEST_CASE("experts_implementation: a preset option that sets traits; the 5.x eager loop writes whole-parameter gradients") {
+  const FrameworkTraits eager = parse_framework(Json{{"preset", "transformers"}, {"experts_implementation", "eager"}}, "/training/framework");
+  CHECK_FALSE(eager.moe_grouped_gemm);
+  CHECK(eager.moe_loop_host_sync);
+  CHECK(eager.moe_expert_weights_indexed);
+  CHECK_FALSE(eager.moe_experts_in_weight_dtype);
+  CHECK(framework_to_json(eager) == Json{{"preset", "transformers"}, {"experts_implementation", "eager"}});
+  const FrameworkTraits grouped = parse_framework(Json{{"preset", "transformers"}, {"experts_implementation", "grouped_mm"}}, "/training/framework");
+  CHECK(grouped.moe_grouped_gemm);
+  // The scenario's explicit traits win over the option's.
+  CHECK_FALSE(parse_framework(Json{{"preset", "transformers"}, {"experts_implementation", "eager"}, {"moe_loop_host_sync", false}}, "/f")
+                  .moe_loop_host_sync);
+  // Bad values name the path and the choices; a preset without the option refuses the key.
+  try {
+    parse_framework(Json{{"preset", "transformers"}, {"experts_implementation", "fast"}}, "/training/framework");
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("/training/framework/experts_implementation") != std::string::npos);
+    CHECK(std::string(e.what()).find("\"eager\"") != std::string::npos);
+  }
+  CHECK_THROWS_AS(parse_framework(Json{{"preset", "megatron-core"}, {"experts_implementation", "eager"}}, "/training/framework"), InputError);
+
+  // Each of the 8 experts' backward zero-fills a gradient of the whole 3-D parameter and accumulates it (read two,
+  // write one), fp32 under autocast over fp32 parameters: 4 x 4 bytes per element, 8 experts x 3 x 4096 x 14336
+  // elements, per expert.
+  const Scenario s = one_gpu(mixtral_2l(), Json{{"preset", "transformers"}, {"experts_implementation", "eager"}});
+  const double weights = 8 * 3 * 4096.0 * 14336;
+  const LayerOp scatter = find_op(s, "moe.experts.weight_grad_scatter", "backward", true);
+  CHECK(scatter.bytes == trainsim::test::approx(8 * 16 * weights));
+  CHECK(scatter.kernels == 16);
+  CHECK(find_op(one_gpu(mixtral_2l(), "transformers"), "moe.experts.weight_grad_scatter", "backward", true).kernels == 0);
+}
+
+TEST_CASE("activation checkpointing's saved-tensor hooks: host time per forward and recompute kernel") {
+  // A tiny model whose step is host-bound: with the fitted checkpoint_hook_us at h, each layer's forward and
+  // recompute kernels cost h more each, so the host time grows by layers x (forward + recompute kernels) x h, where
+  // the framework checkpoints through torch.utils.checkpoint (transformers), and not under Megatron's
+  // CheckpointFunction.
+  const Json tiny = {{"model_type", "llama"}, {"num_hidden_layers", 2}, {"hidden_size", 256}, {"num_attention_heads", 4}, {"num_key_value_heads", 4},
+                     {"intermediate_size", 512}, {"vocab_size", 1000}, {"hidden_act", "silu"}};
+  FittedParameters none = shipped_fitted_parameters().values, hooked = none;
+  none.checkpoint_hook_us = 0;
+  hooked.checkpoint_hook_us = 10;
+  for (const char* framework : {"transformers", "megatron-core"}) {
+    CAPTURE(framework);
+    const Scenario s = one_gpu(tiny, framework, "sft", "full", 128);
+    const double a = StepModel(s.model, s.training, s.hardware, nullptr, &none).estimate(s.parallel).breakdown.host_s;
+    const double b = StepModel(s.model, s.training, s.hardware, nullptr, &hooked).estimate(s.parallel).breakdown.host_s;
+    const LayerCompute lc = layer_compute(s.model, s.training, s.parallel, s.hardware.gpu, false);
+    if (std::string(framework) == "transformers") CHECK(b - a == trainsim::test::approx(2 * 2 * lc.kernels_forward * 10e-6));
+    else CHECK(b == a);
+  }
+}
