@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "command.hpp"
+#include "models/compute/recompute_policy.hpp"
 #include "models/compute/transformer.hpp"
 #include "models/core/units.hpp"
 #include "models/reliability/checkpoint_model.hpp"
@@ -15,6 +16,7 @@
 #include "reports/markdown.hpp"
 #include "reports/table.hpp"
 #include "sim/cluster/cluster_state.hpp"
+#include "sim/cluster/job_failures.hpp"
 #include "sim/cluster/policies/scheduler_policy.hpp"
 
 namespace trainsim::cli {
@@ -47,6 +49,9 @@ Json presets_json(const std::string& kind) {
   if (kind.empty() || kind == "frameworks") {
     out["frameworks"] = Json::object();
     for (const auto& name : framework_names()) out["frameworks"][name] = framework_preset_json(name);
+    // Megatron's selective-recompute modules (training.recompute_modules).
+    out["recompute_modules"] = Json::array();
+    for (const RecomputeModuleName& n : recompute_module_names()) out["recompute_modules"].push_back(n.name);
   }
   if (kind.empty() || kind == "schedules") {
     out["schedules"] = Json::object();
@@ -56,6 +61,8 @@ Json presets_json(const std::string& kind) {
   if (kind.empty() || kind == "policies") {
     out["policies"] = Json::object();
     for (const sim::cluster::PolicyInfo& p : sim::cluster::policies()) out["policies"][p.name] = {{"description", p.description}, {"source", p.source}};
+    out["job_failure_presets"] = Json::array();  // cluster.job_failures
+    for (const sim::cluster::JobFailurePreset& p : sim::cluster::job_failure_presets()) out["job_failure_presets"].push_back(p.name);
   }
   if (kind.empty() || kind == "checkpoints") {
     out["storage_tiers"] = Json::object();
@@ -65,6 +72,9 @@ Json presets_json(const std::string& kind) {
     out["checkpoint_methods"] = Json::object();
     for (const auto& m : checkpoint_methods()) out["checkpoint_methods"][m->name()] = {{"description", m->description()}};
     out["failure_presets"] = failure_preset_names();
+    out["time_distributions"] = Json::object();
+    for (const DistributionInfo& d : time_distributions())
+      out["time_distributions"][d.name] = {{"description", d.description}, {"for_failures", d.for_failures}};
   }
   return out;
 }

@@ -82,7 +82,7 @@ struct LayerWalk {
     // Per-head widths of Q·K^T and of P·V (head_dim both, except under MLA).
     ob.module(kRecomputeLayernorm, [&] { ob.norm({"attention", "norm"}, tokens_outside * h); });
     // Softmax attention's output gate (Qwen3-Next): a second q-sized half of the q projection, sigmoid(gate) x output.
-    attention_weights = h * heads * d * 2 + 2 * h * kv_heads * d + h * gate;   // per GPU, for QLoRA dequantization
+    attention_weights = trainsim::attention_weights(m).per_rank(tp);  // per GPU, for QLoRA dequantization
     if (linear_attention) {
       // Gated DeltaNet (linear_attention.hpp), its heads split by tp: input projections (column parallel), the
       // causal depthwise conv and SiLU over q, k, v, the fp32 gates per value head (g = -exp(A)·softplus(a + dt),
@@ -121,8 +121,6 @@ struct LayerWalk {
         const double rotated = tokens * (heads + 1) * rope;
         if (m.position_embedding == PositionEmbedding::Rope) ob.rope({"attention", "rope"}, rotated);
       });
-      attention_weights = (ql > 0 ? h * ql + ql * heads * dqk : h * heads * dqk) + h * (kvl + rope) + kvl * heads * (m.qk_nope_head_dim + dv) +
-                          heads * dv * h;
     } else {
       ob.stream_casts({"attention", "input_cast"}, tokens * h, ob.separate_projections ? 3 : 1);
       if (ob.separate_projections) {
@@ -218,7 +216,7 @@ struct LayerWalk {
         ob.stream_casts({"mlp", "input_cast"}, tokens * h, mlp_inputs);
         ob.mlp("mlp", m, l, tokens, f, 1, trained);
       });
-      linear_weights += OpBuilder<Record>::mlp_weights(m, f);
+      linear_weights += mlp_weights(m, f);
     } else ob.module(kRecomputeMoe, [&] {
       // Router on the tokens this rank holds; tokens routed to top-k experts, balanced over E experts.
       // Expert parallel: E/ep local experts, each receiving routed·ep/E tokens of this rank's share; expert
@@ -255,7 +253,7 @@ struct LayerWalk {
       if (!fw.moe_grouped_gemm && fw.moe_expert_weights_indexed && trained) {
         // Each expert's backward: a zero-filled gradient of the whole 3-D parameter, then accumulated (read two,
         // write one): four passes per expert over all the layer's local expert weights, in the gradient's dtype.
-        const double weights = local_experts * OpBuilder<Record>::mlp_weights(m, f_expert);
+        const double weights = local_experts * mlp_weights(m, f_expert);
         const double grad_bytes = ob.autocast_casts ? 4.0 : ob.ab;
         ob.memory({"moe", "experts", "weight_grad_scatter"}, 0, local_experts * 4 * grad_bytes * weights, 0, 2 * local_experts);
       }
@@ -267,11 +265,11 @@ struct LayerWalk {
         ob.synced_fwd.add(before, -1);
         ob.synced_iterations = local_experts;
       }
-      linear_weights += local_experts * OpBuilder<Record>::mlp_weights(m, f_expert);
+      linear_weights += local_experts * mlp_weights(m, f_expert);
       if (m.shared_expert_intermediate_size > 0) {
         const double fs = m.shared_expert_intermediate_size / tp;
         ob.module(kRecomputeSharedExperts, [&] { ob.mlp("moe.shared_expert", m, l, tokens, fs, 1, trained); });
-        linear_weights += OpBuilder<Record>::mlp_weights(m, fs);
+        linear_weights += mlp_weights(m, fs);
       }
     });
     if (m.hidden_dropout > 0) ob.dropout({"mlp", "dropout"}, tokens_outside * h);

@@ -364,9 +364,6 @@ struct OpBuilder {
     dense({group, "down"}, tokens, f, h, count, trained, linear);
     if (l.down) lora(group, "down_lora", tokens, f, h, count);
   }
-
-  // Dense linear weights (parameters) of an MLP of per-GPU inner size f.
-  static double mlp_weights(const ModelSpec& m, double f) { return (m.mlp == MlpKind::Gated ? 3.0 : 2.0) * m.hidden_size * f; }
 };
 
 }  // namespace trainsim::compute_detail

@@ -17,17 +17,15 @@ LayerParams attention_and_norms(const ModelSpec& m) {
     // (or q_proj h x n(nope+rope)); kv_a_proj_with_mqa h x (kv_lora + rope), kv_a_layernorm, kv_b_proj
     // kv_lora x n(nope+v); o_proj n·v x h. Megatron-core splits the up-projections and o_proj over tp and
     // keeps the down-projections and their norms whole on every rank.
-    const double h = dd(m.hidden_size), n = dd(m.num_attention_heads), ql = m.q_lora_rank, kvl = m.kv_lora_rank;
-    const double qk = m.qk_head_dim(), rope = m.qk_rope_head_dim, v = m.v_head_dim;
-    lp.attention_split = (ql > 0 ? ql : h) * n * qk + kvl * n * (m.qk_nope_head_dim + v) + n * v * h;
-    lp.attention_replicated = (ql > 0 ? h * ql + ql : 0) + h * (kvl + rope) + kvl;
+    const AttentionWeights w = attention_weights(m);
+    lp.attention_split = w.split();
+    lp.attention_replicated = w.whole + (m.q_lora_rank > 0 ? m.q_lora_rank : 0) + m.kv_lora_rank;  // and the latents' norms
     return lp;
   }
-  const double h = dd(m.hidden_size), q = dd(m.num_attention_heads) * m.head_dim, kv = dd(m.num_key_value_heads) * m.head_dim;
-  lp.attention_split = h * q + 2 * h * kv + q * h;
-  if (m.attention_output_gate) lp.attention_split += h * q;  // the gate's half of q_proj (Qwen3-Next)
+  const double q = dd(m.num_attention_heads) * m.head_dim, kv = dd(m.num_key_value_heads) * m.head_dim;
+  lp.attention_split = attention_weights(m).split();
   if (m.attention_bias || m.qkv_bias) lp.attention_split += q + 2 * kv;
-  if (m.attention_bias) lp.attention_replicated += h;
+  if (m.attention_bias) lp.attention_replicated += dd(m.hidden_size);
   if (m.qk_norm) lp.attention_replicated += 2.0 * m.head_dim;
   // Hybrid models: per layer on average, the linear-attention layers' weights for their share (totals exact).
   const double linear = m.linear_attention_share();
@@ -38,17 +36,29 @@ LayerParams attention_and_norms(const ModelSpec& m) {
   return lp;
 }
 
-// Weights (+ biases) of an MLP of inner size f: gated has gate+up+down, plain fc1+fc2.
+// Weights and biases of an MLP of inner size f: gated has gate+up+down, plain fc1+fc2; the column biases split, the
+// output bias replicated.
 void add_mlp(const ModelSpec& m, double f, double* split, double* replicated) {
-  const double h = dd(m.hidden_size);
-  if (m.mlp == MlpKind::Gated) {
-    *split += 3 * h * f + (m.mlp_bias ? 2 * f : 0);
-  } else {
-    *split += 2 * h * f + (m.mlp_bias ? f : 0);
-  }
-  if (m.mlp_bias) *replicated += h;
+  *split += mlp_weights(m, f) + (m.mlp_bias ? (m.mlp == MlpKind::Gated ? 2 * f : f) : 0);
+  if (m.mlp_bias) *replicated += dd(m.hidden_size);
 }
 }  // namespace
+
+AttentionWeights attention_weights(const ModelSpec& m) {
+  AttentionWeights w;
+  const double h = dd(m.hidden_size), n = dd(m.num_attention_heads);
+  if (m.is_mla()) {
+    const double ql = m.q_lora_rank, kvl = m.kv_lora_rank, rope = m.qk_rope_head_dim, v = m.v_head_dim;
+    w.query_output = (ql > 0 ? ql : h) * n * m.qk_head_dim() + kvl * n * (m.qk_nope_head_dim + v) + n * v * h;
+    w.whole = (ql > 0 ? h * ql : 0) + h * (kvl + rope);
+    return w;
+  }
+  const double q = n * m.head_dim;
+  w.query_output = 2 * h * q + (m.attention_output_gate ? h * q : 0);  // the gate's half of q_proj (Qwen3-Next)
+  w.key_value = 2 * h * dd(m.num_key_value_heads) * m.head_dim;
+  w.kv_head = 2 * h * m.head_dim;
+  return w;
+}
 
 double attended_key_fraction(const ModelSpec& m, double seq) {
   constexpr double kCausal = kCausalAttendedFraction;

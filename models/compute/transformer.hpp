@@ -1,4 +1,5 @@
 #pragma once
+#include <algorithm>
 // Parameter counts of a decoder-only transformer, whole and per GPU under tensor, pipeline and
 // expert parallelism. Shapes follow the Hugging Face implementations (Llama, Qwen2/3, Mixtral,
 // GPT-2/Megatron GPT, BLOOM, MPT): Q = h x (a·d), K and V = h x (kv·d), O = (a·d) x h; plain MLP
@@ -35,6 +36,21 @@ struct ModelParams {
 };
 
 ModelParams count_parameters(const ModelSpec& m);
+
+// The GEMM weights of one softmax or MLA attention block (no biases or norms), as count_parameters and the layer walk
+// both read them: Q (with the output gate's half) and O split over tp; K and V split over tp, at least one KV head's
+// pair on each rank (Megatron replicates KV heads when tp exceeds them); MLA's down-projections whole on every rank.
+struct AttentionWeights {
+  double query_output = 0;  // split over tp
+  double key_value = 0;     // split over tp, at least kv_head per rank
+  double kv_head = 0;       // one KV head's K and V
+  double whole = 0;         // on every rank
+  double split() const { return query_output + key_value; }
+  double per_rank(double tp) const { return query_output / tp + std::max(key_value / tp, kv_head) + whole; }
+};
+AttentionWeights attention_weights(const ModelSpec& m);
+// An MLP's GEMM weights at inner size f: gate, up and down (gated) or fc1 and fc2.
+inline double mlp_weights(const ModelSpec& m, double f) { return (m.mlp == MlpKind::Gated ? 3.0 : 2.0) * m.hidden_size * f; }
 
 // Of the seq x seq query-key pairs of a sequence, the share a layer attends to, averaged over the layers: 1/2
 // for causal attention (s(s+1)/2 pairs, the +1 dropped), and for a causal window of w < s keys

@@ -12,6 +12,7 @@
 #include "models/compute/recompute_policy.hpp"
 #include "models/layout/layout_check.hpp"
 #include "models/scenario/framework.hpp"
+#include "models/step/pipeline_schedule.hpp"
 
 namespace trainsim {
 
@@ -143,6 +144,19 @@ SearchSetup prepare_search(const Scenario& base, const std::vector<int>& gpu_cou
   return setup;
 }
 
+// The registered pipeline schedules (models/step/pipeline_schedule.hpp) that run model chunks, or those that do not:
+// a schedule registered there is searched without a change here.
+std::vector<Schedule> schedules_where(bool model_chunks) {
+  std::vector<Schedule> v;
+  for (const PipelineSchedule* p : pipeline_schedules())
+    if (p->uses_model_chunks() == model_chunks) v.push_back(p->id());
+  return v;
+}
+const std::vector<Schedule>& registered_schedules(bool model_chunks) {
+  static const std::vector<Schedule> flat = schedules_where(false), chunked = schedules_where(true);
+  return model_chunks ? chunked : flat;
+}
+
 // The choices left once a work item fixes the GPU count, tp, cp and pp (so dp): micro-batch, interleaving and
 // schedule, expert layout, sequence parallelism, hybrid-sharding replicas.
 struct ItemChoices {
@@ -174,7 +188,8 @@ bool item_choices(const Scenario& base, const SearchSpace& space, const WorkItem
     c.etps = {fixed.etp};
   }
   c.schedules = {fixed.schedule};
-  if (space.schedule) c.schedules = w.pp > 1 ? std::vector<Schedule>{Schedule::OneFOneB, Schedule::Gpipe} : std::vector<Schedule>{Schedule::OneFOneB};
+  // With one stage every schedule runs the same: the default one.
+  if (space.schedule) c.schedules = w.pp > 1 ? registered_schedules(false) : std::vector<Schedule>{Schedule::OneFOneB};
   c.sequence_parallel =
       space.sequence_parallel ? (w.tp > 1 ? std::vector<bool>{false, true} : std::vector<bool>{false}) : std::vector<bool>{fixed.sequence_parallel};
   // Hybrid sharding: shard groups of one node's data-parallel ranks (gpus_per_node / tp, with the default rank
@@ -261,7 +276,7 @@ class SearchWorker {
     ItemChoices c;
     if (!item_choices(base_, space_, w, gpus, c)) return;
     for (int vpp : c.vpps)
-      for (Schedule sched : vpp > 1 && space_.schedule ? std::vector<Schedule>{Schedule::Interleaved} : c.schedules)
+      for (Schedule sched : vpp > 1 && space_.schedule ? registered_schedules(true) : c.schedules)
         for (int ep : c.eps)
           for (int etp : c.etps)
             for (bool seqp : c.sequence_parallel)

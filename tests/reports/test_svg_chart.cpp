@@ -445,13 +445,14 @@ TEST_CASE("print-friendly: strokes at least 1.5 wide, fonts at least 11 px, syst
   }
 }
 
-TEST_CASE("the same input renders to the same bytes") {
+TEST_CASE("equal inputs built apart render to the same bytes (no addresses, clocks or random ids in the SVG)") {
   LineChart c = three_series_with_points();
   c.series[0].step = true;
   c.x_markers = {{"m", 2.5}};
-  const LineChart copy = c;
+  LineChart copy = three_series_with_points();
+  copy.series[0].step = true;
+  copy.x_markers = {{"m", 2.5}};
   CHECK(render(c) == render(copy));
-  CHECK(render(c) == render(c));
   BarChart b = stacked_one_two();
   b.segments[0].tips = {"a < b"};
   const BarChart bar_copy = b;

@@ -44,6 +44,23 @@ TEST_CASE("DeepSeek-V3 multi-head latent attention: tensor sizes of the checkpoi
   CHECK(p.active == trainsim::test::approx(total - 58 * 248 * expert).epsilon(1e-12));  // 8 routed + 1 shared of 257 per token
 }
 
+TEST_CASE("attention GEMM weights per tensor-parallel rank, as the layer walk dequantizes them and the count splits them") {
+  // Llama-3-8B: Q and O 2 x 4096 x 4096 = 33,554,432; K and V 2 x 4096 x 8·128 = 8,388,608; one KV head's pair
+  // 2 x 4096 x 128 = 1,048,576. tp 8: 4,194,304 + 1,048,576; tp 16 has more ranks than KV heads, so each keeps
+  // one head's pair (Megatron replicates them): 2,097,152 + 1,048,576.
+  const AttentionWeights llama = attention_weights(preset_model("llama3-8b"));
+  CHECK(llama.split() == 33554432.0 + 8388608.0);
+  CHECK(llama.per_rank(1) == 33554432.0 + 8388608.0);
+  CHECK(llama.per_rank(8) == 4194304.0 + 1048576.0);
+  CHECK(llama.per_rank(16) == 2097152.0 + 1048576.0);
+  // DeepSeek-V3 (the checkpoint's tensors above): the up-projections and o_proj split, the down-projections
+  // 7168 x 1536 + 7168 x 576 = 15,138,816 whole on each of tp 8 ranks.
+  const AttentionWeights mla = attention_weights(preset_model("deepseek-v3"));
+  CHECK(mla.per_rank(8) == (37748736.0 + 16777216.0 + 117440512.0) / 8 + 15138816.0);
+  // An MLP's GEMM weights: gate, up and down of a gated MLP, 3 x 4096 x 14336 for Llama-3-8B.
+  CHECK(mlp_weights(preset_model("llama3-8b"), 14336) == 3.0 * 4096 * 14336);
+}
+
 TEST_CASE("GPT-3 175B matches 12Lh^2 + 13Lh + Vh + ph + 2h") {
   // Narayanan et al. SC'21 §5.1 formula for GPT with learned positions and biases, plus the final layernorm.
   const double L = 96, h = 12288, V = 50257, pos = 2048;
