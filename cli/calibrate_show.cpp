@@ -163,11 +163,15 @@ void print_table(std::ostream& os, const ProfileView& v) {
   if (v.coverage) print_calibration_summary(os, v.coverage_label(), p, *v.coverage);
 }
 
-void print_markdown(std::ostream& os, const ProfileView& v) {
+void print_markdown(std::ostream& os, const ProfileView& v, const ProfileInputs* inputs = nullptr) {
   md::heading(os, "Calibration profile " + v.path, 1);
   Rows facts;
   for (const auto& [k, value] : v.facts()) facts.push_back({k, value});
   md::table(os, {"", ""}, facts);
+  if (inputs) {
+    md::heading(os, inputs->title);
+    md::table(os, inputs->header, inputs->rows);
+  }
   md::heading(os, v.gemm_title());
   md::table(os, kGemmHeader, v.gemm_rows(), {false, true, true, true, true, true});
   md::heading(os, "Collectives (alpha-beta fits: time = alpha + bytes x factor / busbw)");
@@ -183,9 +187,13 @@ void print_markdown(std::ostream& os, const ProfileView& v) {
   }
 }
 
-void write_html(std::ostream& os, const ProfileView& v) {
+void write_html(std::ostream& os, const ProfileView& v, const ProfileInputs* inputs = nullptr) {
   html::Document d("Calibration profile " + v.path, v.path);
   d.facts(v.facts());
+  if (inputs) {
+    d.heading(inputs->title);
+    d.table(inputs->header, inputs->rows);
+  }
   d.heading(v.gemm_title());
   d.table(kGemmHeader, v.gemm_rows(), {false, true, true, true, true, true});
   d.heading("Collectives (alpha-beta fits: time = alpha + bytes x factor / busbw)");
@@ -201,18 +209,34 @@ void write_html(std::ostream& os, const ProfileView& v) {
   os << d.str();
 }
 
-}  // namespace
-
-int run_calibrate_show(const std::string& profile, const std::string& gpu, const std::string& format, const std::string& report) {
-  if (!gpu.empty()) expand_preset(PresetKind::Gpu, nlohmann::json(gpu), "--gpu");
-  note_input_file(profile);
-  const CalibrationProfile p = read_calibration_profile(profile, "PROFILE");
-  ProfileView v{profile, p, !gpu.empty() ? gpu : p.gpu.preset, std::nullopt, std::nullopt, std::nullopt};
+// The view of a profile, judged against `gpu` (empty: the profile's own preset, if it names one).
+ProfileView view_of(const std::string& path, const CalibrationProfile& p, const std::string& gpu) {
+  ProfileView v{path, p, !gpu.empty() ? gpu : p.gpu.preset, std::nullopt, std::nullopt, std::nullopt};
   if (!v.preset.empty()) {
     v.gpu = parse_gpu(nlohmann::json(v.preset), "--gpu");
     v.hw = preset_hardware(v.preset);
     v.coverage = CalibrationFit(p, *v.hw).coverage();
   }
+  return v;
+}
+
+}  // namespace
+
+void emit_written_profile(const std::string& what, nlohmann::json result, const std::string& path, const CalibrationProfile& p,
+                          const ProfileInputs& inputs, const std::function<void(std::ostream&)>& table, const std::string& format,
+                          const std::string& report) {
+  const ProfileView v = view_of(path, p, "");
+  result["profile"] = show_json(v);
+  emit_result(format, result, what,
+              {table, nullptr, [&](std::ostream& os) { print_markdown(os, v, &inputs); }, [&](std::ostream& os) { write_html(os, v, &inputs); }},
+              report);
+}
+
+int run_calibrate_show(const std::string& profile, const std::string& gpu, const std::string& format, const std::string& report) {
+  if (!gpu.empty()) expand_preset(PresetKind::Gpu, nlohmann::json(gpu), "--gpu");
+  note_input_file(profile);
+  const CalibrationProfile p = read_calibration_profile(profile, "PROFILE");
+  const ProfileView v = view_of(profile, p, gpu);
   emit_result(format, show_json(v), "calibrate show",
               {[&](std::ostream& os) { print_table(os, v); }, nullptr, [&](std::ostream& os) { print_markdown(os, v); },
                [&](std::ostream& os) { write_html(os, v); }},
