@@ -98,9 +98,8 @@ struct RunView {
     return j;
   }
   void table(std::ostream& os) const {
-    const char* labels[] = {"Plan       ", "Device     ", "Predicted  ", "Layers     "};
-    const auto f = facts();
-    for (std::size_t i = 0; i < f.size(); ++i) os << labels[i] << f[i].second << (i + 1 == f.size() ? "\n\n" : "\n");
+    for (const auto& [label, text] : facts()) os << label << std::string(11 - label.size(), ' ') << text << "\n";
+    os << "\n";
     TextTable t(kOpHeader);
     for (auto& row : op_rows()) t.add_row(row);
     t.print(os);
