@@ -32,13 +32,21 @@ struct LogRatioResiduals : Eigen::DenseFunctor<double> {
   const std::vector<const ReferenceCase*>* cases;
   const std::vector<std::size_t>* free;
   const FittedParameters* base;
+  // 1 / sqrt(cases of the case's source): each source's squared residuals weigh alike, whatever its number of cases,
+  // so one source's many runs of one regime do not outweigh another's (the sources are the independent observations
+  // leave-one-source-out judges).
+  std::vector<double> weight;
   LogRatioResiduals(const std::vector<const ReferenceCase*>& c, const std::vector<std::size_t>& fr, const FittedParameters& b)
-      : Eigen::DenseFunctor<double>(static_cast<int>(fr.size()), static_cast<int>(c.size())), cases(&c), free(&fr), base(&b) {}
+      : Eigen::DenseFunctor<double>(static_cast<int>(fr.size()), static_cast<int>(c.size())), cases(&c), free(&fr), base(&b) {
+    std::map<std::string, int> per_source;
+    for (const ReferenceCase* rc : c) ++per_source[rc->source];
+    for (const ReferenceCase* rc : c) weight.push_back(1 / std::sqrt(static_cast<double>(per_source[rc->source])));
+  }
   int operator()(const InputType& x, ValueType& r) const {
     const FittedParameters f = from_internal(x, *free, *base);
     for (std::size_t i = 0; i < cases->size(); ++i) {
       const ReferenceCase& c = *(*cases)[i];
-      r[static_cast<Eigen::Index>(i)] = std::log(time_ratio(c, predict_case(c, &f)));
+      r[static_cast<Eigen::Index>(i)] = weight[i] * std::log(time_ratio(c, predict_case(c, &f)));
     }
     return 0;
   }

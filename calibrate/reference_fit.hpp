@@ -1,7 +1,8 @@
 #pragma once
 // `trainsim calibrate fit-reference`: the fitted parameters (models/calibration/fitted_parameters.hpp) by least squares on
 // the log of measured / predicted iteration time over every counted speed case of ../shared/reference/, each
-// case weighted alike, each parameter kept in its physical range. The honest error is the leave-one-source-out
+// source (publication or measurement run) weighted alike whatever its number of cases, each parameter kept in its
+// physical range. The honest error is the leave-one-source-out
 // cross-validation: refit without one publication's cases and predict them, for every source in turn.
 #include <string>
 #include <vector>

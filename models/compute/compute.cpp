@@ -250,12 +250,14 @@ GemmCost gemm_cost(const GpuSpec& gpu, const GpuComputeTraits& tr, Precision p) 
 }
 
 // fp32 GEMMs on the CUDA cores (FFMA): PyTorch's default for fp32 matmuls (torch.backends.cuda.matmul.allow_tf32
-// is False), at the GPU's fp32 peak and the tensor-core GEMM ceiling (no shaped fit: the tf32 one does not apply).
+// is False), at the GPU's fp32 peak and the tensor-core GEMM ceiling (no shaped fit: the tf32 one does not apply),
+// in kFfmaTile-square output tiles.
 GemmCost cuda_core_fp32_cost(const GpuSpec& gpu, const GpuComputeTraits& tr) {
   GemmCost c = gemm_cost(gpu, tr, Precision::Fp32);
   if (gpu.flops_fp32 <= 0) return c;
   c.fit = nullptr;
   c.seconds_per_flop = tr.tensor_slowdown / (gpu.flops_fp32 * tr.gemm_ceiling);
+  if (c.sms > 0) c.tm = c.tn = kFfmaTile, c.inv_tm = c.inv_tn = 1 / kFfmaTile;
   return c;
 }
 }  // namespace compute_detail

@@ -22,6 +22,11 @@ GemmCost gemm_cost(const GpuSpec& gpu, const GpuComputeTraits& tr, Precision p);
 // fp32 GEMMs on the CUDA cores (FFMA): PyTorch's default for fp32 matmuls (torch.backends.cuda.matmul.allow_tf32
 // is False), at the GPU's fp32 peak and the tensor-core GEMM ceiling (no shaped fit: the tf32 one does not apply).
 GemmCost cuda_core_fp32_cost(const GpuSpec& gpu, const GpuComputeTraits& tr);
+// Output tile edge of cuBLAS's FFMA kernels at MoE expert shapes: profiled on an H100 (PyTorch 2.11, four
+// Qwen3-30B-A3B layers over fp32 parameters, 128 tokens per expert), 2,572 of the 3,845 FFMA GEMM launches were
+// sm80_xmma_gemm_f32f32 tilesize64x64x8 kernels, the rest 128x64 and 64x128 (calibrate/measurements/corpus/census/
+// kernel_times-*.json).
+inline constexpr double kFfmaTile = 64;
 // Seconds of one GEMM shape (count identical GEMMs together): the tile waves' compute or the operands' HBM
 // traffic, whichever is slower.
 double cost_time(const GemmCost& c, const GemmShape& g);

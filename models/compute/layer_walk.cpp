@@ -47,6 +47,7 @@ struct LayerWalk {
   OpBuilder<Record> ob;
   const double ab;
   const FrameworkTraits& fw;
+  const bool merged_adapters;  // LoRA merged into 3-D expert weights (merges_expert_adapters)
   // ZeRO-3 fetched module by module from Python hooks: each module's hooks in every forward and backward.
   const double module_fetch_s;
   const HookedModules hooked;
@@ -65,6 +66,7 @@ struct LayerWalk {
            training.uses_adapters() ? dd(training.lora.rank) : 0.0),
         ab(ob.ab),
         fw(framework_for(training, layout)),
+        merged_adapters(merges_expert_adapters(fw, training)),
         module_fetch_s(training.zero_stage >= 3 ? fw.zero3_module_fetch_us * 1e-6 : 0.0),
         hooked(hooked_modules(model, l, moe_layer)) {
     ob.eager_rmsnorm = !fw.fused_norm && m.norm == NormKind::RmsNorm;
@@ -247,9 +249,21 @@ struct LayerWalk {
       const bool fp32_experts = fw.moe_experts_in_weight_dtype && ob.autocast_casts && trained;
       const GemmCost linear = ob.linear;
       const double ab_saved = ob.ab;
-      if (fp32_experts) ob.linear = cuda_core_fp32_cost(gpu, tr), ob.autocast_casts = false, ob.ab = 4;
-      ob.mlp("moe.experts", m, l, tokens_per_expert, f_expert, local_experts, trained, kRecomputeMoeAct);
-      if (fp32_experts) ob.linear = linear, ob.autocast_casts = true, ob.ab = ab_saved;
+      // torch's grouped_mm has no fp32 kernel: it loops over the experts, one FFMA GEMM each (serial_gemms).
+      if (fp32_experts) ob.linear = cuda_core_fp32_cost(gpu, tr), ob.autocast_casts = false, ob.ab = 4, ob.serial_gemms = true;
+      if (merged_adapters) {
+        // peft's ParamWrapper (moe_expert_adapter_merge_passes): the experts' GEMMs run on the merged 16-bit weights
+        // and their weight gradients are computed (no autocast casts: the frozen base is 16-bit), no adapters on
+        // the tokens; the merge and the reduction into the factors are passes over the expert weights.
+        const bool casts = ob.autocast_casts;
+        ob.autocast_casts = false;
+        ob.mlp("moe.experts", m, LoraTargets{}, tokens_per_expert, f_expert, local_experts, true, kRecomputeMoeAct);
+        ob.autocast_casts = casts;
+        expert_adapter_merge(local_experts * mlp_weights(m, f_expert));
+      } else {
+        ob.mlp("moe.experts", m, l, tokens_per_expert, f_expert, local_experts, trained, kRecomputeMoeAct);
+      }
+      if (fp32_experts) ob.linear = linear, ob.autocast_casts = true, ob.ab = ab_saved, ob.serial_gemms = false;
       if (!fw.moe_grouped_gemm && fw.moe_expert_weights_indexed && trained) {
         // Each expert's backward: a zero-filled gradient of the whole 3-D parameter, then accumulated (read two,
         // write one): four passes per expert over all the layer's local expert weights, in the gradient's dtype.
@@ -274,6 +288,18 @@ struct LayerWalk {
     });
     if (m.hidden_dropout > 0) ob.dropout({"mlp", "dropout"}, tokens_outside * h);
     ob.residual({"mlp", "residual"}, tokens_outside * h);
+  }
+
+  // The merge of LoRA into 3-D expert weights: in the forward, W + s·B·A read and written (two passes, policy work the
+  // DPO reference does not run); in the backward, the rest of the framework's passes (the merged weight's gradient
+  // copied and reduced into B and A).
+  void expert_adapter_merge(double weights) {
+    const double passes = fw.moe_expert_adapter_merge_passes, forward_passes = std::min(2.0, passes);
+    const Acc before = ob.fwd;
+    ob.memory({"moe", "experts", "adapter_merge"}, forward_passes * ab * weights, (passes - forward_passes) * ab * weights, 1, 3);
+    Acc merge = ob.fwd;
+    merge.add(before, -1);
+    ob.adapter_fwd.add(merge);
   }
 
   void qlora_dequantize() {

@@ -134,6 +134,7 @@ struct OpBuilder {
   // Framework traits: GEMMs with count > 1 run as a loop of count separate GEMMs (per-expert MoE loop), and
   // which memory-bound ops run as eager op sequences.
   bool serial_count = false;
+  bool serial_gemms = false;  // only the GEMMs run one per expert (grouped_mm's loop over fp32 experts)
   bool eager_rmsnorm = false, eager_rope = false, eager_activation = false;
   bool autocast_casts = false;  // fp32 parameters cast per use by torch.autocast (framework autocast_fp32_weights)
   // Bytes per element of the residual stream (norms, residual adds): ab, or 4 where full training keeps fp32
@@ -215,7 +216,7 @@ struct OpBuilder {
              Acc* also_fwd = nullptr, Acc* also_bwd = nullptr) {
     if (tokens <= 0 || in <= 0 || out <= 0 || count <= 0) return;
     Acc f, b;
-    const bool serial = serial_count && count > 1;
+    const bool serial = (serial_count || serial_gemms) && count > 1;
     const GemmShape fprop{tokens, out, in, count}, dgrad{tokens, in, out, count}, wgrad{out, in, tokens, count};
     record_gemm(false, LayerOp::Gemm, name, "fprop", c, fprop, gemm(f, c, fprop, serial), serial);
     record_gemm(true, LayerOp::Gemm, name, "dgrad", c, dgrad, gemm(b, c, dgrad, serial), serial);

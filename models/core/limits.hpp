@@ -44,6 +44,7 @@ constexpr double kMaxBucketElements = 1e13;
 constexpr double kMaxLaunchGapUs = 1000;
 constexpr double kMaxModuleFetchUs = 100000;  // 0.1 s of host time per module and pass
 constexpr double kMaxBucketHiddenSquared = 1e4;  // bucket sizes as multiples of hidden_size² (DeepSpeed "auto": 0.9-1)
+constexpr double kMaxWeightPassesPerStep = 100;  // memory passes over a weight per step (peft's merged expert adapters: 12.5)
 
 // Hardware, in SI units.
 inline constexpr QuantityRange kGpuMemory{1073741824.0, 17592186044416.0};   // 1 GiB .. 16 TiB

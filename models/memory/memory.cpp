@@ -114,6 +114,13 @@ LayerActivations layer_activations(const ModelSpec& m, const TrainingSpec& t, co
     shared_inner = (gated * e + act_out + g) * sb * m.shared_expert_intermediate_size / tp;
     moe_inner = expert + 4 * sb * m.num_experts / (sp ? tp : 1) + shared_inner;
     moe_act = (act_out + g) * routed * m.moe_intermediate_size / p.etp;
+    // LoRA merged into 3-D expert weights (peft's ParamWrapper): each forward's W + s·B·A of every local expert, in
+    // 16 bits, kept by the experts' GEMMs until the layer's backward.
+    if (merges_expert_adapters(fw, t)) {
+      const double merged = e * dd(m.num_experts) / p.ep * mlp_weights(m, m.moe_intermediate_size / p.etp);
+      outside += merged * (sp ? tp : 1);
+      moe_inner += merged;
+    }
   }
   norm_outputs /= sp ? tp : 1;
   double lora = 0;

@@ -108,6 +108,9 @@ FrameworkTraits read_traits(const Json& values, const std::string& path, Framewo
   };
   factor("grad_bucket_hidden_squared", base.grad_bucket_hidden_squared);
   factor("param_gather_bucket_hidden_squared", base.param_gather_bucket_hidden_squared);
+  if (need("moe_expert_adapter_merge_passes"))
+    base.moe_expert_adapter_merge_passes = r.get_number("moe_expert_adapter_merge_passes", base.moe_expert_adapter_merge_passes, "", 0,
+                                                        limits::kMaxWeightPassesPerStep);
   for (const FlagTrait& f : kFlagTraits)
     if (need(f.key)) base.*f.member = r.get_bool(f.key, base.*f.member, "");
   for (const MicrosecondTrait& u : kMicrosecondTraits)
@@ -125,7 +128,7 @@ FrameworkTraits read_traits(const Json& values, const std::string& path, Framewo
   // Every trait is a known key (for "did you mean" on a misspelt override), whether given or not.
   r.mark_read({"preset", "version", "grad_bucket_elements", "grad_bucket_elements_per_dp_rank", "param_gather_unit", "param_gather_bucket_elements",
                "grad_bucket_hidden_squared", "param_gather_bucket_hidden_squared", "attention_kernel", "selective_recompute", "moe_dispatcher",
-               "pipeline_split"});
+               "pipeline_split", "moe_expert_adapter_merge_passes"});
   for (const FlagTrait& f : kFlagTraits) r.mark_read({f.key});
   for (const MicrosecondTrait& u : kMicrosecondTraits) r.mark_read({u.key});
   r.reject_unknown();
@@ -268,6 +271,7 @@ Json framework_to_json(const FrameworkTraits& f) {
     else if (key == "param_gather_bucket_elements") j[key] = f.param_gather_bucket_elements;
     else if (key == "grad_bucket_hidden_squared") j[key] = f.grad_bucket_hidden_squared;
     else if (key == "param_gather_bucket_hidden_squared") j[key] = f.param_gather_bucket_hidden_squared;
+    else if (key == "moe_expert_adapter_merge_passes") j[key] = f.moe_expert_adapter_merge_passes;
     else if (key == "attention_kernel") j[key] = f.attention_kernel == AttentionKernel::Flash2 ? "flash2" : "cudnn";
     else if (key == "selective_recompute")
       j[key] = f.selective_recompute == SelectiveRecompute::EveryOtherMatmul ? "every-other-matmul" : "attention-core";
@@ -290,6 +294,13 @@ bool implies_fsdp2(const TrainingSpec& t, const ParallelLayout& p) {
   return p.tp == 1 && p.pp == 1 && p.ep == 1 && t.zero_stage >= 3;
 }
 }  // namespace
+
+bool merges_expert_adapters(const FrameworkTraits& fw, const TrainingSpec& t) {
+  if (fw.moe_expert_adapter_merge_passes <= 0 || !t.uses_adapters()) return false;
+  for (const std::string& module : t.lora.target_modules)
+    if (module == "gate_proj" || module == "up_proj" || module == "down_proj") return true;
+  return false;
+}
 
 bool autocast_casts_weights(const FrameworkTraits& fw, const TrainingSpec& t) {
   return fw.autocast_fp32_weights && t.zero_stage < 3 && t.precision != Precision::Fp32;

@@ -159,6 +159,12 @@ struct FrameworkTraits {
   // passes over it per expert in the gradient's dtype (measured on an H100: 13-15 bytes per element per expert in
   // fp32, 6-8 in bf16; calibrate/measurements/corpus/indexed_expert_grad.py).
   bool moe_expert_weights_indexed = false;
+  // LoRA over MoE experts held as 3-D parameters (transformers 5.x) is peft's ParamWrapper: each forward materializes
+  // every local expert's W + s·B·A (kept by the experts' GEMMs for their backward), the backward computes the gradient
+  // of the whole merged weight (the weight-gradient GEMMs of full training) and reduces it into B and A. Its memory
+  // passes over the expert weights per step, in their dtype, beyond the GEMMs; 0: adapters on the tokens, a small
+  // A·B pair per expert Linear (peft over nn.Linear experts, Megatron's and ms-swift's LoRA).
+  double moe_expert_adapter_merge_passes = 0;
   // Full recompute runs through torch.utils.checkpoint without reentrance (transformers' gradient checkpointing,
   // torchtitan's checkpoint_wrapper): saved-tensor hooks in Python around every saved tensor, host time the fitted
   // checkpoint_hook_us prices. false: an autograd Function that saves the layer's inputs only (Megatron's
@@ -186,6 +192,10 @@ const nlohmann::json& framework_preset_json(const std::string& name);  // the pr
 FrameworkTraits parse_framework(const nlohmann::json& value, const std::string& path);
 // The scenario form of named traits: the name, or {"preset": NAME, overrides...}.
 nlohmann::json framework_to_json(const FrameworkTraits& f);
+
+// Whether the scenario's LoRA adapts MoE experts through merged 3-D weights (moe_expert_adapter_merge_passes > 0 and an
+// MLP module among the adapters' targets): the compute model prices the merge, the memory model the merged weights.
+bool merges_expert_adapters(const FrameworkTraits& fw, const TrainingSpec& t);
 
 // Whether autocast casts the trained weights per use (autocast_fp32_weights): not under ZeRO-3, whose gathers cast
 // the shards, nor in fp32 training. The compute model prices the casts, the memory model the 16-bit copies.

@@ -14,6 +14,8 @@ plus a `harness` section saying which loop runs it:
                      max_grad_norm 1.0, DataLoader, callbacks), timed from one optimizer step's end to the next.
   loop "hf-dpo"      DPO as TRL runs it: a frozen bf16 reference forward (no_grad) and the policy's forward and
                      backward over chosen and rejected sequences concatenated, sigmoid loss on summed log-probs.
+  harness.routing    "uniform": each token to num_experts_per_tok distinct experts drawn uniformly (a trained
+                     router's balance) instead of the random-weight router's top-k, which collapses onto few experts.
   training.framework {"preset": "transformers", "experts_implementation": "eager"} (trainsim's option of the
                      same name) picks transformers' experts implementation for MoE models; absent: the library's
                      default (grouped_mm in 5.x), reported in the output.
@@ -109,8 +111,32 @@ def build_model(case):
         spec = tr.get("lora", {})
         model = get_peft_model(model, LoraConfig(r=spec.get("rank", 16), lora_alpha=spec.get("alpha", 32), lora_dropout=0.0,
                                                  target_modules="all-linear", task_type="CAUSAL_LM"))
+    if case.get("harness", {}).get("routing") == "uniform":
+        uniform_routing(model)
     model.train()
     return model
+
+
+def uniform_routing(model):
+    """Routes every token to num_experts_per_tok distinct experts drawn uniformly at random, in place of the router's
+    top-k: a randomly initialised router sends the tokens of deeper layers to few experts (four Qwen3-30B-A3B layers at
+    1,024 tokens hit 127, 75, 48 and 37 of 128 experts: moe_adapter_mechanics.py), where a trained router with a
+    load-balancing loss spreads them. The router still runs, and its top-k weights still scale the experts' outputs."""
+    def reroute(module, args, kwargs):
+        args = list(args)
+        index = kwargs["top_k_index"] if "top_k_index" in kwargs else args[1]
+        tokens, k = index.shape[0], index.shape[-1]
+        experts = getattr(module, "num_experts", None) or module.gate_up_proj.shape[0]
+        fresh = torch.rand(tokens, experts, device=index.device).topk(k, dim=-1).indices.to(index.dtype).view_as(index)
+        if "top_k_index" in kwargs:
+            kwargs["top_k_index"] = fresh
+        else:
+            args[1] = fresh
+        return tuple(args), kwargs
+    hooked = [m.register_forward_pre_hook(reroute, with_kwargs=True) for m in model.modules()
+              if type(m).__name__.endswith("Experts")]
+    if not hooked:
+        raise RuntimeError("harness.routing uniform: the model has no *Experts module to route")
 
 
 def experts_reported(model):

@@ -11,6 +11,7 @@
 #include "models/calibration/fitted_parameters.hpp"
 #include "models/compute/compute.hpp"
 #include "models/core/errors.hpp"
+#include "models/memory/memory.hpp"
 #include "models/scenario/framework.hpp"
 #include "models/scenario/scenario.hpp"
 #include "models/step/step.hpp"
@@ -142,6 +143,37 @@ TEST_CASE("experts_implementation: a preset option that sets traits; the 5.x eag
   CHECK(scatter.bytes == trainsim::test::approx(8 * 16 * weights));
   CHECK(scatter.kernels == 16);
   CHECK(find_op(one_gpu(mixtral_2l(), "transformers"), "moe.experts.weight_grad_scatter", "backward", true).kernels == 0);
+}
+
+TEST_CASE("LoRA over 5.x's 3-D expert parameters: peft merges W + s·B·A, keeps it, and computes its gradient") {
+  // peft's ParamWrapper (moe_expert_adapter_merge_passes 12.5): per MoE layer of Mixtral-8x7B, 8 experts x 3 x 4096 x
+  // 14336 = 1,409,286,144 bf16 weights. The forward reads W and writes the merged copy (2 passes of 2 bytes), the
+  // backward makes the other 10.5 passes; the experts' weight-gradient GEMMs run (gate_up: 2 x 512 tokens per expert
+  // (2,048 x top-2 / 8) x 4096 x 28672 x 8 experts = 962,072,674,304 FLOPs) and the per-token adapters do not.
+  const Scenario lora = one_gpu(mixtral_2l(), "transformers", "lora");
+  const double weights = 8 * 3 * 4096.0 * 14336;
+  CHECK(find_op(lora, "moe.experts.adapter_merge", "forward", true).bytes == trainsim::test::approx(4 * weights));
+  CHECK(find_op(lora, "moe.experts.adapter_merge", "backward", true).bytes == trainsim::test::approx(21 * weights));
+  CHECK(find_op(lora, "moe.experts.gate_up.wgrad", "backward", true).flops == trainsim::test::approx(962072674304.0));
+  CHECK(find_op(lora, "moe.experts.gate_lora.a.fprop", "forward", true).kernels == 0);
+  // Adapters on the tokens where the framework says so (0 passes: transformers 4.x's nn.Linear experts): no merge, no
+  // expert weight gradients, an A·B pair per expert Linear.
+  const Scenario on_tokens = one_gpu(mixtral_2l(), Json{{"preset", "transformers"}, {"version", "4.57"}}, "lora");
+  CHECK(find_op(on_tokens, "moe.experts.adapter_merge", "forward", true).kernels == 0);
+  CHECK(find_op(on_tokens, "moe.experts.gate.wgrad", "backward", true).kernels == 0);
+  CHECK(find_op(on_tokens, "moe.experts.gate_lora.a.fprop", "forward", true).kernels > 0);
+  // Full fine-tuning has no adapters to merge; an override of the trait names its path when out of range.
+  CHECK(find_op(one_gpu(mixtral_2l(), "transformers"), "moe.experts.adapter_merge", "forward", true).kernels == 0);
+  CHECK_THROWS_WITH_AS(parse_framework(Json{{"preset", "transformers"}, {"moe_expert_adapter_merge_passes", -1}}, "/training/framework"),
+                       doctest::Contains("/training/framework/moe_expert_adapter_merge_passes"), InputError);
+  // Memory: each MoE layer keeps its merged weights, 2 bytes each, until its backward: 2 x 1,409,286,144 bytes more
+  // activations per layer than with adapters on the tokens; under full recompute only the layer input is kept.
+  const double merged = layer_activations(lora.model, lora.training, lora.parallel, true).stored -
+                        layer_activations(on_tokens.model, on_tokens.training, on_tokens.parallel, true).stored;
+  CHECK(merged == trainsim::test::approx(2 * weights));
+  const Scenario full_recompute = one_gpu(mixtral_2l(), "transformers", "lora", "full");
+  CHECK(layer_activations(full_recompute.model, full_recompute.training, full_recompute.parallel, true).stored ==
+        trainsim::test::approx(2.0 * 2048 * 4096));
 }
 
 TEST_CASE("activation checkpointing's saved-tensor hooks: host time per forward and recompute kernel") {
