@@ -234,7 +234,7 @@ StageParams stage_parameters(const ModelSpec& m, const ModelParams& params, cons
   return sp;
 }
 
-double lora_parameters(const ModelSpec& m, const LoraSpec& lora) {
+double lora_parameters(const ModelSpec& m, const LoraSpec& lora, bool merged_experts) {
   const double h = dd(m.hidden_size), q = dd(m.num_attention_heads) * m.head_dim, kv = dd(m.num_key_value_heads) * m.head_dim;
   const double r = lora.rank;
   double per_layer_attn = 0, per_dense_mlp = 0, per_expert = 0;
@@ -253,11 +253,23 @@ double lora_parameters(const ModelSpec& m, const LoraSpec& lora) {
       per_expert += mlp_module(t, m.moe_intermediate_size);
     }
   }
-  // PEFT adapts each expert's linear layers when they are targeted (and the shared expert as a dense MLP).
+  // PEFT adapts each expert's linear layers when they are targeted (and the shared expert as a dense MLP). Over 3-D
+  // expert parameters its ParamWrapper takes the fused gate_up at twice the rank (peft 0.21 on transformers 5.17:
+  // lora_A of 2r·E rows for gate_up_proj, r·E for down_proj) and adapts the router's weight as well.
+  if (merged_experts && per_expert > 0) {
+    const double f = m.moe_intermediate_size;
+    bool up = false, down = false;
+    for (const auto& t : lora.target_modules) {
+      up = up || t == "gate_proj" || t == "up_proj";
+      down = down || t == "down_proj";
+    }
+    per_expert = (up ? (m.mlp == MlpKind::Gated ? 2 * r * (h + 2 * f) : r * (h + f)) : 0.0) + (down ? r * (f + h) : 0.0);
+  }
+  const double router = merged_experts && per_expert > 0 ? r * (h + m.num_experts) : 0.0;
   double shared = 0;
   for (const auto& t : lora.target_modules) shared += m.shared_expert_intermediate_size > 0 ? mlp_module(t, m.shared_expert_intermediate_size) : 0;
   return m.num_hidden_layers * per_layer_attn + m.num_dense_layers() * per_dense_mlp +
-         m.num_moe_layers() * (per_expert * m.num_experts + shared);
+         m.num_moe_layers() * (per_expert * m.num_experts + router + shared);
 }
 
 }  // namespace trainsim

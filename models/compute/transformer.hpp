@@ -102,7 +102,9 @@ struct StageParams {
 };
 StageParams stage_parameters(const ModelSpec& m, const ModelParams& params, const ParallelLayout& p, int stage);
 
-// LoRA adapter parameters for the whole model (rank r on each target module: r·(in + out)).
-double lora_parameters(const ModelSpec& m, const LoraSpec& lora);
+// LoRA adapter parameters for the whole model (rank r on each target module: r·(in + out)). `merged_experts`: peft's
+// ParamWrapper over 3-D expert parameters (merges_expert_adapters, transformers 5.x), which adapts per expert the
+// fused gate_up at rank 2r over (hidden + 2f) and down at rank r, and the router's weight at rank r, per MoE layer.
+double lora_parameters(const ModelSpec& m, const LoraSpec& lora, bool merged_experts = false);
 
 }  // namespace trainsim

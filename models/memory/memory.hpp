@@ -107,7 +107,10 @@ struct MemoryModel {
   const HardwareSpec& hardware;
   MemoryAllowances allowances;
   ModelParams params;
-  double lora_params = 0;
+  // Adapter parameters on the tokens, and with the experts adapted through merged 3-D weights (lora_parameters);
+  // adapter_params picks the layout's framework's.
+  double lora_params = 0, lora_params_merged = 0;
+  double adapter_params(const ParallelLayout& p) const;
 };
 
 }  // namespace trainsim

@@ -10,6 +10,7 @@
 #include "models/core/name_registry.hpp"
 #include "models/memory/memory.hpp"
 #include "models/reliability/reliability_limits.hpp"
+#include "models/scenario/framework.hpp"
 
 namespace trainsim {
 
@@ -43,7 +44,7 @@ CheckpointSize checkpoint_size(const ModelSpec& m, const TrainingSpec& t, const 
   } else {
     // LoRA / QLoRA: PEFT saves the fp32 adapters and their two Adam moments (12 B/param); a restart also
     // reads the frozen base (QLoRA in NF4; the 16-bit embeddings and norms are a rounding error at this scale).
-    s.trained_parameters = lora_parameters(m, t.lora);
+    s.trained_parameters = lora_parameters(m, t.lora, merges_expert_adapters(framework_for(t, p), t));
     s.state_bytes = s.trained_parameters * (kAdapterWeightBytes + (weights_only ? 0.0 : kAdapterOptimizerBytes));
     const double base = t.quantized_base() ? s.parameters * kNf4BytesPerParam : s.parameters * base_weight_bytes;
     s.restore_bytes = s.state_bytes + base;

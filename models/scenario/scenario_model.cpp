@@ -195,8 +195,11 @@ ModelSpec parse_model(const Json& section_value, std::vector<AppliedDefault>* de
   m.vocab_size = r.required_int("vocab_size", 1, limits::kMaxVocab);
   m.tie_word_embeddings = r.get_bool("tie_word_embeddings", false, "Hugging Face default for Llama-family configs");
   m.max_position_embeddings = r.get_int("max_position_embeddings", 0, "unknown", 0, limits::kMaxPositions);
-  std::string pos = r.get_enum("position_embedding_type", {"rope", "learned", "alibi"}, "rope", "rotary embeddings (no parameters)");
-  m.position_embedding = pos == "learned" ? PositionEmbedding::Learned : pos == "alibi" ? PositionEmbedding::Alibi : PositionEmbedding::Rope;
+  std::string pos = r.get_enum("position_embedding_type", {"rope", "learned", "alibi", "none"}, "rope", "rotary embeddings (no parameters)");
+  m.position_embedding = pos == "learned" ? PositionEmbedding::Learned
+                         : pos == "alibi" ? PositionEmbedding::Alibi
+                         : pos == "none"  ? PositionEmbedding::None
+                                          : PositionEmbedding::Rope;
   std::string norm_default = section.contains("layer_norm_eps") || section.contains("layer_norm_epsilon") ? "layernorm" : "rmsnorm";
   std::string norm = r.get_enum("norm_type", {"rmsnorm", "layernorm"}, norm_default,
                                 norm_default == "layernorm" ? "the config has layer_norm_eps" : "RMSNorm (Llama family)");

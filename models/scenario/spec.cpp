@@ -53,6 +53,7 @@ const char* to_string(PositionEmbedding p) {
     case PositionEmbedding::Rope: return "rope";
     case PositionEmbedding::Learned: return "learned";
     case PositionEmbedding::Alibi: return "alibi";
+    case PositionEmbedding::None: return "none";
   }
   return "";
 }

@@ -15,7 +15,7 @@ namespace trainsim {
 
 enum class MlpKind { Plain, Gated };  // "gelu" = 2 matrices; "silu"/"swiglu"/"geglu" = gated, 3 matrices
 enum class NormKind { LayerNorm, RmsNorm };
-enum class PositionEmbedding { Rope, Learned, Alibi };
+enum class PositionEmbedding { Rope, Learned, Alibi, None };  // None: no position signal (NoPE)
 
 struct ModelSpec {
   std::string name;

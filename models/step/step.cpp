@@ -28,7 +28,7 @@ StepModel::StepModel(const ModelSpec& m, const TrainingSpec& t, const HardwareSp
   } else if (calibration && !calibration->fitted_parameters.empty()) {
     apply_fitted_parameters(traits_, h.gpu, with_profile_parameters(shipped_fitted_parameters().values, *calibration));
   }
-  if (t.uses_adapters()) adapter_params_ = lora_parameters(m, t.lora);
+  if (t.uses_adapters()) adapter_params_ = lora_parameters(m, t.lora), merged_adapter_params_ = lora_parameters(m, t.lora, true);
   const std::string scale = band_scale(h.num_gpus, h.gpus_per_node);
   for (bool host : {false, true}) {
     band_megatron_[host] = &accuracy_band("megatron", scale, m.is_moe(), host);

@@ -78,7 +78,7 @@ class StepModel {
   const AccuracyBand* band_megatron_[2] = {nullptr, nullptr};
   const AccuracyBand* band_pytorch_[2] = {nullptr, nullptr};
   ModelParams params_;
-  double adapter_params_ = 0;
+  double adapter_params_ = 0, merged_adapter_params_ = 0;  // on the tokens, and over merged 3-D experts (lora_parameters)
   // A paged optimizer's memory, built once: what pages out on a layout prices its PCIe traffic (null: not paged).
   std::shared_ptr<const MemoryModel> paging_;
 };

@@ -8,6 +8,7 @@
 #include "models/compute/compute.hpp"
 #include "models/compute/moe_dispatch.hpp"
 #include "models/memory/memory.hpp"
+#include "models/scenario/framework.hpp"
 #include "models/step/step.hpp"
 
 namespace trainsim {
@@ -263,7 +264,8 @@ StepStream StepModel::stream(const ParallelLayout& p, const LayoutWork& work) co
     s.stage_comm.add(c.op(ParallelDim::Pp, Collective::SendRecv, Pass::Forward, OverlapWindow::None, c.act_bytes / (c.sp ? p.tp : 1), 2.0 * p.vpp, c.groups.pp));
 
   const StageParams sp0 = stage_parameters(m, params_, p, 0);
-  const double trainable_dense = t.trains_base_weights() ? sp0.dense : adapter_params_ * sp0.layers / m.num_hidden_layers / p.tp;
+  const double adapters = merges_expert_adapters(framework_for(t, p), t) ? merged_adapter_params_ : adapter_params_;
+  const double trainable_dense = t.trains_base_weights() ? sp0.dense : adapters * sp0.layers / m.num_hidden_layers / p.tp;
   const double trainable_expert = t.trains_base_weights() ? sp0.expert : 0.0;
   const bool sharded = t.zero_stage >= 1 || t.distributed_optimizer;
   if (t.zero_stage < 3) add_gradient_sync(c, groups, trainable_dense, trainable_expert, sharded);

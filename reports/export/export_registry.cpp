@@ -192,6 +192,7 @@ void megatron_model_arguments(const ExportPlan& p, std::vector<Argument>& a) {
       break;
     case PositionEmbedding::Learned: add("--position-embedding-type learned_absolute"); break;
     case PositionEmbedding::Alibi: add("--position-embedding-type none", "Megatron-LM has no ALiBi"); break;
+    case PositionEmbedding::None: add("--position-embedding-type none"); break;
   }
   if (!m.tie_word_embeddings) add("--untie-embeddings-and-output-weights");
   if (!m.attention_bias && !m.mlp_bias) add("--disable-bias-linear");

@@ -33,6 +33,9 @@ std::vector<Argument> megatron_deepspeed_arguments(const ExportPlan& p) {
     add("--use-rotary-position-embeddings");
     if (m.rope_theta > 0) add("--rotary-position-embeddings-theta " + s(std::llround(m.rope_theta)), "rope_theta");
   }
+  // Megatron-DeepSpeed adds learned absolute positions unless told not to (add_position_embedding defaults to True),
+  // which rotary and position-free models do not have.
+  if (m.position_embedding != PositionEmbedding::Learned) add("--no-position-embedding");
   if (!m.tie_word_embeddings) add("--untie-embeddings-and-output-weights");
   if (!m.attention_bias && !m.mlp_bias) add("--disable-bias-linear");
   add("--attention-dropout " + number_text(m.attention_dropout));

@@ -171,9 +171,32 @@ TEST_CASE("LoRA over 5.x's 3-D expert parameters: peft merges W + s·B·A, keeps
   const double merged = layer_activations(lora.model, lora.training, lora.parallel, true).stored -
                         layer_activations(on_tokens.model, on_tokens.training, on_tokens.parallel, true).stored;
   CHECK(merged == trainsim::test::approx(2 * weights));
+  // The adapters peft makes there, counted by peft on the H100 (calibrate/measurements/corpus/census/
+  // moe_adapter_mechanics-*.json): per layer q, k, v, o (16 x (4096 + 4096), (4096 + 1024) twice, (4096 + 4096)), per
+  // expert gate_up at rank 32 (32 x (4096 + 28672)) and down at 16 (16 x (14336 + 4096)), the router 16 x (4096 + 8):
+  // 22,479,104 for two layers; per expert Linear on the tokens (4.x), 16 x (4096 + 14336) x 3 per expert: 15,007,744.
+  const auto trainable = [](const Scenario& sc) { return MemoryModel(sc.model, sc.training, sc.hardware).estimate(sc.parallel).trainable_parameters; };
+  CHECK(trainable(lora) == 22479104.0);
+  CHECK(trainable(on_tokens) == 15007744.0);
   const Scenario full_recompute = one_gpu(mixtral_2l(), "transformers", "lora", "full");
   CHECK(layer_activations(full_recompute.model, full_recompute.training, full_recompute.parallel, true).stored ==
         trainsim::test::approx(2.0 * 2048 * 4096));
+}
+
+TEST_CASE("position_embedding_type none: a decoder without position signal does no rotary work") {
+  // The hand-written decoder of ../shared/reference/h100_single_gpu_runs.json (torch-dense) applies no RoPE: stated
+  // as "none", the layer loses its rope ops (eager: q and k rotated in fp32) and nothing else.
+  Json plain = llama_1b();
+  const Scenario rope = one_gpu(plain, "pytorch");
+  plain["position_embedding_type"] = "none";
+  const Scenario none = one_gpu(plain, "pytorch");
+  const LayerOp rotated = find_op(rope, "attention.rope", "forward", false);
+  CHECK(rotated.kernels > 0);
+  CHECK(find_op(none, "attention.rope", "forward", false).kernels == 0);
+  CHECK(find_op(none, "attention.qkv.fprop", "forward", false).predicted_s ==
+        trainsim::test::approx(find_op(rope, "attention.qkv.fprop", "forward", false).predicted_s));
+  CHECK(to_json(none)["model"]["position_embedding_type"] == "none");
+  CHECK(count_parameters(none.model).total == trainsim::test::approx(count_parameters(rope.model).total));
 }
 
 TEST_CASE("activation checkpointing's saved-tensor hooks: host time per forward and recompute kernel") {
