@@ -239,7 +239,7 @@ GemmCost gemm_cost(const GpuSpec& gpu, const GpuComputeTraits& tr, Precision p) 
   c.fit = tr.gemm_fit[static_cast<int>(p)];
   c.precision = p;
   c.seconds_per_flop = tr.tensor_slowdown / (gemm_peak_flops(gpu, p) * (c.fit ? 1.0 : tr.gemm_ceiling));
-  c.seconds_per_byte = 1 / (gpu.memory_bandwidth * tr.hbm_fraction);
+  c.seconds_per_byte = 1 / (gpu.memory_bandwidth * tr.hbm_fraction * kGemmStreamEfficiency);
   c.operand_bytes = bytes_per_element(p);
   c.output_bytes = p == Precision::Fp8 ? 2.0 : c.operand_bytes;  // fp8 GEMMs write 16-bit outputs (Transformer Engine)
   if (tr.sms > 0 && tr.tile_m > 0 && tr.tile_n > 0) {

@@ -27,6 +27,12 @@ GemmCost cuda_core_fp32_cost(const GpuSpec& gpu, const GpuComputeTraits& tr);
 // sm80_xmma_gemm_f32f32 tilesize64x64x8 kernels, the rest 128x64 and 64x128 (calibrate/measurements/corpus/census/
 // kernel_times-*.json).
 inline constexpr double kFfmaTile = 64;
+// A GEMM bound by its operands' traffic (few tokens against large weights: MoE experts at tens of tokens each,
+// adapters, small models) streams them at this fraction of a device-to-device copy's bandwidth: measured on an H100
+// (PyTorch 2.11), bf16 grouped GEMMs at 64 tokens per expert, Mixtral-8x7B and Qwen3-30B-A3B expert shapes, moved
+// their A + B + C at 0.81, 0.70, 0.78 and 0.58 of the copy's 3.0 TB/s; 0.72 their mean
+// (calibrate/measurements/corpus/grouped_mm_rate.py). Taken for every GPU, no other having been measured.
+inline constexpr double kGemmStreamEfficiency = 0.72;
 // Seconds of one GEMM shape (count identical GEMMs together): the tile waves' compute or the operands' HBM
 // traffic, whichever is slower.
 double cost_time(const GemmCost& c, const GemmShape& g);
