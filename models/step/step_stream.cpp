@@ -264,7 +264,7 @@ StepStream StepModel::stream(const ParallelLayout& p, const LayoutWork& work) co
     s.stage_comm.add(c.op(ParallelDim::Pp, Collective::SendRecv, Pass::Forward, OverlapWindow::None, c.act_bytes / (c.sp ? p.tp : 1), 2.0 * p.vpp, c.groups.pp));
 
   const StageParams sp0 = stage_parameters(m, params_, p, 0);
-  const double adapters = merges_expert_adapters(framework_for(t, p), t) ? merged_adapter_params_ : adapter_params_;
+  const double adapters = merges_expert_adapters(c.fw, t) ? merged_adapter_params_ : adapter_params_;
   const double trainable_dense = t.trains_base_weights() ? sp0.dense : adapters * sp0.layers / m.num_hidden_layers / p.tp;
   const double trainable_expert = t.trains_base_weights() ? sp0.expert : 0.0;
   const bool sharded = t.zero_stage >= 1 || t.distributed_optimizer;
