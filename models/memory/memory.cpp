@@ -185,8 +185,8 @@ MemoryModel::MemoryModel(const ModelSpec& m, const TrainingSpec& t, const Hardwa
   if (t.uses_adapters()) lora_params = lora_parameters(m, t.lora), lora_params_merged = lora_parameters(m, t.lora, true);
 }
 
-double MemoryModel::adapter_params(const ParallelLayout& p) const {
-  return merges_expert_adapters(framework_for(training, p), training) ? lora_params_merged : lora_params;
+double MemoryModel::adapter_params(const FrameworkTraits& fw) const {
+  return merges_expert_adapters(fw, training) ? lora_params_merged : lora_params;
 }
 
 MemoryModel::LayoutActivations MemoryModel::activations_for(const ParallelLayout& p) const {
@@ -241,7 +241,7 @@ StageMemory MemoryModel::stage(const ParallelLayout& p, int stage, const LayoutA
     const double base_bytes = linear * base_linear_bytes + sp.not_linear * bytes_per_element(t.precision);
     out.weights = shard_weights ? base_bytes / n_dense : base_bytes;
     offload_param_shard(t, &out);
-    const double adapters = adapter_params(p) * sp.layers / m.num_hidden_layers / p.tp;
+    const double adapters = adapter_params(fw) * sp.layers / m.num_hidden_layers / p.tp;
     out.weights += adapters * kAdapterWeightBytes / (shard_weights ? n_dense : 1);
     out.gradients = adapters * kAdapterGradBytes / (shard_grad ? n_dense : 1);
     optimizer = adapters * kAdapterOptimizerBytes / (shard_opt ? n_dense : 1);
@@ -367,7 +367,7 @@ StageMemory MemoryModel::worst_stage(const ParallelLayout& p) const {
 MemoryEstimate MemoryModel::estimate(const ParallelLayout& p) const {
   MemoryEstimate e;
   e.params = params;
-  e.trainable_parameters = training.trains_base_weights() ? params.total : adapter_params(p);
+  e.trainable_parameters = training.trains_base_weights() ? params.total : adapter_params(framework_for(training, p));
   e.capacity = hardware.gpu.memory_bytes;
   const LayoutActivations acts = activations_for(p);
   for (int s = 0; s < p.pp; ++s) {

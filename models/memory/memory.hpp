@@ -10,6 +10,8 @@
 
 namespace trainsim {
 
+struct FrameworkTraits;  // framework.hpp
+
 // Allowances for memory no formula gives exactly; documented in the README's memory section.
 struct MemoryAllowances {
   double cuda_context_bytes = 0.75 * kBytesPerGiB;  // CUDA context + cuBLAS/cuDNN workspaces (~0.5-1 GiB on nvidia-smi)
@@ -108,9 +110,9 @@ struct MemoryModel {
   MemoryAllowances allowances;
   ModelParams params;
   // Adapter parameters on the tokens, and with the experts adapted through merged 3-D weights (lora_parameters);
-  // adapter_params picks the layout's framework's.
+  // adapter_params picks the one of the layout's framework.
   double lora_params = 0, lora_params_merged = 0;
-  double adapter_params(const ParallelLayout& p) const;
+  double adapter_params(const FrameworkTraits& fw) const;
 };
 
 }  // namespace trainsim
