@@ -71,7 +71,7 @@ ProxyPlan plan_proxy(const Scenario& sc, const CalibrationProfile* profile, int 
   const HardwareSpec& hw = sc.hardware;
   std::unique_ptr<CalibrationFit> fit;
   if (profile) fit = std::make_unique<CalibrationFit>(*profile, hw);
-  const GpuComputeTraits traits = gpu_compute_traits(hw.gpu, fit.get());
+  const GpuComputeTraits traits = layer_power_traits(m, t, p, hw.gpu, gpu_compute_traits(hw.gpu, fit.get()));
 
   ProxyPlan plan;
   plan.layers = std::clamp(layers, 1, std::max(1, m.num_hidden_layers));

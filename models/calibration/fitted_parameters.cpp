@@ -15,7 +15,7 @@ extern const std::string_view fitted_parameters_json;
 const std::vector<FittedParameterInfo>& fitted_parameter_info() {
   static const std::vector<FittedParameterInfo> info = {
       {"tensor_energy_pj_per_flop", "pJ/FLOP", &FittedParameters::tensor_energy_pj_per_flop, 0.0, 3.0,
-       "energy per 16-bit tensor-core FLOP at the top clock: GEMMs above the power limit run at (TDP / power)^(1/3) of it"},
+       "energy per 16-bit tensor-core FLOP at the top clock: a layer whose average power is over the TDP runs its tensor-core kernels at the rate r where, with their power growing as r^3, the average meets the TDP"},
       {"memory_kernel_efficiency", "fraction", &FittedParameters::memory_kernel_efficiency, 0.3, 1.0,
        "HBM bandwidth of memory-bound training kernels over a device-to-device copy's"},
       {"checkpoint_hook_us", "us", &FittedParameters::checkpoint_hook_us, 0.0, 60.0,
@@ -38,9 +38,10 @@ FittedParameters with_profile_parameters(FittedParameters base, const Calibratio
 
 FittedParameters fit_starting_point() {
   FittedParameters f;
-  // One H100 SXM at its 700 W limit held 688 TFLOP/s of bf16 GEMM for minutes at 1383 MHz
-  // (calibrate/measurements/h100-sxm-80gb-2026-11-22/torch_train_step_sustained.json): 700 W / 688e12 FLOP/s.
-  f.tensor_energy_pj_per_flop = 700.0 / 688e12 * 1e12;
+  // The one GPU measured (calibrate/measurements/corpus/gemm_power.py, an H100 SXM): back-to-back bf16 GEMMs held
+  // 0.869 of their top-clock rate at 700 W, so at the top clock they would draw 700 / 0.869^3 W at the 809 TFLOP/s
+  // the compute model takes as its top-clock GEMM rate.
+  f.tensor_energy_pj_per_flop = 1.32;
   f.memory_kernel_efficiency = 1.0;  // memory-bound kernels as fast as a copy
   f.checkpoint_hook_us = 0.0;         // hooks as cheap as the launches they wrap
   return f;

@@ -10,13 +10,14 @@
 namespace trainsim {
 
 struct FittedParameters {
-  // Energy per dense 16-bit tensor-core FLOP at the GPU's top clock (whole board), pJ/FLOP. With dynamic power
-  // P = a·C·V²·f and V rising with f, power grows as f³ (DVFS): a GPU whose GEMMs would draw
-  // P = e x achieved FLOP/s above its power limit runs at clock fraction (TDP / P)^(1/3) (compute.hpp,
-  // power_limited_fraction). Measured on one H100 SXM at 700 W: sustained 688 TFLOP/s -> e >= 1.02.
+  // Energy per dense 16-bit tensor-core FLOP at the GPU's top clock (whole board), pJ/FLOP. Tensor-core power grows
+  // as the cube of their rate (DVFS: P ~ C·V²·f, V rising with f); a layer whose average power at the top clock is
+  // over the TDP runs its tensor-core kernels at the rate that brings it down to the TDP (compute.hpp,
+  // power_limited_fraction). Measured on one H100 SXM at 700 W (gemm_power.py): 1.32; the fit, over runs of 1 to
+  // 6,144 GPUs, lumps in what multi-GPU runs lose that the model does not name (README, "the fitted parameters").
   double tensor_energy_pj_per_flop = 0;
-  // Achieved HBM bandwidth of the memory-bound training kernels (norms, activations, casts, softmax, optimizer)
-  // over a device-to-device copy's, dimensionless.
+  // Achieved HBM bandwidth of a layer's memory-bound kernels (norms, activations, casts, softmax, rotary) over a
+  // device-to-device copy's, dimensionless (the optimizer's multi-tensor kernels: kMultiTensorEfficiency).
   double memory_kernel_efficiency = 1;
   // Host time per forward kernel added by activation checkpointing's saved-tensor hooks (torch.utils.checkpoint
   // without reentrance: a Python pack hook per saved tensor in the forward and the recompute, an unpack hook per use

@@ -214,12 +214,31 @@ double power_limited_fraction(double tdp_watts, double flops_per_s, double energ
   return std::cbrt(tdp_watts / power);
 }
 
+double power_limited_fraction(double tdp_watts, double tensor_power_w, const PowerDuty& duty) {
+  const double t = duty.tensor_s, other_s = duty.memory_s + duty.idle_s;
+  if (!(tdp_watts > 0) || !(tensor_power_w > 0) || !(t > 0)) return 1.0;
+  const double other_j = (duty.memory_s * kMemoryKernelPowerShare + duty.idle_s * kIdlePowerShare) * tdp_watts;
+  if (t * tensor_power_w + other_j <= tdp_watts * (t + other_s)) return 1.0;
+  // f(r) = P·r³ - a·r - TDP = 0 with a = (TDP·(M + I) - M·Pm - I·Pi) / T >= 0 (the rest draws less than the TDP):
+  // f(0) < 0 < f(1) and f is convex for r > 0, so Newton from r = 1 falls monotonically onto the one root.
+  const double a = std::max(0.0, (tdp_watts * other_s - other_j) / t);
+  double r = 1;
+  for (int i = 0; i < 50; ++i) {
+    const double f = tensor_power_w * r * r * r - a * r - tdp_watts;
+    const double step = f / (3 * tensor_power_w * r * r - a);
+    r -= step;
+    if (std::abs(step) < 1e-12) break;
+  }
+  return std::clamp(r, 0.0, 1.0);
+}
+
 void apply_fitted_parameters(GpuComputeTraits& tr, const GpuSpec& gpu, const FittedParameters& params) {
   // The GEMMs' power: the 16-bit rate they reach at the top clock (ceiling x peak). Every precision draws the
   // same power at the same clock (fp8 doubles the rate per watt, tf32 halves it: NVIDIA's datasheet peaks at
   // one TDP), so the clock fraction holds for all of them.
-  tr.tensor_slowdown = 1 / power_limited_fraction(gpu.tdp_watts, tr.gemm_ceiling * gemm_peak_flops(gpu, Precision::Bf16),
-                                                  params.tensor_energy_pj_per_flop);
+  tr.tdp_w = gpu.tdp_watts;
+  tr.tensor_power_w = params.tensor_energy_pj_per_flop * 1e-12 * tr.gemm_ceiling * gemm_peak_flops(gpu, Precision::Bf16);
+  tr.tensor_slowdown = 1 / power_limited_fraction(tr.tdp_w, tr.tensor_power_w, PowerDuty{1, 0, 0});
   tr.memory_kernel_efficiency = params.memory_kernel_efficiency;
   tr.checkpoint_hook_s = params.checkpoint_hook_us * 1e-6;
 }
@@ -279,6 +298,11 @@ double gemm_quantization(const GpuComputeTraits& tr, const GemmShape& g) {
 double memory_bound_time(const GpuSpec& gpu, const GpuComputeTraits& tr, double bytes) {
   if (bytes <= 0) return 0;
   return bytes / (gpu.memory_bandwidth * tr.hbm_fraction * tr.memory_kernel_efficiency);
+}
+
+double multi_tensor_time(const GpuSpec& gpu, const GpuComputeTraits& tr, double bytes) {
+  if (bytes <= 0) return 0;
+  return bytes / (gpu.memory_bandwidth * tr.hbm_fraction * kMultiTensorEfficiency);
 }
 
 double memory_bound_time(const GpuSpec& gpu, double bytes) { return memory_bound_time(gpu, gpu_compute_traits(gpu), bytes); }
@@ -377,7 +401,7 @@ EdgeCompute edge_compute(const ModelSpec& m, const TrainingSpec& t, const Parall
 }
 
 EdgeCompute edge_compute(const ModelSpec& m, const TrainingSpec& t, const ParallelLayout& p, const GpuSpec& gpu) {
-  return edge_compute(m, t, p, gpu, gpu_compute_traits(gpu));
+  return edge_compute(m, t, p, gpu, layer_power_traits(m, t, p, gpu, gpu_compute_traits(gpu)));
 }
 
 }  // namespace trainsim

@@ -51,7 +51,11 @@ struct GpuComputeTraits {
   // The fitted parameters (models/calibration/fitted_parameters.hpp) as this GPU feels them: tensor-core work (GEMMs,
   // fused attention) takes tensor_slowdown (>= 1) times longer under the power limit; memory-bound kernels
   // reach hbm_fraction x memory_kernel_efficiency of the datasheet bandwidth.
+  // tensor_slowdown is the clock a pure GEMM loop holds; a layer of a training step, whose memory-bound kernels and
+  // host gaps draw less, holds its own (layer_power_traits).
   double tensor_slowdown = 1;
+  double tdp_w = 0;            // the power limit (GpuSpec::tdp_watts); 0: none known
+  double tensor_power_w = 0;   // tensor-core kernels' power at the top clock: e x ceiling x bf16 peak
   double memory_kernel_efficiency = 1;
   double checkpoint_hook_s = 0;  // FittedParameters::checkpoint_hook_us, seconds
 };
@@ -67,6 +71,24 @@ void apply_fitted_parameters(GpuComputeTraits& tr, const GpuSpec& gpu, const Fit
 // min(1, (TDP / (e x flops_per_s))^(1/3)), dynamic power growing as the cube of the clock (P ~ C·V²·f with V
 // rising with f). 1 when the TDP or e is unknown (0).
 double power_limited_fraction(double tdp_watts, double flops_per_s, double energy_pj_per_flop);
+
+// What the rest of a workload draws beside its tensor-core kernels, as shares of the TDP, measured on one H100 SXM
+// at 700 W (calibrate/measurements/corpus/census/gemm_power-*.json): device-to-device copies at 3.0 TB/s drew
+// 379 W at the top clock (0.54), the board between kernels at the top clock 99-120 W (0.156, their mean).
+inline constexpr double kMemoryKernelPowerShare = 0.54;
+inline constexpr double kIdlePowerShare = 0.156;
+// A workload's seconds at the top clock by the power they draw: tensor-core kernels (GEMMs, fused attention),
+// memory-bound kernels, and the GPU waiting (for the host, between kernels).
+struct PowerDuty {
+  double tensor_s = 0, memory_s = 0, idle_s = 0;
+};
+// The clock fraction r a GPU holds under its power limit when the limit holds the average power over the workload
+// (the limiter averages over longer than one kernel): the tensor-core time T stretches to T/r at power P·r³, the
+// rest keeps its own power, and r solves (T/r·P·r³ + M·Pm + I·Pi) / (T/r + M + I) = TDP; 1 when the average at the
+// top clock is within the limit. Pure tensor work gives (TDP / P)^(1/3) as above. Checked against the same
+// H100: GEMMs with copies or idle gaps taking 21-51% of the time held 0.92-0.99 of their top-clock rate against
+// 0.87 back to back.
+double power_limited_fraction(double tdp_watts, double tensor_power_w, const PowerDuty& duty);
 
 double gemm_flops(const GemmShape& g);  // 2·m·n·k·count
 // HBM bytes of the GEMM(s): A and B read, C written, once each (operands at the precision's element
@@ -86,6 +108,14 @@ double gemm_time(const GpuSpec& gpu, const GpuComputeTraits& tr, Precision p, co
 // Memory-bound op moving `bytes` through HBM (read + write).
 double memory_bound_time(const GpuSpec& gpu, double bytes);
 double memory_bound_time(const GpuSpec& gpu, const GpuComputeTraits& tr, double bytes);
+// The optimizer step and the passes over the gradients beside it run as multi-tensor kernels (PyTorch's fused and
+// foreach optimizers and norms, apex's and Transformer Engine's fused Adam: one launch streams many tensors):
+// fused AdamW over fp32 parameters, gradients and moments moved the bytes optimizer_step_bytes counts at 0.92-0.94
+// of a device-to-device copy's bandwidth in four models on one H100 (Llama-3.2-1B, Qwen2.5-1.5B, two hand-written
+// decoders: calibrate/measurements/corpus/census/kernel_times-*-2026-11-28.json, torch_decoder-*), 0.93 their mean.
+// Unlike an eager layer's many small kernels (memory_kernel_efficiency), they stream at this measured rate.
+inline constexpr double kMultiTensorEfficiency = 0.93;
+double multi_tensor_time(const GpuSpec& gpu, const GpuComputeTraits& tr, double bytes);
 
 // Fraction of the dense 16-bit peak a fused (flash) attention kernel reaches with `seq_len` query tokens
 // per GPU, causal, head dim 128: forward or backward; on Hopper the framework's kernel (cuDNN-class or
@@ -135,6 +165,12 @@ struct LayerOp {
   double kernels = 1;            // kernel launches the op stands for (a per-expert loop: one per expert; eager op sequences: each op)
 };
 const char* to_string(LayerOp::Kind k);  // "gemm", "attention", "memory"
+// `tr` at the clock one training layer holds under the power limit: the layer (the MoE layer of a MoE model) priced at
+// the top clock gives the duty, power_limited_fraction the clock, tensor_slowdown its inverse. Every price of a
+// training step's layers and edges is made with these traits (layer_compute / layer_ops / edge_compute callers).
+GpuComputeTraits layer_power_traits(const ModelSpec& m, const TrainingSpec& t, const ParallelLayout& p, const GpuSpec& gpu,
+                                    GpuComputeTraits tr);
+// The convenience forms price at layer_power_traits(gpu_compute_traits(gpu)).
 std::vector<LayerOp> layer_ops(const ModelSpec& m, const TrainingSpec& t, const ParallelLayout& p, const GpuSpec& gpu, bool moe_layer);
 std::vector<LayerOp> layer_ops(const ModelSpec& m, const TrainingSpec& t, const ParallelLayout& p, const GpuSpec& gpu,
                                const GpuComputeTraits& tr, bool moe_layer);

@@ -437,7 +437,17 @@ LayerCompute layer_compute(const ModelSpec& m, const TrainingSpec& t, const Para
 }
 
 LayerCompute layer_compute(const ModelSpec& m, const TrainingSpec& t, const ParallelLayout& p, const GpuSpec& gpu, bool moe_layer) {
-  return layer_compute(m, t, p, gpu, gpu_compute_traits(gpu), moe_layer);
+  return layer_compute(m, t, p, gpu, layer_power_traits(m, t, p, gpu, gpu_compute_traits(gpu)), moe_layer);
+}
+
+GpuComputeTraits layer_power_traits(const ModelSpec& m, const TrainingSpec& t, const ParallelLayout& p, const GpuSpec& gpu,
+                                    GpuComputeTraits tr) {
+  tr.tensor_slowdown = 1;
+  if (!(tr.tdp_w > 0) || !(tr.tensor_power_w > 0)) return tr;
+  const LayerCompute top = layer_compute(m, t, p, gpu, tr, m.is_moe());
+  tr.tensor_slowdown = 1 / power_limited_fraction(tr.tdp_w, tr.tensor_power_w,
+                                                  PowerDuty{top.gemm_s + top.attention_s, top.memory_bound_s, top.host_s});
+  return tr;
 }
 
 std::vector<LayerOp> layer_ops(const ModelSpec& m, const TrainingSpec& t, const ParallelLayout& p, const GpuSpec& gpu,
@@ -465,7 +475,7 @@ std::vector<LayerOp> layer_ops(const ModelSpec& m, const TrainingSpec& t, const 
 }
 
 std::vector<LayerOp> layer_ops(const ModelSpec& m, const TrainingSpec& t, const ParallelLayout& p, const GpuSpec& gpu, bool moe_layer) {
-  return layer_ops(m, t, p, gpu, gpu_compute_traits(gpu), moe_layer);
+  return layer_ops(m, t, p, gpu, layer_power_traits(m, t, p, gpu, gpu_compute_traits(gpu)), moe_layer);
 }
 
 const char* to_string(LayerOp::Kind k) {

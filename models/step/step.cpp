@@ -38,9 +38,10 @@ StepModel::StepModel(const ModelSpec& m, const TrainingSpec& t, const HardwareSp
 
 StepModel::LayoutWork StepModel::work(const ParallelLayout& p) const {
   LayoutWork w;
-  w.dense = layer_compute(model_, training_, p, hardware_.gpu, traits_, false);
-  w.moe = model_.is_moe() ? layer_compute(model_, training_, p, hardware_.gpu, traits_, true) : w.dense;
-  w.edge = edge_compute(model_, training_, p, hardware_.gpu, traits_);
+  const GpuComputeTraits tr = layer_power_traits(model_, training_, p, hardware_.gpu, traits_);
+  w.dense = layer_compute(model_, training_, p, hardware_.gpu, tr, false);
+  w.moe = model_.is_moe() ? layer_compute(model_, training_, p, hardware_.gpu, tr, true) : w.dense;
+  w.edge = edge_compute(model_, training_, p, hardware_.gpu, tr);
   return w;
 }
 

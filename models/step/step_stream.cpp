@@ -277,7 +277,7 @@ StepStream StepModel::stream(const ParallelLayout& p, const LayoutWork& work) co
   // Offloaded, the host's share of the parameters crosses PCIe (gradients down, weights up) and steps at the host's
   // memory bandwidth; the rest steps on the GPU. The two parts are counted one after the other.
   const double host_share = t.offload_optimizer ? t.offload_fraction : 0.0;
-  s.optimizer_s = memory_bound_time(gpu, traits_, (1 - host_share) * local_params * optimizer_step_bytes(t, p));
+  s.optimizer_s = multi_tensor_time(gpu, traits_, (1 - host_share) * local_params * optimizer_step_bytes(t, p));
   if (host_share > 0) {
     const OffloadAssumptions host;
     s.optimizer_s += host_share * local_params * (grad_bytes_per_param + bytes_per_element(t.precision)) / host_link_bandwidth(gpu) +
@@ -296,7 +296,7 @@ StepStream StepModel::stream(const ParallelLayout& p, const LayoutWork& work) co
   const FrameworkTraits& fw = c.fw;
   const double clip_passes = fw.clip_grad_norm ? (fw.clip_scales_always ? 3.0 : 1.0) : 0.0;
   const double memset_bytes = fw.zero_grad_memset ? (trainable_dense + trainable_expert) * grad_bytes_per_param : 0.0;
-  s.overhead_s = memory_bound_time(gpu, traits_, clip_passes * local_params * grad_bytes_per_param + memset_bytes);
+  s.overhead_s = multi_tensor_time(gpu, traits_, clip_passes * local_params * grad_bytes_per_param + memset_bytes);
   return s;
 }
 

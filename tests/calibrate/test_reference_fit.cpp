@@ -60,11 +60,37 @@ TEST_CASE("power limit: the clock fraction a GPU holds is (TDP / power)^(1/3), b
   CHECK(ta.tensor_slowdown == 1.0);
 }
 
+TEST_CASE("power limit over a layer's duty: the average power meets the TDP, by hand and against an H100") {
+  // TDP 700 W, tensor-core kernels drawing 1000 W at the top clock for 1 s and memory-bound kernels (0.54 x 700 =
+  // 378 W) for 1 s: the average at the top clock is (1000 + 378) / 2 = 689 W, under the limit: the full rate.
+  CHECK(power_limited_fraction(700, 1000, PowerDuty{1, 1, 0}) == 1.0);
+  // 0.25 s of memory-bound kernels: 875.6 W at the top clock; r solves 1000 r^3 - 80.5 r - 700 = 0
+  // (80.5 = 700 x 0.25 - 378 x 0.25): r = 0.918114 (bisection by hand), where the average power is the TDP.
+  const double r = power_limited_fraction(700, 1000, PowerDuty{1, 0.25, 0});
+  CHECK(r == trainsim::test::approx(0.918114).epsilon(1e-5));
+  CHECK((1 / r * 1000 * r * r * r + 0.25 * 378) / (1 / r + 0.25) == trainsim::test::approx(700));
+  // Pure tensor work: the cube root of the single-kernel form.
+  CHECK(power_limited_fraction(700, 1400, PowerDuty{1, 0, 0}) == trainsim::test::approx(power_limited_fraction(700, 1400e12, 1.0)));
+  // The H100 measurement (calibrate/measurements/corpus/census/gemm_power-*-2026-11-28.json): back to back, bf16
+  // GEMMs held 0.869 of their top-clock rate, which puts their top-clock power at 700 / 0.869^3 W, 1.32 pJ/FLOP of
+  // the 809 TFLOP/s ceiling. With the GPU idle 21% of the time (GEMMs 0.79 of it at 0.925 of their top-clock rate:
+  // 0.731 at the top clock) they held 0.925; with copies 27% of the time, 0.92. The model: 0.930 and 0.915.
+  const GpuSpec h100 = parse_gpu("h100-sxm-80gb", "/gpu");
+  GpuComputeTraits tr = gpu_compute_traits(h100);
+  FittedParameters measured;
+  measured.tensor_energy_pj_per_flop = 1.32;
+  apply_fitted_parameters(tr, h100, measured);
+  CHECK(power_limited_fraction(tr.tdp_w, tr.tensor_power_w, PowerDuty{0.79 * 0.925, 0, 0.21}) == trainsim::test::approx(0.925).epsilon(0.01));
+  CHECK(power_limited_fraction(tr.tdp_w, tr.tensor_power_w, PowerDuty{0.73 * 0.92, 0.27, 0}) == trainsim::test::approx(0.92).epsilon(0.01));
+  // And back to back: 0.869 measured (695 of 800 TFLOP/s), which the preset's energy per FLOP was derived from.
+  CHECK(1 / tr.tensor_slowdown == trainsim::test::approx(0.869).epsilon(0.002));
+}
+
 TEST_CASE("gradient norm, clipping and zeroing: memory-bound passes over the local gradients, once per step") {
   // Llama-3-8B on one H100 (8,030,261,248 parameters, fp32 gradients under autocast): a plain loop does none of it;
   // torch's clip_grad_norm_ reads the gradients for the norm and reads and writes them for the multiply (3 passes of
-  // 4 bytes); Megatron's buffer zeroing writes them once more. Each pass at the memory-bound kernels' bandwidth
-  // (memory_bound_time): the breakdown's overhead is exactly that, and the step grows by it.
+  // 4 bytes); Megatron's buffer zeroing writes them once more. Each pass at the multi-tensor kernels' bandwidth
+  // (multi_tensor_time): the breakdown's overhead is exactly that, and the step grows by it.
   auto one_gpu = [](nlohmann::json framework) {
     return parse_scenario({{"model", "llama3-8b"},
                            {"training", {{"seq_len", 1024}, {"global_batch_size", 1}, {"recompute", "full"}, {"framework", framework}}},
@@ -78,7 +104,7 @@ TEST_CASE("gradient norm, clipping and zeroing: memory-bound passes over the loc
   const StepEstimate b = StepModel(clipped.model, clipped.training, clipped.hardware).estimate(clipped.parallel);
   CHECK(a.breakdown.overhead_s == 0.0);
   const GpuSpec& gpu = clipped.hardware.gpu;
-  CHECK(b.breakdown.overhead_s == trainsim::test::approx(memory_bound_time(gpu, gpu_compute_traits(gpu), 4 * params * 4.0)));
+  CHECK(b.breakdown.overhead_s == trainsim::test::approx(multi_tensor_time(gpu, gpu_compute_traits(gpu), 4 * params * 4.0)));
   CHECK(b.time_s - a.time_s == trainsim::test::approx(b.breakdown.overhead_s));
   // 128.5 GB at the H100's 3.35 TB/s, derated by the shipped copy and kernel efficiencies: tens of milliseconds.
   CHECK(b.breakdown.overhead_s > 4 * params * 4.0 / 3.35e12);
@@ -87,10 +113,10 @@ TEST_CASE("gradient norm, clipping and zeroing: memory-bound passes over the loc
 
 TEST_CASE("the least-squares fit recovers parameters from cases generated with them, and cross-validates to zero error") {
   FittedParameters truth;
-  truth.tensor_energy_pj_per_flop = 1.6;
+  truth.tensor_energy_pj_per_flop = 2.4;
   truth.memory_kernel_efficiency = 0.8;
-  // Cases that tell the parameters apart: power-limited Hopper GEMMs (H100, H200), A100s below the limit, eager
-  // memory-bound kernels (FSDP2 on a small model).
+  // Cases that tell the parameters apart: power-limited GEMMs (H100, H200; A100s over the limit too at 2.4 pJ/FLOP),
+  // eager memory-bound kernels (FSDP2 on a small model).
   std::vector<ReferenceCase> cases;
   cases.push_back(synthetic("8b-h100-fsdp2", "a", scenario("llama3-8b", "h100-sxm-80gb", 8, {{"dp", 8}, {"micro_batch_size", 2}}, "fsdp2"), truth));
   cases.push_back(synthetic("7b-h100-fsdp2", "a", scenario("qwen2.5-7b", "h100-sxm-80gb", 8, {{"dp", 8}, {"micro_batch_size", 4}}, "fsdp2"), truth));
@@ -102,7 +128,7 @@ TEST_CASE("the least-squares fit recovers parameters from cases generated with t
   for (const auto& c : cases) all.push_back(&c);
 
   const FittedParameters got = fit_parameters(all, fit_starting_point());
-  CHECK(got.tensor_energy_pj_per_flop == trainsim::test::approx(1.6).epsilon(1e-3));
+  CHECK(got.tensor_energy_pj_per_flop == trainsim::test::approx(2.4).epsilon(1e-3));
   CHECK(got.memory_kernel_efficiency == trainsim::test::approx(0.8).epsilon(1e-3));
 
   ReferenceSet set;

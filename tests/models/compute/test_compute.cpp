@@ -201,7 +201,11 @@ TEST_CASE("layer_compute: Llama-3-8B, s = 4096, b = 1, tp = 1 against the hand c
     t.recompute = Recompute::Selective;
     const LayerCompute sel = layer_compute(sc.model, t, layout(1), h100, false);
     CHECK(sel.recompute_flops == trainsim::test::approx(attn_fwd));
-    CHECK(sel.recompute_s == trainsim::test::approx(attn_fwd / (989.4e12 * 518.0 / 989) * slowdown(h100)));
+    // At the clock this layer holds under the power limit (layer_power_traits: the step model's pricing).
+    const double layer_slowdown = layer_power_traits(sc.model, t, layout(1), h100, gpu_compute_traits(h100)).tensor_slowdown;
+    CHECK(layer_slowdown >= 1.0);
+    CHECK(layer_slowdown <= slowdown(h100));  // never slower than a GEMM-only loop
+    CHECK(sel.recompute_s == trainsim::test::approx(attn_fwd / (989.4e12 * 518.0 / 989) * layer_slowdown));
   }
   SUBCASE("without flash attention the s² work is not halved by the causal mask") {
     TrainingSpec t = sc.training;
@@ -275,8 +279,10 @@ TEST_CASE("layer_compute: Mixtral-8x7B top-2 runs 2/8 of all experts' FLOPs") {
   const LayerCompute t2 = layer_compute(sc.model, sc.training, p, h100, true);
   CHECK(t2.forward_flops == trainsim::test::approx((attention_proj + router + attn + 2.0 / 8.0 * all_experts) / 2));
   CHECK(lc.gemm_s + lc.attention_s + lc.memory_bound_s == trainsim::test::approx(lc.forward_s + lc.backward_s));
-  // The overload with pre-resolved traits (what the layout search uses) gives the same answer.
-  const LayerCompute same = layer_compute(sc.model, sc.training, layout(1), h100, gpu_compute_traits(h100), true);
+  // The overload with pre-resolved traits at the layer's clock (what the step model and the layout search use) gives
+  // the same answer.
+  const LayerCompute same = layer_compute(sc.model, sc.training, layout(1), h100,
+                                          layer_power_traits(sc.model, sc.training, layout(1), h100, gpu_compute_traits(h100)), true);
   CHECK(same.forward_s == lc.forward_s);
   CHECK(same.backward_s == lc.backward_s);
 }
