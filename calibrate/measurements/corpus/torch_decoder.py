@@ -80,7 +80,8 @@ class Decoder(torch.nn.Module):
         return F.cross_entropy(logits.float()[:, :-1].reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1))
 
 
-def measure(name, rope):
+def decoder_step(name, rope):
+    """The decoder SHAPE-sSEQ-bBATCH-RECOMPUTE names on the GPU, its optimizer, and one training step of it."""
     model_name, rest = name.split("-s", 1)
     seq, mb, recompute = rest.split("-")
     seq, mb = int(seq), int(mb[1:])
@@ -97,6 +98,11 @@ def measure(name, rope):
         loss.backward()
         opt.step()
         opt.zero_grad(set_to_none=True)
+    return model, opt, step
+
+
+def measure(name, rope):
+    model, opt, step = decoder_step(name, rope)
     torch.cuda.reset_peak_memory_stats()
     wall = rc.median_wall(step, timed=6, warm=2)
     out = {"shape": name, "rope": rope, "wall_s": wall, "parameters": sum(p.numel() for p in model.parameters()),
