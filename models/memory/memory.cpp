@@ -105,9 +105,11 @@ LayerActivations layer_activations(const ModelSpec& m, const TrainingSpec& t, co
     const double routed = tokens * m.num_experts_per_tok;         // expert inputs it processes (balanced routing)
     // Router input (the router GEMM stays in 16/32 bits), fp32 routing probabilities, mask.
     outside += e * sb * h + 4 * sb * m.num_experts + hidden_mask * sb * h;
+    // Expert outputs are kept for the weighted combine unless the probabilities scale the activation instead.
+    const double kept_outputs = fw.moe_probs_in_activation ? 0.0 : e * routed * h;
     double expert = g * routed * h                               // permuted expert inputs
                     + (gated * e + act_out + g) * routed * m.moe_intermediate_size / p.etp
-                    + e * routed * h;                             // expert outputs kept for the weighted combine
+                    + kept_outputs;
     inside += (gated * e + act_out + g) * sb * m.shared_expert_intermediate_size;
     outside += expert * (sp ? tp : 1);                            // already per rank: undo the SP division below
     norm_outputs += e * sb * h;

@@ -70,6 +70,7 @@ constexpr FlagTrait kFlagTraits[] = {
     {"separate_projections", &FrameworkTraits::separate_projections},
     {"moe_experts_in_weight_dtype", &FrameworkTraits::moe_experts_in_weight_dtype},
     {"moe_expert_weights_indexed", &FrameworkTraits::moe_expert_weights_indexed},
+    {"moe_probs_in_activation", &FrameworkTraits::moe_probs_in_activation},
     {"checkpoint_saved_tensor_hooks", &FrameworkTraits::checkpoint_saved_tensor_hooks},
 };
 

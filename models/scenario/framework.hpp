@@ -159,6 +159,12 @@ struct FrameworkTraits {
   // passes over it per expert in the gradient's dtype (measured on an H100: 13-15 bytes per element per expert in
   // fp32, 6-8 in bf16; calibrate/measurements/corpus/indexed_expert_grad.py).
   bool moe_expert_weights_indexed = false;
+  // The router's probabilities scale the experts' activation (act(fc1 output) x prob before fc2: Megatron-Core's
+  // GroupedMLP / TEGroupedMLP activation_func_with_probs), so the combine sums unweighted outputs and the
+  // probabilities' gradient comes from the activation's backward: the experts' outputs are not kept for the backward.
+  // False: the combine weights each expert's output (transformers' modeling code, DeepSpeed-MoE, MegaBlocks), which
+  // the probabilities' gradient needs, so every routed token's output is kept (h elements per routed token).
+  bool moe_probs_in_activation = false;
   // LoRA over MoE experts held as 3-D parameters (transformers 5.x) is peft's ParamWrapper: each forward materializes
   // every local expert's W + s·B·A (kept by the experts' GEMMs for their backward), the backward computes the gradient
   // of the whole merged weight (the weight-gradient GEMMs of full training) and reduces it into B and A. Its memory

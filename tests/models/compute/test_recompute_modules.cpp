@@ -4,6 +4,7 @@
 // lists exactly it, and that recomputing the MoE block dispatches and combines again.
 #include <doctest/doctest.h>
 
+#include <fstream>
 #include <string>
 
 #include "models/compute/compute.hpp"
@@ -66,13 +67,43 @@ TEST_CASE("what each module drops from a layer's stored activations") {
   const Scenario core = qwen({{"recompute", "selective"}});
   CHECK(stored(core, true) - stored(qwen({{"recompute", "selective"}, {"recompute_modules", {"core_attn", "moe_act"}}}), true) ==
         approx(2 * sb * 8 * 768));
-  // moe: the block's routing and experts: fp32 router probabilities (4 x s x 128), permuted expert inputs and
-  // outputs (2 x 2 x s x 8 x h), the experts' SwiGLU inputs and fc2 input (3 x 2 x s x 8 x 768).
+  // moe: the block's routing and experts: fp32 router probabilities (4 x s x 128), permuted expert inputs
+  // (2 x s x 8 x h; Megatron-Core keeps no expert outputs: its probabilities scale the activation), the experts'
+  // SwiGLU inputs and fc2 input (3 x 2 x s x 8 x 768).
   CHECK(stored(core, true) - stored(qwen({{"recompute", "selective"}, {"recompute_modules", {"core_attn", "moe"}}}), true) ==
-        approx(4 * sb * 128 + 2 * 2 * sb * 8 * h_qwen + 3 * 2 * sb * 8 * 768));
+        approx(4 * sb * 128 + 2 * sb * 8 * h_qwen + 3 * 2 * sb * 8 * 768));
   // moe contains moe_act: both together drop what moe alone does.
   CHECK(stored(qwen({{"recompute", "selective"}, {"recompute_modules", {"moe", "moe_act"}}}), true) ==
         approx(stored(qwen({{"recompute", "selective"}, {"recompute_modules", {"moe"}}}), true)));
+}
+
+TEST_CASE("expert outputs are kept only where the combine weights them") {
+  // Qwen3-30B-A3B at 4096 tokens, top 8, hidden 2048: a framework whose combine weights each expert's output keeps
+  // it for the probabilities' gradient, 2 bytes x 8 routed copies x h per token; Megatron-Core scales the activation.
+  const Scenario mcore = qwen(nlohmann::json::object());
+  const Scenario weighted = qwen({{"framework", {{"preset", "megatron-core"}, {"moe_probs_in_activation", false}}}});
+  CHECK(stored(weighted, true) - stored(mcore, true) == approx(2.0 * 4096 * 8 * 2048));
+  CHECK(stored(weighted, false) == approx(stored(mcore, false)));  // a dense layer has no experts
+}
+
+TEST_CASE("DeepSeek-V3 at its published layout: a MoE layer's stored activations by hand, and the stages fit in 80 GB") {
+  // scenarios/examples/deepseek-v3-pretrain-2048xh800.json: fp8 (16-bit activations, 8-bit GEMM inputs saved for
+  // backward), tp 1, 4096 tokens a micro-batch, recompute of the norms, MLA's up-projections and the experts'
+  // activation (the report, §3.3.2-3.3.3). Per token, bytes (hidden 7168, 128 heads, v head 128, q latent 1536,
+  // kv latent 512 + rope 64, 256 experts top 8 of size 2048, one shared expert of 2048):
+  //   the two norms' inputs 2 x 2 x 7168 = 28,672; fp32 router probabilities 4 x 256 = 1,024;
+  //   permuted expert inputs (fp8) 8 x 7168 = 57,344; the experts' SwiGLU inputs 2 x 2 x 8 x 2048 = 65,536;
+  //   the shared expert's SwiGLU inputs and fc2 input 2 x 2 x 2048 + 2048 = 10,240;
+  //   the out-projection input (fp8) 128 x 128 = 16,384; the latents (16-bit and fp8 q latent 3 x 1536, kv latent
+  //   and rotary key 2 x 576, fp8 kv-norm output 512) 6,272; flash attention's fp32 log-sum-exp 4 x 128 = 512.
+  //   Total 185,984 (no expert outputs: Megatron-Core's probabilities scale the activation).
+  std::ifstream in(std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/examples/deepseek-v3-pretrain-2048xh800.json");
+  REQUIRE(in);
+  const Scenario v3 = parse_scenario(nlohmann::json::parse(in));
+  CHECK(stored(v3, true) == approx(4096.0 * 185984));
+  // DeepSeek trained it on H800s (80 GB): every pipeline stage fits.
+  const MemoryModel mm(v3.model, v3.training, v3.hardware);
+  CHECK(mm.worst_stage(v3.parallel).total <= v3.hardware.gpu.memory_bytes);
 }
 
 TEST_CASE("the recomputed work is the modules' forward work, and the recompute pass lists it") {
