@@ -209,9 +209,7 @@ GpuComputeTraits gpu_compute_traits(const GpuSpec& gpu) {
 }
 
 double power_limited_fraction(double tdp_watts, double flops_per_s, double energy_pj_per_flop) {
-  const double power = energy_pj_per_flop * 1e-12 * flops_per_s;
-  if (!(tdp_watts > 0) || !(power > tdp_watts)) return 1.0;
-  return std::cbrt(tdp_watts / power);
+  return power_limited_fraction(tdp_watts, energy_pj_per_flop * 1e-12 * flops_per_s, PowerDuty{1, 0, 0});
 }
 
 double power_limited_fraction(double tdp_watts, double tensor_power_w, const PowerDuty& duty) {
@@ -238,7 +236,7 @@ void apply_fitted_parameters(GpuComputeTraits& tr, const GpuSpec& gpu, const Fit
   // one TDP), so the clock fraction holds for all of them.
   tr.tdp_w = gpu.tdp_watts;
   tr.tensor_power_w = params.tensor_energy_pj_per_flop * 1e-12 * tr.gemm_ceiling * gemm_peak_flops(gpu, Precision::Bf16);
-  tr.tensor_slowdown = 1 / power_limited_fraction(tr.tdp_w, tr.tensor_power_w, PowerDuty{1, 0, 0});
+  tr.tensor_slowdown = 1 / power_limited_fraction(tr.tdp_w, tr.tensor_power_w, PowerDuty{1, 0, 0});  // a GEMM-only loop
   tr.memory_kernel_efficiency = params.memory_kernel_efficiency;
   tr.checkpoint_hook_s = params.checkpoint_hook_us * 1e-6;
 }

@@ -44,14 +44,8 @@ def profiled(step):
 
 
 def measure(case):
-    model = rc.build_model(case)
-    opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-5, fused=True)
-    step = rc.hf_step(case, model, opt)
-    wall = rc.median_wall(step, timed=3, warm=2)
-    out = {"id": case["id"], "wall_s": wall, **profiled(step)}
-    del model, opt
-    torch.cuda.empty_cache()
-    return out
+    return {"id": case["id"],
+            **rc.with_plain_step(case, lambda step: {"wall_s": rc.median_wall(step, timed=3, warm=2), **profiled(step)})}
 
 
 def main():

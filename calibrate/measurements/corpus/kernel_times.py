@@ -55,14 +55,8 @@ def profile_step(step):
 
 
 def measure(case):
-    model = rc.build_model(case)
-    opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-5, fused=True)
-    step = rc.hf_step(case, model, opt)
-    wall = rc.median_wall(step, timed=3, warm=2)
-    out = {"id": case["id"], "wall_s": wall, **profile_step(step)}
-    del model, opt
-    torch.cuda.empty_cache()
-    return out
+    return {"id": case["id"],
+            **rc.with_plain_step(case, lambda step: {"wall_s": rc.median_wall(step, timed=3, warm=2), **profile_step(step)})}
 
 
 def main():

@@ -166,6 +166,18 @@ def hf_step(case, model, opt):
     return step
 
 
+def with_plain_step(case, measure):
+    """measure(step) for one optimizer step of the case's plain loop (hf_step over the case's model, fused AdamW);
+    the model's GPU memory released after."""
+    model = build_model(case)
+    opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-5, fused=True)
+    try:
+        return measure(hf_step(case, model, opt))
+    finally:
+        del model, opt
+        torch.cuda.empty_cache()
+
+
 def sequence_logps(logits, ids):
     logp = F.log_softmax(logits[:, :-1].float(), dim=-1)
     return torch.gather(logp, 2, ids[:, 1:, None]).squeeze(-1).sum(-1)

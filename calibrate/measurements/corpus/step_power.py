@@ -40,12 +40,7 @@ def sampled(step, steps):
 
 
 def hf_case(case, steps):
-    model = rc.build_model(case)
-    opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-5, fused=True)
-    out = {"id": case["id"], **sampled(rc.hf_step(case, model, opt), steps)}
-    del model, opt
-    torch.cuda.empty_cache()
-    return out
+    return {"id": case["id"], **rc.with_plain_step(case, lambda step: sampled(step, steps))}
 
 
 def decoder_case(name, steps):
