@@ -17,6 +17,7 @@
 #include "models/reliability/walltime.hpp"
 #include "models/scenario/framework.hpp"
 #include "models/scenario/scenario.hpp"
+#include "models/step/pipeline_schedule.hpp"
 #include "models/step/step.hpp"
 #include "plan_input.hpp"
 #include "reports/export/export_registry.hpp"
@@ -161,6 +162,11 @@ int run_export(const ExportOptions& opt) {
 
   const PlanInput input = load_plan_input(opt.plan);
   const std::string& kind = input.kind;
+  // DualPipe is a library the training code calls (deepseek-ai/DualPipe), not a schedule any target's flags select:
+  // an export would launch another schedule than the one priced.
+  if (const Schedule sched = input.scenario.parallel.schedule; input.scenario.parallel.pp > 1 && pipeline_schedule(sched).bidirectional())
+    throw InputError("/parallel/schedule", std::string("\"") + to_string(sched) + "\"", "a schedule the export targets launch: gpipe, 1f1b or interleaved",
+                     "DualPipe (deepseek-ai/DualPipe) is called from the training code; price the exported stack with \"1f1b\"");
   ExportPlan plan;
   plan.model = input.scenario.model;
   plan.training = input.scenario.training;

@@ -56,7 +56,8 @@ Json presets_json(const std::string& kind) {
   if (kind.empty() || kind == "schedules") {
     out["schedules"] = Json::object();
     for (const PipelineSchedule* sc : pipeline_schedules())
-      out["schedules"][sc->name()] = {{"description", sc->description()}, {"source", sc->source()}, {"model_chunks", sc->uses_model_chunks()}};
+      out["schedules"][sc->name()] = {{"description", sc->description()}, {"source", sc->source()}, {"model_chunks", sc->uses_model_chunks()},
+                                          {"bidirectional", sc->bidirectional()}, {"searched", sc->searched()}};
   }
   if (kind.empty() || kind == "policies") {
     out["policies"] = Json::object();

@@ -6,6 +6,7 @@
 #include "models/compute/recompute_policy.hpp"
 #include "models/core/units.hpp"
 #include "models/scenario/scenario.hpp"
+#include "models/step/pipeline_schedule.hpp"
 #include "plan_report.hpp"
 #include "rlhf_report.hpp"
 #include "table.hpp"
@@ -123,7 +124,10 @@ void print_estimate_table(std::ostream& os, const EstimateResult& r) {
   os << "\nTraining   " << describe_training(s) << "\nLayout     " << describe_layout(s) << "\n";
   os << "Framework  " << describe_framework(s.training, s.parallel) << "\n\n";
 
-  os << "Memory per GPU, most loaded stage (" << w.stage << " of " << s.parallel.pp << ", " << w.layers << " layers), GiB\n";
+  // Under a bidirectional schedule (DualPipe) a row is a pipeline rank holding stages r and pp-1-r.
+  const bool ranks = s.parallel.pp > 1 && pipeline_schedule(s.parallel.schedule).bidirectional();
+  os << "Memory per GPU, most loaded " << (ranks ? "rank" : "stage") << " (" << w.stage << " of " << s.parallel.pp << ", " << w.layers
+     << " layers), GiB\n";
   TextTable t({"part", "GiB", "what"});
   std::string weights_what = format_count(w.parameters) + " parameters on this GPU";
   if (w.weights_held_by_autograd > 0) weights_what += ", " + gib(w.weights_held_by_autograd) + " GiB of it gathers held by autograd (memory_efficient_linear false)";
@@ -151,8 +155,8 @@ void print_estimate_table(std::ostream& os, const EstimateResult& r) {
   }
 
   if (s.parallel.pp > 1) {
-    os << "\nPer pipeline stage, GiB\n";
-    TextTable st({"stage", "layers", "weights", "grads", "optimizer", "activations", "other", "total", "fits"});
+    os << (ranks ? "\nPer pipeline rank (rank r holds stages r and pp-1-r), GiB\n" : "\nPer pipeline stage, GiB\n");
+    TextTable st({ranks ? "rank" : "stage", "layers", "weights", "grads", "optimizer", "activations", "other", "total", "fits"});
     for (const auto& x : m.stages)
       st.add_row({std::to_string(x.stage), std::to_string(x.layers), gib(x.weights), gib(x.gradients), gib(x.optimizer), gib(x.activations),
                   gib(x.other), gib(x.total), x.total <= m.capacity ? "yes" : "no"});

@@ -54,6 +54,10 @@ LayoutIssue check_layout(const ModelSpec& m, const TrainingSpec& t, const Parall
     return LayoutIssue::DpReplicate;
   if (unavailable(fw, p).available) return LayoutIssue::FrameworkParallel;
   if (t.global_batch_size % (ll(p.micro_batch_size) * p.dp)) return LayoutIssue::BatchSplit;
+  if (pipeline_schedule(p.schedule).bidirectional()) {
+    const ll micro_batches = t.global_batch_size / (ll(p.micro_batch_size) * p.dp);
+    if (p.pp < 2 || p.pp % 2 || micro_batches % 2 || micro_batches < 2 * ll(p.pp)) return LayoutIssue::BidirectionalShape;
+  }
   return LayoutIssue::None;
 }
 
@@ -80,6 +84,15 @@ InputError layout_error(LayoutIssue issue, const ModelSpec& m, const TrainingSpe
                           "\"interleaved\" when vpp > 1 (vpp = " + s(p.vpp) + ")", "or set vpp to 1");
       return InputError("/parallel/schedule", "\"interleaved\"", "pp >= 2 and vpp >= 2 (pp = " + s(p.pp) + ", vpp = " + s(p.vpp) + ")",
                         "use \"1f1b\" or set vpp");
+    case LayoutIssue::BidirectionalShape: {
+      const long long micro_batches = t.global_batch_size / (static_cast<long long>(p.micro_batch_size) * p.dp);
+      if (p.pp < 2 || p.pp % 2)
+        return InputError("/parallel/pp", s(p.pp), "an even pp of at least 2 under \"dualpipe\"", "its two directions pair rank r with rank pp-1-r");
+      return InputError("/training/global_batch_size", s(t.global_batch_size),
+                        "an even number of micro-batches per step, at least 2*pp (" + s(2 * p.pp) + "), under \"dualpipe\"; micro_batch_size " +
+                            s(p.micro_batch_size) + " x dp " + s(p.dp) + " gives " + std::to_string(micro_batches),
+                        "DualPipe feeds half of them from each end (dualpipe.py asserts it)");
+    }
     case LayoutIssue::VppLayers:
       return InputError("/parallel/vpp", s(p.vpp), "pp*vpp virtual stages at most the " + s(pipeline_slots(m.num_hidden_layers, p)) +
                         " pipeline slots (num_hidden_layers, plus the embedding and the loss where they count); pp = " + s(p.pp));

@@ -18,6 +18,7 @@ enum class LayoutIssue {
   PpLayers,            // pp > num_hidden_layers
   VppLayers,           // more virtual stages (pp·vpp) than pipeline slots (layers, embedding, loss)
   VppSchedule,         // vpp > 1 needs the interleaved schedule, and interleaved needs pp > 1
+  BidirectionalShape,  // dualpipe needs an even pp and an even number of micro-batches, at least 2 pp
   CpSeq,               // cp > 1: seq_len not divisible by 2·cp
   CpLinearAttention,   // cp > 1 on a model with linear-attention layers (their exchange is not modelled)
   SpSeq,               // sequence parallel: seq_len·... not divisible by tp

@@ -145,11 +145,11 @@ SearchSetup prepare_search(const Scenario& base, const std::vector<int>& gpu_cou
 }
 
 // The registered pipeline schedules (models/step/pipeline_schedule.hpp) that run model chunks, or those that do not:
-// a schedule registered there is searched without a change here.
+// a schedule registered there is searched without a change here (unless it says it is not searched).
 std::vector<Schedule> schedules_where(bool model_chunks) {
   std::vector<Schedule> v;
   for (const PipelineSchedule* p : pipeline_schedules())
-    if (p->uses_model_chunks() == model_chunks) v.push_back(p->id());
+    if (p->searched() && p->uses_model_chunks() == model_chunks) v.push_back(p->id());
   return v;
 }
 const std::vector<Schedule>& registered_schedules(bool model_chunks) {

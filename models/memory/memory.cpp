@@ -107,8 +107,10 @@ LayerActivations layer_activations(const ModelSpec& m, const TrainingSpec& t, co
     outside += e * sb * h + 4 * sb * m.num_experts + hidden_mask * sb * h;
     // Expert outputs are kept for the weighted combine unless the probabilities scale the activation instead.
     const double kept_outputs = fw.moe_probs_in_activation ? 0.0 : e * routed * h;
+    // The activation's inputs: 16-bit, or fp8 with an fp32 scale per 1x128 tile (moe_act_input_fp8, DeepSeek-V3 §3.3.2).
+    const double act_in = fw.moe_act_input_fp8 && t.precision == Precision::Fp8 ? 1 + 4.0 / 128 : e;
     double expert = g * routed * h                               // permuted expert inputs
-                    + (gated * e + act_out + g) * routed * m.moe_intermediate_size / p.etp
+                    + (gated * act_in + act_out + g) * routed * m.moe_intermediate_size / p.etp
                     + kept_outputs;
     inside += (gated * e + act_out + g) * sb * m.shared_expert_intermediate_size;
     outside += expert * (sp ? tp : 1);                            // already per rank: undo the SP division below
@@ -201,6 +203,41 @@ MemoryModel::LayoutActivations MemoryModel::activations_for(const ParallelLayout
 StageMemory MemoryModel::stage(const ParallelLayout& p, int stage) const { return this->stage(p, stage, activations_for(p)); }
 
 StageMemory MemoryModel::stage(const ParallelLayout& p, int stage, const LayoutActivations& acts) const {
+  StageMemory out = stage_states(p, stage, acts);
+  if (p.pp > 1 && pipeline_schedule(p.schedule).bidirectional() && p.pp - 1 - stage != stage) {
+    // The rank's second stage: its own copy of those parameters, gradients and optimizer states, and its half of
+    // the micro-batches' activations (micro_batches_in_flight counts each stage's share); one layer recomputes at a time.
+    const StageMemory other = stage_states(p, p.pp - 1 - stage, acts);
+    out.layers += other.layers;
+    out.parameters += other.parameters;
+    out.weights += other.weights, out.gradients += other.gradients, out.optimizer += other.optimizer;
+    out.host += other.host, out.nvme += other.nvme;
+    out.activations_layers += other.activations_layers;
+    out.activations_edges += other.activations_edges;
+    out.activations_recompute = std::max(out.activations_recompute, other.activations_recompute);
+    out.activations = out.activations_layers + out.activations_recompute + out.activations_edges;
+    out.weights_held_by_autograd += other.weights_held_by_autograd;
+    out.layer_microbatches_in_flight += other.layer_microbatches_in_flight;
+  }
+  const TrainingSpec& t = training;
+  int groups = 0;
+  for (int g : {p.tp, p.pp, p.cp, p.dp, p.ep, p.etp, p.dp_replicate}) groups += g > 1;  // hybrid sharding: a replica group too
+  out.cuda_context = allowances.cuda_context_bytes;
+  out.nccl = allowances.nccl_bytes_per_group * groups;
+  out.fragmentation = allowances.fragmentation * out.activations;
+  out.other = out.cuda_context + out.nccl + out.fragmentation;
+  out.total = out.weights + out.gradients + out.optimizer + out.activations + out.other;
+  // A paged optimizer's states never exhaust the GPU by themselves: what does not fit pages out to host memory.
+  if (t.paged_optimizer && out.total > hardware.gpu.memory_bytes) {
+    out.paged = std::min(out.optimizer, out.total - hardware.gpu.memory_bytes);
+    out.optimizer -= out.paged;
+    out.host += out.paged;
+    out.total -= out.paged;
+  }
+  return out;
+}
+
+StageMemory MemoryModel::stage_states(const ParallelLayout& p, int stage, const LayoutActivations& acts) const {
   const ModelSpec& m = model;
   const TrainingSpec& t = training;
   StageMemory out;
@@ -332,21 +369,6 @@ StageMemory MemoryModel::stage(const ParallelLayout& p, int stage, const LayoutA
     const double head = stage == p.pp - 1 ? dd(m.vocab_size) * m.hidden_size / p.tp : 0.0;
     out.weights_held_by_autograd = ((sp.total() - sp.edges) * micro_batches_per_layer + head) * bytes_per_element(t.precision);
     out.weights += out.weights_held_by_autograd;
-  }
-
-  int groups = 0;
-  for (int g : {p.tp, p.pp, p.cp, p.dp, p.ep, p.etp, p.dp_replicate}) groups += g > 1;  // hybrid sharding: a replica group too
-  out.cuda_context = allowances.cuda_context_bytes;
-  out.nccl = allowances.nccl_bytes_per_group * groups;
-  out.fragmentation = allowances.fragmentation * out.activations;
-  out.other = out.cuda_context + out.nccl + out.fragmentation;
-  out.total = out.weights + out.gradients + out.optimizer + out.activations + out.other;
-  // A paged optimizer's states never exhaust the GPU by themselves: what does not fit pages out to host memory.
-  if (t.paged_optimizer && out.total > hardware.gpu.memory_bytes) {
-    out.paged = std::min(out.optimizer, out.total - hardware.gpu.memory_bytes);
-    out.optimizer -= out.paged;
-    out.host += out.paged;
-    out.total -= out.paged;
   }
   return out;
 }

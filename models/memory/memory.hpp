@@ -102,7 +102,11 @@ struct MemoryModel {
     LayerActivations dense, moe;
   };
   LayoutActivations activations_for(const ParallelLayout& p) const;
+  // Under a bidirectional schedule (DualPipe) row `stage` is pipeline rank `stage`, holding stages stage and
+  // pp - 1 - stage.
   StageMemory stage(const ParallelLayout& p, int stage, const LayoutActivations& acts) const;
+  // One pipeline stage's states and activations, before the per-GPU allowances (context, NCCL, fragmentation).
+  StageMemory stage_states(const ParallelLayout& p, int stage, const LayoutActivations& acts) const;
 
   const ModelSpec& model;
   const TrainingSpec& training;

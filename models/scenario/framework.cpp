@@ -71,6 +71,7 @@ constexpr FlagTrait kFlagTraits[] = {
     {"moe_experts_in_weight_dtype", &FrameworkTraits::moe_experts_in_weight_dtype},
     {"moe_expert_weights_indexed", &FrameworkTraits::moe_expert_weights_indexed},
     {"moe_probs_in_activation", &FrameworkTraits::moe_probs_in_activation},
+    {"moe_act_input_fp8", &FrameworkTraits::moe_act_input_fp8},
     {"checkpoint_saved_tensor_hooks", &FrameworkTraits::checkpoint_saved_tensor_hooks},
 };
 

@@ -165,6 +165,10 @@ struct FrameworkTraits {
   // False: the combine weights each expert's output (transformers' modeling code, DeepSpeed-MoE, MegaBlocks), which
   // the probabilities' gradient needs, so every routed token's output is kept (h elements per routed token).
   bool moe_probs_in_activation = false;
+  // Under fp8 training the routed experts' activation (SwiGLU) inputs are cached in fp8 with fine-grained scales (one
+  // fp32 scale per 1x128 tile) for the activation's backward, not in 16 bits (DeepSeek-V3 report §3.3.2,
+  // "Low-Precision Storage"). None of the presets' stacks does it: a scenario turns it on for DeepSeek's own.
+  bool moe_act_input_fp8 = false;
   // LoRA over MoE experts held as 3-D parameters (transformers 5.x) is peft's ParamWrapper: each forward materializes
   // every local expert's W + s·B·A (kept by the experts' GEMMs for their backward), the backward computes the gradient
   // of the whole merged weight (the weight-gradient GEMMs of full training) and reduces it into B and A. Its memory

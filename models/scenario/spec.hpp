@@ -218,7 +218,7 @@ struct TrainingSpec {
   bool has_reference_copy() const { return mode == TrainingMode::Dpo && !uses_adapters(); }
 };
 
-enum class Schedule { Gpipe, OneFOneB, Interleaved };
+enum class Schedule { Gpipe, OneFOneB, Interleaved, DualPipe };
 
 struct ParallelLayout {
   int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, etp = 1, vpp = 1;

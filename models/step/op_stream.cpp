@@ -38,6 +38,7 @@ const char* to_string(OverlapWindow w) {
     case OverlapWindow::LayerBackward: return "layer-backward";
     case OverlapWindow::LastBackward: return "last-backward";
     case OverlapWindow::FirstForward: return "first-forward";
+    case OverlapWindow::PairedChunk: return "paired-chunk";
   }
   return "?";
 }
@@ -48,6 +49,8 @@ double window_compute(const LayerCompute& lc, OverlapWindow w) {
     case OverlapWindow::LayerAttention: return lc.attention_s;
     case OverlapWindow::LayerForward: return lc.forward_s + lc.recompute_s;
     case OverlapWindow::LayerBackward: return lc.backward_s;
+    // Every pass of the layer: each pass's communication runs under the other direction's pass.
+    case OverlapWindow::PairedChunk: return lc.forward_s + lc.backward_s + lc.recompute_s;
     default: return 0;
   }
 }
@@ -67,7 +70,7 @@ struct DimTime {
   double& operator[](ParallelDim d) { return by_dim[static_cast<int>(d)]; }
 };
 DimTime layer_exposed(const LayerStream& layer, double sm_share) {
-  constexpr int kWindows = 7;
+  constexpr int kWindows = 8;
   double total[kWindows] = {}, per_dim[kWindows][5] = {};
   for (const CommOp& op : layer.comm) {
     const int w = static_cast<int>(op.window);
@@ -116,24 +119,45 @@ StageTime fold_stage(const StepStream& s, int dense_layers, int moe_layers, bool
     const Zero3Edge edge = zero3_edge(s.first_layer_dense ? s.dense : s.moe);
     t.dp += edge.forward_s + edge.backward_s;
   }
-  for (const CommOp& op : s.stage_comm) t.pp += op.total_s();
+  // Pipeline send/recv: blocking, or under the stage's compute of the other direction (paired chunks).
+  double pp_paired = 0;
+  for (const CommOp& op : s.stage_comm) (op.window == OverlapWindow::PairedChunk ? pp_paired : t.pp) += op.total_s();
+  t.pp += exposed(pp_paired, t.compute + t.recompute, s.sm_share);
   t.edges = (first_stage ? s.edge.embedding_s : 0.0) + (last_stage ? s.edge.head_s : 0.0);
   return t;
 }
 
+namespace {
+StageTime fold_stage_of(const StepStream& s, const ModelSpec& m, const ParallelLayout& p, int stage) {
+  int layers = layers_in_stage(m.num_hidden_layers, p, stage);
+  int dense = dense_layers_in_stage(m.num_hidden_layers, m.num_dense_layers(), p, stage);
+  if (stage == p.pp - 1) {  // the multi-token-prediction modules' layers (ModelSpec::mtp_layers)
+    layers += m.mtp_layers;
+    if (!m.last_layer_moe()) dense += m.mtp_layers;
+  }
+  return fold_stage(s, dense, layers - dense, stage == 0, stage == p.pp - 1);
+}
+
+// A bidirectional schedule's rank r runs half the micro-batches through stage r and half through pp - 1 - r:
+// per micro-batch, the mean of the two.
+StageTime mean_of(const StageTime& a, const StageTime& b) {
+  StageTime t;
+  t.compute = (a.compute + b.compute) / 2, t.host = (a.host + b.host) / 2, t.recompute = (a.recompute + b.recompute) / 2;
+  t.tp = (a.tp + b.tp) / 2, t.cp = (a.cp + b.cp) / 2, t.ep = (a.ep + b.ep) / 2, t.pp = (a.pp + b.pp) / 2, t.dp = (a.dp + b.dp) / 2;
+  t.edges = (a.edges + b.edges) / 2;
+  return t;
+}
+}  // namespace
+
 StepBreakdown fold_step(const StepStream& s, const ModelSpec& m, const ParallelLayout& p) {
-  // Per micro-batch time of every stage; the slowest sets the pace (Narayanan et al. SC'21, §2.2):
+  // Per micro-batch time of every stage (or rank); the slowest sets the pace (Narayanan et al. SC'21, §2.2):
   // iteration = m·t_max + (Σ t_s − t_max)/v, i.e. (m + (p−1)/v)·t for equal stages.
+  const PipelineSchedule& schedule = pipeline_schedule(p.schedule);
+  const bool paired = p.pp > 1 && schedule.bidirectional();
   double sum = 0, worst = -1;
   StageTime slowest;
   for (int stage = 0; stage < p.pp; ++stage) {
-    int layers = layers_in_stage(m.num_hidden_layers, p, stage);
-    int dense = dense_layers_in_stage(m.num_hidden_layers, m.num_dense_layers(), p, stage);
-    if (stage == p.pp - 1) {  // the multi-token-prediction modules' layers (ModelSpec::mtp_layers)
-      layers += m.mtp_layers;
-      if (!m.last_layer_moe()) dense += m.mtp_layers;
-    }
-    const StageTime st = fold_stage(s, dense, layers - dense, stage == 0, stage == p.pp - 1);
+    const StageTime st = paired ? mean_of(fold_stage_of(s, m, p, stage), fold_stage_of(s, m, p, p.pp - 1 - stage)) : fold_stage_of(s, m, p, stage);
     const double ts = st.total();
     sum += ts;
     if (ts > worst) {
@@ -142,7 +166,7 @@ StepBreakdown fold_step(const StepStream& s, const ModelSpec& m, const ParallelL
     }
   }
   const double mb = s.micro_batches;
-  const double pipeline = p.pp == 1 ? mb * worst : pipeline_schedule(p.schedule).pipeline_time(s.micro_batches, worst, sum, p);
+  const double pipeline = p.pp == 1 ? mb * worst : schedule.pipeline_time(s.micro_batches, worst, sum, p);
 
   StepBreakdown b;
   b.compute_s = mb * (slowest.compute + slowest.edges);

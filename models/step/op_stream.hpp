@@ -35,6 +35,7 @@ enum class OverlapWindow : unsigned char {
   LayerBackward,   // the layer's backward (ZeRO-3 / FSDP gather and reduce-scatter)
   LastBackward,    // the last micro-batch's backward (DP gradient buckets; the last bucket stays exposed)
   FirstForward,    // the first forward of the next step (parameter all-gather; the first bucket stays exposed)
+  PairedChunk,     // the other direction's chunk running beside it (DualPipe: a forward and a backward chunk together)
 };
 const char* to_string(OverlapWindow w);
 

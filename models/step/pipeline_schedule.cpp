@@ -57,16 +57,47 @@ class Interleaved final : public PipelineSchedule {
   }
 };
 
+// DualPipe (DeepSeek-V3 report §3.2.1, Table 2; deepseek-ai/DualPipe): micro-batches enter from both ends, so
+// rank r holds stages r and pp - 1 - r (two copies of the parameters, as the report says) and runs half of the
+// micro-batches through each; a forward chunk of one direction runs beside a backward chunk of the other, each
+// one's communication under the other's computation (the stream's paired-chunk window), and the zero-bubble split
+// of the backward into input (B) and weight (W) gradients fills the rest. Bubble (pp/2 - 1)(F&B + B - 3W): with a
+// chunk's forward F = T/3 of its forward + backward T, the backward B = 2T/3, the weight half of it W = T/3 and the
+// overlapped pair F&B = T (compute-bound once the communication hides), (pp/2 - 1)·2T/3 of the mean rank's T.
+// Activations: pp + 1 chunks at the peak (Table 2), (pp + 1)/2 of each stage. dualpipe.py asserts an even pp and
+// an even number of micro-batches, at least 2 pp. Not in any framework preset (the library is called from the
+// training code), so the search does not propose it.
+class DualPipe final : public PipelineSchedule {
+ public:
+  Schedule id() const override { return Schedule::DualPipe; }
+  const char* name() const override { return "dualpipe"; }
+  std::string description() const override {
+    return "bidirectional: rank r holds stages r and pp-1-r, a forward and a backward chunk overlapped (DeepSeek-V3)";
+  }
+  std::string source() const override { return "DeepSeek-V3 technical report (arXiv 2412.19437) §3.2.1 and Table 2; deepseek-ai/DualPipe dualpipe.py"; }
+  bool bidirectional() const override { return true; }
+  bool searched() const override { return false; }
+  double pipeline_time(int m, double worst, double sum, const ParallelLayout& p) const override {
+    const double mean_rank = sum / std::max(1, p.pp);
+    return m * worst + std::max(0.0, p.pp / 2.0 - 1.0) * (2.0 / 3.0) * mean_rank;
+  }
+  double micro_batches_in_flight(const ParallelLayout& p, int, int m) const override { return std::min(p.pp + 1.0, static_cast<double>(m)) / 2.0; }
+  // Steps 1 and 2 of dualpipe.py: 2(pp/2 - h - 1) + 2(h + 1) = pp chunk forwards before the first backward.
+  int warmup_forwards(const ParallelLayout& p, int, int m) const override { return std::min(m, p.pp); }
+};
+
 // In Schedule order, the order listings show.
 const NameRegistry<const PipelineSchedule*>& registry() {
   static const Gpipe gpipe;
   static const OneFOneB one_f_one_b;
   static const Interleaved interleaved;
+  static const DualPipe dualpipe;
   static const NameRegistry<const PipelineSchedule*> all = [] {
     NameRegistry<const PipelineSchedule*> r(NameOrder::Registration);
     r.add(&gpipe);
     r.add(&one_f_one_b);
     r.add(&interleaved);
+    r.add(&dualpipe);
     return r;
   }();
   return all;

@@ -9,6 +9,7 @@
 #include "models/compute/moe_dispatch.hpp"
 #include "models/memory/memory.hpp"
 #include "models/scenario/framework.hpp"
+#include "models/step/pipeline_schedule.hpp"
 #include "models/step/step.hpp"
 
 namespace trainsim {
@@ -46,6 +47,9 @@ struct StreamContext {
   StepStream& s;
   LayoutGroups groups;
   bool sp;
+  // A bidirectional pipeline (DualPipe) runs a forward and a backward chunk of two micro-batches together, each
+  // one's all-to-all and pipeline send/recv under the other's compute (DeepSeek-V3 §3.2.1).
+  bool paired_chunks;
   // Forward-type passes that communicate as the forward does: the forward, the DPO reference model's
   // forward, the forward recomputed under full recompute; then the backward.
   Pass passes[4];
@@ -56,7 +60,8 @@ struct StreamContext {
 
   StreamContext(const ModelSpec& m_, const TrainingSpec& t_, const ParallelLayout& p_, const CommModel& c, const FrameworkTraits& f, StepStream& s_,
                 int gpus_per_node)
-      : m(m_), t(t_), p(p_), comm(c), fw(f), s(s_), groups(group_placements(p_, gpus_per_node)), sp(p_.sequence_parallel && p_.tp > 1) {
+      : m(m_), t(t_), p(p_), comm(c), fw(f), s(s_), groups(group_placements(p_, gpus_per_node)), sp(p_.sequence_parallel && p_.tp > 1),
+        paired_chunks(p_.pp > 1 && pipeline_schedule(p_.schedule).bidirectional()) {
     passes[n_passes++] = Pass::Forward;
     if (t.mode == TrainingMode::Dpo) passes[n_passes++] = Pass::Reference;
     if (t.recompute == Recompute::Full) passes[n_passes++] = Pass::Recompute;
@@ -120,7 +125,8 @@ void add_expert_parallel(StreamContext& c) {
   // DeepEP sends a token once per node and GPU holding its experts, not once per expert (moe_dispatch.hpp).
   const double share = dispatch_traffic_share(c.fw.moe_dispatcher, m.num_experts, m.num_experts_per_tok, c.groups.ep);
   const double routed_bytes = c.tokens / (c.sp ? p.tp : 1) * m.num_experts_per_tok * m.hidden_size * 2 * share;
-  const CommOp a2a = c.op(ParallelDim::Ep, Collective::AllToAll, Pass::Forward, OverlapWindow::None, routed_bytes, 2, c.groups.ep);
+  const OverlapWindow w = c.paired_chunks ? OverlapWindow::PairedChunk : OverlapWindow::None;
+  const CommOp a2a = c.op(ParallelDim::Ep, Collective::AllToAll, Pass::Forward, w, routed_bytes, 2, c.groups.ep);
   c.each_pass(c.s.moe.comm, a2a, 2);
   // Recomputing the whole MoE block (Megatron's `moe` recompute module) dispatches and combines again.
   if (t.recompute == Recompute::Selective && (t.recompute_modules & kRecomputeMoe) && c.fw.selective_recompute == SelectiveRecompute::AttentionCore) {
@@ -261,9 +267,16 @@ StepStream StepModel::stream(const ParallelLayout& p, const LayoutWork& work) co
   // Pipeline point-to-point: each stage boundary passes activations forward and their gradients back, once
   // per model chunk (vpp) per micro-batch; with sequence parallelism each TP rank sends its 1/tp.
   if (p.pp > 1)
-    s.stage_comm.add(c.op(ParallelDim::Pp, Collective::SendRecv, Pass::Forward, OverlapWindow::None, c.act_bytes / (c.sp ? p.tp : 1), 2.0 * p.vpp, c.groups.pp));
+    s.stage_comm.add(c.op(ParallelDim::Pp, Collective::SendRecv, Pass::Forward, c.paired_chunks ? OverlapWindow::PairedChunk : OverlapWindow::None,
+                          c.act_bytes / (c.sp ? p.tp : 1), 2.0 * p.vpp, c.groups.pp));
 
-  const StageParams sp0 = stage_parameters(m, params_, p, 0);
+  // The first rank's parameters: stage 0's, and under a bidirectional schedule the last stage's too (its second
+  // copy of the model: the two copies' gradients join the data-parallel reduction).
+  StageParams sp0 = stage_parameters(m, params_, p, 0);
+  if (c.paired_chunks) {
+    const StageParams last = stage_parameters(m, params_, p, p.pp - 1);
+    sp0.dense += last.dense, sp0.expert += last.expert, sp0.layers += last.layers;
+  }
   const double adapters = merges_expert_adapters(c.fw, t) ? merged_adapter_params_ : adapter_params_;
   const double trainable_dense = t.trains_base_weights() ? sp0.dense : adapters * sp0.layers / m.num_hidden_layers / p.tp;
   const double trainable_expert = t.trains_base_weights() ? sp0.expert : 0.0;

@@ -86,22 +86,30 @@ TEST_CASE("expert outputs are kept only where the combine weights them") {
   CHECK(stored(weighted, false) == approx(stored(mcore, false)));  // a dense layer has no experts
 }
 
-TEST_CASE("DeepSeek-V3 at its published layout: a MoE layer's stored activations by hand, and the stages fit in 80 GB") {
+TEST_CASE("DeepSeek-V3 at its published layout: a MoE layer's stored activations by hand, and the ranks fit in 80 GB") {
   // scenarios/examples/deepseek-v3-pretrain-2048xh800.json: fp8 (16-bit activations, 8-bit GEMM inputs saved for
   // backward), tp 1, 4096 tokens a micro-batch, recompute of the norms, MLA's up-projections and the experts'
   // activation (the report, §3.3.2-3.3.3). Per token, bytes (hidden 7168, 128 heads, v head 128, q latent 1536,
   // kv latent 512 + rope 64, 256 experts top 8 of size 2048, one shared expert of 2048):
   //   the two norms' inputs 2 x 2 x 7168 = 28,672; fp32 router probabilities 4 x 256 = 1,024;
-  //   permuted expert inputs (fp8) 8 x 7168 = 57,344; the experts' SwiGLU inputs 2 x 2 x 8 x 2048 = 65,536;
+  //   permuted expert inputs (fp8) 8 x 7168 = 57,344; the experts' SwiGLU inputs in 16 bits 2 x 2 x 8 x 2048 = 65,536;
   //   the shared expert's SwiGLU inputs and fc2 input 2 x 2 x 2048 + 2048 = 10,240;
   //   the out-projection input (fp8) 128 x 128 = 16,384; the latents (16-bit and fp8 q latent 3 x 1536, kv latent
   //   and rotary key 2 x 576, fp8 kv-norm output 512) 6,272; flash attention's fp32 log-sum-exp 4 x 128 = 512.
   //   Total 185,984 (no expert outputs: Megatron-Core's probabilities scale the activation).
+  // DeepSeek caches the SwiGLU inputs in fp8 with an fp32 scale per 1x128 tile (§3.3.2, moe_act_input_fp8), 1 + 4/128
+  // bytes each: 2 x 8 x 2048 x (2 - 1.03125) = 31,744 fewer, 154,240.
   std::ifstream in(std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/examples/deepseek-v3-pretrain-2048xh800.json");
   REQUIRE(in);
-  const Scenario v3 = parse_scenario(nlohmann::json::parse(in));
-  CHECK(stored(v3, true) == approx(4096.0 * 185984));
-  // DeepSeek trained it on H800s (80 GB): every pipeline stage fits.
+  const nlohmann::json file = nlohmann::json::parse(in);
+  const Scenario v3 = parse_scenario(file);
+  REQUIRE(v3.training.framework.moe_act_input_fp8);
+  CHECK(stored(v3, true) == approx(4096.0 * 154240));
+  nlohmann::json sixteen_bit = file;
+  sixteen_bit["training"]["framework"]["moe_act_input_fp8"] = false;
+  CHECK(stored(parse_scenario(sixteen_bit), true) == approx(4096.0 * 185984));
+  // DeepSeek trained it on H800s (80 GB) under DualPipe: every rank, with its two stages, fits.
+  REQUIRE(v3.parallel.schedule == Schedule::DualPipe);
   const MemoryModel mm(v3.model, v3.training, v3.hardware);
   CHECK(mm.worst_stage(v3.parallel).total <= v3.hardware.gpu.memory_bytes);
 }

@@ -19,7 +19,7 @@ ParallelLayout layout(int pp, int vpp, int m) {
 }  // namespace
 
 TEST_CASE("schedules are registered by name") {
-  CHECK(pipeline_schedule_names() == std::vector<std::string>{"gpipe", "1f1b", "interleaved"});
+  CHECK(pipeline_schedule_names() == std::vector<std::string>{"gpipe", "1f1b", "interleaved", "dualpipe"});
   for (const PipelineSchedule* s : pipeline_schedules()) {
     CHECK(find_pipeline_schedule(s->name()) == s);
     CHECK(&pipeline_schedule(s->id()) == s);
