@@ -25,7 +25,8 @@ each step's end. Memory is torch.cuda.max_memory_allocated / max_memory_reserved
 allocator's cache was emptied between cases. One profiled step sums the GPU's kernel time (gpu_kernel_time_s), so a
 case says how much of its step the GPU sat waiting for the host.
 
-Run: python3 run_corpus.py cases.json -o results/GPU-DATE.json [--only ID[,ID]] [--deadline SECONDS]
+Run: python3 run_corpus.py cases.json -o results/GPU-DATE.json [--only ID[,ID]] [--deadline SECONDS] [--fresh-process]
+(--fresh-process: each case in a process of its own, as a training job runs; host-bound steps need it)
 Writes the output after every case, so a run stopped early keeps what it measured.
 """
 import argparse
@@ -339,6 +340,18 @@ def run_case(case, warm, timed, workdir):
         return {"oom": True}
 
 
+def run_in_fresh_process(a, case_id, workdir):
+    """The case's measurement from a child process of this script that runs it alone."""
+    os.makedirs(workdir, exist_ok=True)
+    out = os.path.join(workdir, f"{case_id}.json")
+    subprocess.run([sys.executable, os.path.abspath(__file__), a.cases, "-o", out, "--only", case_id, "--warm", str(a.warm),
+                    "--timed", str(a.timed)], check=True)
+    child = json.load(open(out))
+    if not child["cases"]:
+        raise RuntimeError(child["skipped"][0]["why"] if child["skipped"] else "no measurement")
+    return child["cases"][0]["measured"]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("cases")
@@ -347,6 +360,9 @@ def main():
     ap.add_argument("--warm", type=int, default=2)
     ap.add_argument("--timed", type=int, default=6)
     ap.add_argument("--deadline", type=float, default=0, help="seconds after which no new case starts (0: none)")
+    ap.add_argument("--fresh-process", action="store_true",
+                    help="run each case in a Python process of its own, as a training job runs (a host-bound step slows in a "
+                         "process that ran other cases before: census/host_bound_rerun-h100-sxm-80gb-2026-11-28.json)")
     ap.add_argument("--append", action="store_true",
                     help="keep the output file's cases (a case measured again replaces its row) and its runs' provenance")
     a = ap.parse_args()
@@ -356,7 +372,8 @@ def main():
     info = versions()
     date = time.strftime("%Y-%m-%d", time.gmtime())
     source = (f"measured {date} on one {info['gpu']}, torch {info['torch']}, transformers {info['transformers']}, "
-              f"peft {info['peft']} (trainsim calibrate/measurements/corpus/run_corpus.py; one process, one GPU; "
+              f"peft {info['peft']} (trainsim calibrate/measurements/corpus/run_corpus.py; "
+              f"{'a fresh process per case' if a.fresh_process else 'one process'}, one GPU; "
               f"median of {a.timed} timed steps after {a.warm} warm-up steps)")
     doc = {"description": spec["description"] + f" Measured {date}: {info['gpu']}, driver {info['driver']}, "
                                                 f"torch {info['torch']}, CUDA {info['cuda']}, cuDNN {info['cudnn']}.",
@@ -378,7 +395,7 @@ def main():
         row = dict(case)
         row["source"] = source
         try:
-            row["measured"] = run_case(case, a.warm, a.timed, workdir)
+            row["measured"] = run_in_fresh_process(a, case["id"], workdir) if a.fresh_process else run_case(case, a.warm, a.timed, workdir)
         except Exception:  # noqa: BLE001
             doc["skipped"].append({"id": case["id"], "why": traceback.format_exc()[-3000:]})
             row = None
@@ -394,9 +411,14 @@ def main():
                   f"({m['harness_seconds']} s)", file=sys.stderr, flush=True)
         else:
             print(f"{case['id']}: FAILED\n{doc['skipped'][-1]['why']}", file=sys.stderr, flush=True)
-        with open(a.output, "w") as f:
-            json.dump(doc, f, indent=1)
-            f.write("\n")
+        write(a.output, doc)
+    write(a.output, doc)  # the cases the deadline skipped
+
+
+def write(path, doc):
+    with open(path, "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
 
 
 if __name__ == "__main__":
