@@ -164,8 +164,8 @@ int run_export(const ExportOptions& opt) {
   const std::string& kind = input.kind;
   // DualPipe is a library the training code calls (deepseek-ai/DualPipe), not a schedule any target's flags select:
   // an export would launch another schedule than the one priced.
-  if (const Schedule sched = input.scenario.parallel.schedule; input.scenario.parallel.pp > 1 && pipeline_schedule(sched).bidirectional())
-    throw InputError("/parallel/schedule", std::string("\"") + to_string(sched) + "\"", "a schedule the export targets launch: gpipe, 1f1b or interleaved",
+  if (pairs_stages(input.scenario.parallel))
+    throw InputError("/parallel/schedule", std::string("\"") + to_string(input.scenario.parallel.schedule) + "\"", "a schedule the export targets launch: gpipe, 1f1b or interleaved",
                      "DualPipe (deepseek-ai/DualPipe) is called from the training code; price the exported stack with \"1f1b\"");
   ExportPlan plan;
   plan.model = input.scenario.model;

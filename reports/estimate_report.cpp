@@ -125,7 +125,7 @@ void print_estimate_table(std::ostream& os, const EstimateResult& r) {
   os << "Framework  " << describe_framework(s.training, s.parallel) << "\n\n";
 
   // Under a bidirectional schedule (DualPipe) a row is a pipeline rank holding stages r and pp-1-r.
-  const bool ranks = s.parallel.pp > 1 && pipeline_schedule(s.parallel.schedule).bidirectional();
+  const bool ranks = pairs_stages(s.parallel);
   os << "Memory per GPU, most loaded " << (ranks ? "rank" : "stage") << " (" << w.stage << " of " << s.parallel.pp << ", " << w.layers
      << " layers), GiB\n";
   TextTable t({"part", "GiB", "what"});

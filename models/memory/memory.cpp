@@ -204,7 +204,7 @@ StageMemory MemoryModel::stage(const ParallelLayout& p, int stage) const { retur
 
 StageMemory MemoryModel::stage(const ParallelLayout& p, int stage, const LayoutActivations& acts) const {
   StageMemory out = stage_states(p, stage, acts);
-  if (p.pp > 1 && pipeline_schedule(p.schedule).bidirectional() && p.pp - 1 - stage != stage) {
+  if (pairs_stages(p) && p.pp - 1 - stage != stage) {
     // The rank's second stage: its own copy of those parameters, gradients and optimizer states, and its half of
     // the micro-batches' activations (micro_batches_in_flight counts each stage's share); one layer recomputes at a time.
     const StageMemory other = stage_states(p, p.pp - 1 - stage, acts);

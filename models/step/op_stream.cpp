@@ -153,13 +153,14 @@ StepBreakdown fold_step(const StepStream& s, const ModelSpec& m, const ParallelL
   // Per micro-batch time of every stage (or rank); the slowest sets the pace (Narayanan et al. SC'21, §2.2):
   // iteration = m·t_max + (Σ t_s − t_max)/v, i.e. (m + (p−1)/v)·t for equal stages.
   const PipelineSchedule& schedule = pipeline_schedule(p.schedule);
-  const bool paired = p.pp > 1 && schedule.bidirectional();
+  const bool paired = pairs_stages(p);
   double sum = 0, worst = -1;
   StageTime slowest;
-  for (int stage = 0; stage < p.pp; ++stage) {
+  // Paired, ranks r and pp - 1 - r hold the same two stages: each pair is folded once and counted twice.
+  for (int stage = 0; stage < (paired ? p.pp / 2 : p.pp); ++stage) {
     const StageTime st = paired ? mean_of(fold_stage_of(s, m, p, stage), fold_stage_of(s, m, p, p.pp - 1 - stage)) : fold_stage_of(s, m, p, stage);
     const double ts = st.total();
-    sum += ts;
+    sum += paired ? 2 * ts : ts;
     if (ts > worst) {
       worst = ts;
       slowest = st;

@@ -113,6 +113,8 @@ const PipelineSchedule& pipeline_schedule(Schedule s) {
   return *registry().entries()[1];
 }
 
+bool pairs_stages(const ParallelLayout& p) { return p.pp > 1 && pipeline_schedule(p.schedule).bidirectional(); }
+
 const PipelineSchedule* find_pipeline_schedule(const std::string& name) {
   const PipelineSchedule* const* p = registry().find(name);
   return p ? *p : nullptr;

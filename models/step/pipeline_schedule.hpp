@@ -35,6 +35,8 @@ class PipelineSchedule {
 };
 
 const PipelineSchedule& pipeline_schedule(Schedule s);
+// Pipeline rank r holds stages r and pp - 1 - r: a bidirectional schedule over more than one stage.
+bool pairs_stages(const ParallelLayout& p);
 const PipelineSchedule* find_pipeline_schedule(const std::string& name);
 const std::vector<const PipelineSchedule*>& pipeline_schedules();  // in Schedule order
 std::vector<std::string> pipeline_schedule_names();

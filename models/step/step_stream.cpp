@@ -61,7 +61,7 @@ struct StreamContext {
   StreamContext(const ModelSpec& m_, const TrainingSpec& t_, const ParallelLayout& p_, const CommModel& c, const FrameworkTraits& f, StepStream& s_,
                 int gpus_per_node)
       : m(m_), t(t_), p(p_), comm(c), fw(f), s(s_), groups(group_placements(p_, gpus_per_node)), sp(p_.sequence_parallel && p_.tp > 1),
-        paired_chunks(p_.pp > 1 && pipeline_schedule(p_.schedule).bidirectional()) {
+        paired_chunks(pairs_stages(p_)) {
     passes[n_passes++] = Pass::Forward;
     if (t.mode == TrainingMode::Dpo) passes[n_passes++] = Pass::Reference;
     if (t.recompute == Recompute::Full) passes[n_passes++] = Pass::Recompute;

@@ -649,7 +649,7 @@ SimulationResult simulate_iterations(const Scenario& sc, const StepModel& model,
   if (p.vpp > 1 && p.gradient_accumulation_steps % p.pp != 0)
     throw InputError("/parallel/gradient_accumulation_steps", std::to_string(p.gradient_accumulation_steps),
                      "a multiple of pp (" + std::to_string(p.pp) + ") under the interleaved schedule, as Megatron requires");
-  if (p.pp > 1 && pipeline_schedule(p.schedule).bidirectional())
+  if (pairs_stages(p))
     throw InputError("/parallel/schedule", std::string("\"") + to_string(p.schedule) + "\"", "gpipe, 1f1b or interleaved in trainsim simulate",
                      "the simulator runs Megatron's one-direction schedules; estimate and plan price this one");
   // The rank grid has one data-parallel group: hybrid sharding's shard and replica groups are not laid out.
