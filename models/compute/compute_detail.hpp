@@ -40,11 +40,15 @@ double cost_time(const GemmCost& c, const GemmShape& g);
 // FlashAttention-2's backward pass runs 5 matmuls against the forward's 2: 2.5x the FLOPs (Dao 2023, §4.1 FLOP
 // count); causal masking skips fully masked blocks in both (attended_key_fraction, transformer.hpp).
 inline constexpr double kFlashBackwardFlops = 2.5;
-// Kernels of the fused attention backward beside the main one: FlashAttention-2 launches dot(dO, O), the
-// dq/dk/dv kernel and the dq conversion (flash-attention csrc flash_bwd_launch_template.h); cuDNN's SDPA backward,
-// profiled on an H100 with PyTorch 2.11, compute_dot_do_o, the bprop kernel, convert_dq_to_16bits and two
-// fmha_reduce_head (calibrate/measurements/corpus/census). The forward is one kernel either way.
-inline constexpr double kFlash2BackwardKernels = 3, kCudnnBackwardKernels = 5;
+// Launches of the fused attention: FlashAttention-2's forward is one kernel and its backward launches dot(dO, O), the
+// dq/dk/dv kernel and the dq conversion (flash-attention csrc flash_bwd_launch_template.h). cuDNN's SDPA, profiled
+// per decoder layer on an H100 with PyTorch 2.11 (calibrate/measurements/corpus/census/kernel_census-*: the layer's
+// only cudaMemset launches): forward the fprop kernel and one memset; backward compute_dot_do_o, the bprop kernel,
+// convert_dq_to_16bits, two fmha_reduce_head and four memsets of its accumulators. A memset takes no GPU time to
+// speak of, but the host launches it like any kernel, and the presets' launch gaps are wall time over every launch
+// the profiler counts.
+inline constexpr double kFlash2ForwardKernels = 1, kFlash2BackwardKernels = 3;
+inline constexpr double kCudnnForwardKernels = 2, kCudnnBackwardKernels = 9;
 
 // A per-expert MoE loop (transformers Qwen3MoeSparseMoeBlock / MixtralSparseMoeBlock.forward) launches, per
 // expert and beside the expert MLP's GEMMs and activation: torch.where on the routing mask (nonzero's count,
@@ -66,17 +70,26 @@ inline constexpr double kLoopRoutingKernelsForward = 11, kLoopRoutingKernelsBack
 // gradient. ab = bytes of a 16-bit (or fp32) activation, 4 = an fp32 intermediate.
 // RMSNorm (transformers/models/llama/modeling_llama.py LlamaRMSNorm): cast to fp32 (ab+4), pow 2 (4+4),
 // mean (4), mul by rsqrt (4+4), cast back (4+ab), mul weight (ab+ab), plus eps add and rsqrt on the per-token
-// vector (no bytes to speak of): 8 kernels. Backward: mul weight (dx 2ab, dweight reduction reads 2ab), cast
-// (ab+4), mul (8, and its rsqrt-factor reduction reads 8), rsqrt/add/mean on the vector then an expand (4),
-// pow (read 8, write 4), the sum of x's two gradient paths (read 8, write 4), cast (4+ab): 11 kernels.
-// fp32 training has no casts (.to(float32) of an fp32 tensor is free): 6 and 9 kernels.
+// vector (no bytes to speak of): 8 kernels. Backward, autograd's formulas (torch tools/autograd/derivatives.yaml,
+// FunctionsManual.cpp) op by op:
+//   mul weight: dx = g·w (2ab), dw = (g·x̂) summed over the tokens (product 3ab, reduction reads ab): 3 kernels;
+//   cast back's backward (ab+4);
+//   mul by rsqrt: g·r (8), and g·x summed over the hidden size for r (12 + 4): 3 kernels;
+//   rsqrt: -0.5·g·r³ on the per-token vector: 3 kernels (a scalar multiply, pow 3, the product), no bytes;
+//   mean: the expanded gradient over the hidden size (write 4): 1 kernel;
+//   pow 2: g·(2·x.pow(1)), where pow(x, 1) is a copy (8), the scalar multiply (8) and the product (12): 3 kernels;
+//   the sum of x's two gradient paths (12): 1 kernel; the first cast's backward (4+ab).
+// 16 kernels (14 without the casts). fp32 training has no casts (.to(float32) of an fp32 tensor is free): 6 and 14
+// kernels. Profiled on an H100 (calibrate/measurements/corpus/census/kernel_census-*, transformers 5.17 Llama layer
+// over fp32 parameters): per layer's two norms, the 2 pow, 4 scalar multiplies, 2 + 2 reductions and 2
+// device-to-device copies (pow(x, 1)) of this sequence, beside its products.
 struct EagerCost {
   double fwd_bytes, bwd_bytes, fwd_kernels, bwd_kernels;
 };
 inline EagerCost eager_rmsnorm_cost(double ab) {
   const bool casts = ab < 4;
   const double cast = casts ? ab + 4 : 0;
-  return {cast + 8 + 4 + 8 + cast + 2 * ab, 4 * ab + cast + 16 + 4 + 12 + 12 + cast, casts ? 8.0 : 6.0, casts ? 11.0 : 9.0};
+  return {cast + 8 + 4 + 8 + cast + 2 * ab, 6 * ab + cast + 24 + 4 + 28 + 12 + cast, casts ? 8.0 : 6.0, casts ? 16.0 : 14.0};
 }
 // RoPE (modeling_llama.py apply_rotary_pos_emb: x·cos + rotate_half(x)·sin), per element of q or k:
 // rotate_half = neg of one half (ab) + cat (2ab), ·cos (2ab), ·sin (2ab), add (3ab): 10ab, 5 kernels per

@@ -132,6 +132,15 @@ struct LayerWalk {
       } else {
         ob.dense({"attention", "qkv"}, tokens, h, (heads + 2 * kv_heads) * d + gate, 1, trained, ob.linear);   // fused QKV (column parallel)
       }
+      if (m.qkv_bias || m.attention_bias) {
+        if (ob.separate_projections) {
+          ob.bias({"attention", "q"}, tokens, heads * d + gate, 1, trained);
+          ob.bias({"attention", "k"}, tokens, kv_heads * d, 1, trained);
+          ob.bias({"attention", "v"}, tokens, kv_heads * d, 1, trained);
+        } else {
+          ob.bias({"attention", "qkv"}, tokens, (heads + 2 * kv_heads) * d + gate, 1, trained);
+        }
+      }
       if (l.q) ob.lora("attention", "q_lora", tokens, h, heads * d, 1);
       if (l.k) ob.lora("attention", "k_lora", tokens, h, kv_heads * d, 1);
       if (l.v) ob.lora("attention", "v_lora", tokens, h, kv_heads * d, 1);
@@ -158,14 +167,15 @@ struct LayerWalk {
         f.attention_flops = fl;
         bk.attention_s = kFlashBackwardFlops * fl / (peak * flash_attention_efficiency(tr, s, true, fw.attention_kernel));
         bk.attention_flops = kFlashBackwardFlops * fl;
-        f.kernels = 1;
-        bk.kernels = fw.attention_kernel == AttentionKernel::Flash2 ? kFlash2BackwardKernels : kCudnnBackwardKernels;
+        const bool flash2 = fw.attention_kernel == AttentionKernel::Flash2;
+        f.kernels = flash2 ? kFlash2ForwardKernels : kCudnnForwardKernels;
+        bk.kernels = flash2 ? kFlash2BackwardKernels : kCudnnBackwardKernels;
         if constexpr (Record) {
           // A fused kernel has no GEMM shape of its own: listed as the batched Q·K^T-shaped GEMM (s x causal
           // fraction of the keys x head dim) with the kernel's FLOPs, the GEMM-equivalent a proxy run can time.
           const double keys = seq * attended, per_gemm = 2 * s * keys * dqk;
           const GemmShape fe{s, keys, dqk, fl / per_gemm}, be{s, keys, dqk, bk.attention_flops / per_gemm};
-          ob.record(false, LayerOp::Attention, {"attention", "core"}, "", fe, high_p, 0, fl, f.attention_s, true);
+          ob.record(false, LayerOp::Attention, {"attention", "core"}, "", fe, high_p, 0, fl, f.attention_s, true, f.kernels);
           ob.record(true, LayerOp::Attention, {"attention", "core"}, "", be, high_p, 0, bk.attention_flops, bk.attention_s, true, bk.kernels);
         }
       } else {
@@ -201,6 +211,7 @@ struct LayerWalk {
       // sigmoid(gate) x output: read both, write one; backward reads them and dy, writes two gradients.
       if (gate > 0) ob.memory({"attention", "output_gate"}, 3 * ab * tokens * gate, 5 * ab * tokens * gate);
       ob.dense({"attention", "out"}, tokens, heads * dv, h, 1, trained, ob.linear);   // output projection (row parallel)
+      if (m.attention_bias) ob.bias({"attention", "out"}, tokens, h, 1, trained);
       if (l.o) ob.lora("attention", "o_lora", tokens, heads * dv, h, 1);
     }
     if (m.hidden_dropout > 0) ob.dropout({"attention", "dropout"}, tokens_outside * h);

@@ -301,14 +301,35 @@ struct OpBuilder {
   // tensor; eager, the op sequence of eager_rope_cost per tensor. Over an fp32 stream the eager sequence multiplies
   // by fp32 cos/sin (transformers' rotary embedding returns them in the hidden states' dtype), so q and k come out
   // fp32 and autocast casts them back to 16 bits for the attention kernel: two casts each way (the policy's only).
+  // Its backward then hands fp32 gradients of q·cos and rotate_half(q)·sin to 16-bit q: autograd casts each to q's
+  // dtype (the engine's validate_outputs), two casts per tensor (read 4, write ab).
   void rope(const OpName& name, double elements) {
     if (!eager_rope) return memory(name, 2 * ab * elements, 2 * ab * elements, 2, 2);
     const bool fp32 = stream_bytes > ab;
     memory(name, elements, eager_rope_cost(fp32 ? stream_bytes : ab), 2);
-    if (fp32) policy_only_memory({name.group, name.module, "cast"}, (stream_bytes + ab) * elements, (ab + stream_bytes) * elements, 2, 2);
+    if (fp32) {
+      policy_only_memory({name.group, name.module, "cast"}, (stream_bytes + ab) * elements, (ab + stream_bytes) * elements, 2, 2);
+      memory({name.group, name.module, "grad_cast"}, 0, 2 * (stream_bytes + ab) * elements, 0, 4);
+    }
   }
-  // Residual add: read two, write one; backward sums the two incoming gradients the same way.
-  void residual(const OpName& name, double elements) { memory(name, 3 * stream_bytes * elements, 3 * stream_bytes * elements); }
+  // Residual add: read two, write one; backward sums the two incoming gradients the same way. Over an fp32 stream
+  // the branch's output is 16-bit (autocast's GEMM), so its gradient is cast to it (read 4, write ab): one more kernel.
+  void residual(const OpName& name, double elements) {
+    const double cast = stream_bytes > ab ? (stream_bytes + ab) * elements : 0.0;
+    memory(name, 3 * stream_bytes * elements, 3 * stream_bytes * elements + cast, 1, cast > 0 ? 2 : 1);
+  }
+  // Biases of `count` linear layers with `out` outputs each over `tokens` tokens (Qwen2's q, k, v): the GEMM adds
+  // them in its epilogue (cuBLASLt's bias kernels), so forward costs only autocast's cast of an fp32 bias (a kernel,
+  // no bytes to speak of; the policy's only), and backward reduces the output gradient over the tokens (read ab per
+  // output element, one kernel) and casts it back to fp32. Profiled on an H100 (calibrate/measurements/corpus/census/
+  // kernel_census-*: a Qwen2 layer launched 3 more forward kernels and 6 more backward than a Llama layer of its size).
+  void bias(const OpName& name, double tokens, double out, double count, bool trained) {
+    if (tokens <= 0 || out <= 0 || count <= 0) return;
+    const bool casts = autocast_casts && trained;
+    const double launches = serial_count ? count : 1;  // a per-expert loop: each expert's own
+    if (casts) policy_only_memory({name.group, name.module, "bias_cast"}, 6 * out * count, 0, launches, 0);
+    if (trained) memory({name.group, name.module, "bias_grad"}, 0, ab * tokens * out * count + (casts ? 6 * out * count : 0), 0, (casts ? 2 : 1) * launches);
+  }
   // Autocast's casts of an fp32 stream (stream_bytes 4) to 16 bits for each of `consumers` linear layers reading
   // it (q, k, v: three): read 4, write ab per element each; backward casts each input gradient back (read ab, write
   // 4) and sums the consumers' gradients (read 8, write 4 per extra consumer). Nothing over a 16-bit stream.
@@ -344,8 +365,10 @@ struct OpBuilder {
       if (serial_count || (separate_projections && count == 1)) {
         dense({group, "gate"}, tokens, h, f, count, trained, linear);
         dense({group, "up"}, tokens, h, f, count, trained, linear);
+        if (m.mlp_bias) bias({group, "gate"}, tokens, f, count, trained), bias({group, "up"}, tokens, f, count, trained);
       } else {
         dense({group, "gate_up"}, tokens, h, 2 * f, count, trained, linear);
+        if (m.mlp_bias) bias({group, "gate_up"}, tokens, 2 * f, count, trained);
       }
       if (l.gate) lora(group, "gate_lora", tokens, h, f, count);
       if (l.up) lora(group, "up_lora", tokens, h, f, count);
@@ -357,12 +380,14 @@ struct OpBuilder {
       });
     } else {
       dense({group, "up"}, tokens, h, f, count, trained, linear);
+      if (m.mlp_bias) bias({group, "up"}, tokens, f, count, trained);
       if (l.up) lora(group, "up_lora", tokens, h, f, count);
       module(act_module, [&] {  // GeLU: read x, write y; backward x, dy -> dx
         memory({group, "act"}, 2 * ab * tokens * f * count, 3 * ab * tokens * f * count, launches, launches);
       });
     }
     dense({group, "down"}, tokens, f, h, count, trained, linear);
+    if (m.mlp_bias) bias({group, "down"}, tokens, h, count, trained);
     if (l.down) lora(group, "down_lora", tokens, f, h, count);
   }
 };

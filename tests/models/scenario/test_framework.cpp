@@ -225,35 +225,38 @@ TEST_CASE("eager host overhead: kernels per layer x launch gap, exposed where th
                            {"hardware", {{"gpu", "h100-sxm-80gb"}, {"num_gpus", 1}}}});
   };
   // Kernels, transformers over fp32 parameters under autocast (layer_walk.cpp): the stream between the GEMMs is fp32,
-  // so the eager RMSNorm has no casts (6 forward / 9 backward); q, k, v and gate, up are separate Linear modules
-  // (separate_projections), each with a cast of its fp32 input (backward: the cast back, and the sum of the
-  // consumers' input gradients) and of its weight; RoPE by fp32 cos/sin (5 / 8 per tensor) leaves q and k fp32, cast
-  // back for the attention kernel (one each way per tensor); cuDNN attention is 1 kernel forward and 5 backward;
-  // SwiGLU 2 / 3.
-  // forward  norm 6 + input casts 3 + q,k,v 3 + weight casts 3 + rope 10 + rope casts 2 + attention 1 + out 1
-  //          + cast 1 + residual 1 + norm 6 + input casts 2 + gate,up 2 + casts 2 + act 2 + down 1 + cast 1 + residual 1 = 48;
-  // backward norm 9 + input casts 3 + sums 2 + dgrad 3 + wgrad 3 + casts 3 + rope 16 + rope casts 2 + attention 5
-  //          + out 2 + cast 1 + residual 1 + norm 9 + input casts 2 + sum 1 + gate,up 4 + casts 2 + act 3 + down 2
-  //          + cast 1 + residual 1 = 75.
-  // A transformers Llama layer profiled on an H100 launched 49 and 99 (calibrate/measurements/corpus/census: the
-  // remaining backward kernels are transposes and copies of autograd's views, not modelled).
-  // Megatron-Core (fused): forward 1+1+2+1+1+1+1+1+1+1+1 = 12, backward 1+2+2+5+2+1+1+2+1+2+1 = 20.
+  // so the eager RMSNorm has no casts (6 forward / 14 backward, autograd's formulas: eager_rmsnorm_cost); q, k, v and
+  // gate, up are separate Linear modules (separate_projections), each with a cast of its fp32 input (backward: the
+  // cast back, and the sum of the consumers' input gradients) and of its weight; RoPE by fp32 cos/sin (5 / 8 per
+  // tensor) leaves q and k fp32, cast back for the attention kernel (one each way per tensor), and its backward casts
+  // the fp32 gradients of q·cos and rotate_half(q)·sin to 16-bit q (two per tensor); cuDNN attention is 2 launches
+  // forward and 9 backward (its kernels and memsets); SwiGLU 2 / 3; a residual's backward sums the gradients and casts
+  // the 16-bit branch's.
+  // forward  norm 6 + input casts 3 + q,k,v 3 + weight casts 3 + rope 10 + rope casts 2 + attention 2 + out 1
+  //          + cast 1 + residual 1 + norm 6 + input casts 2 + gate,up 2 + casts 2 + act 2 + down 1 + cast 1 + residual 1 = 49;
+  // backward norm 14 + input casts 3 + sums 2 + dgrad 3 + wgrad 3 + casts 3 + rope 16 + rope gradient casts 4
+  //          + rope casts 2 + attention 9 + out 2 + cast 1 + residual 2 + norm 14 + input casts 2 + sum 1 + gate,up 4
+  //          + casts 2 + act 3 + down 2 + cast 1 + residual 2 = 95.
+  // A transformers Llama layer profiled on an H100 launched 49 and 99 (calibrate/measurements/corpus/census/
+  // kernel_census-*: the four backward kernels not named here are copies and products of autograd's views).
+  // Megatron-Core (fused): forward 1+1+2+1+1+1+1+1+1+1+1 + the attention's memset = 13, backward
+  // 1+2+2+5+2+1+1+2+1+2+1 + its four memsets = 24.
   Scenario eager = tiny("transformers"), fused = tiny("megatron-core");
   const LayerCompute le = layer_compute(eager.model, eager.training, eager.parallel, eager.hardware.gpu, false);
   const LayerCompute lf = layer_compute(fused.model, fused.training, fused.parallel, fused.hardware.gpu, false);
-  CHECK(le.kernels_forward == 48);
-  CHECK(le.kernels_backward == 75);
-  CHECK(lf.kernels_forward == 12);
-  CHECK(lf.kernels_backward == 20);
+  CHECK(le.kernels_forward == 49);
+  CHECK(le.kernels_backward == 95);
+  CHECK(lf.kernels_forward == 13);
+  CHECK(lf.kernels_backward == 24);
   // The kernels are layer_ops' ops, each weighted by the launches it stands for.
   double listed = 0;
   for (const auto& op : layer_ops(eager.model, eager.training, eager.parallel, eager.hardware.gpu, false)) listed += op.kernels;
-  CHECK(listed == 48 + 75);
+  CHECK(listed == 49 + 95);
   // 30.9 us per forward kernel and 21.4 us per backward kernel (the presets' kernel_launch_gap_us and
   // backward_launch_gap_us, measured on an H100 host): per pass max(GPU time, kernels x gap).
-  REQUIRE(le.forward_s < 48 * 30.9e-6);
-  REQUIRE(le.backward_s < 75 * 21.4e-6);
-  CHECK(le.host_s == trainsim::test::approx(48 * 30.9e-6 - le.forward_s + 75 * 21.4e-6 - le.backward_s));
+  REQUIRE(le.forward_s < 49 * 30.9e-6);
+  REQUIRE(le.backward_s < 95 * 21.4e-6);
+  CHECK(le.host_s == trainsim::test::approx(49 * 30.9e-6 - le.forward_s + 95 * 21.4e-6 - le.backward_s));
   // CUDA graphs replay without launches.
   Scenario graphs = tiny(Json{{"preset", "transformers"}, {"cuda_graphs", true}});
   CHECK(layer_compute(graphs.model, graphs.training, graphs.parallel, graphs.hardware.gpu, false).host_s == 0);
@@ -261,10 +264,38 @@ TEST_CASE("eager host overhead: kernels per layer x launch gap, exposed where th
   CHECK(StepModel(eager.model, eager.training, eager.hardware).estimate(eager.parallel).breakdown.host_s == trainsim::test::approx(2 * le.host_s));
 }
 
+TEST_CASE("linear biases: autocast's cast forward, the gradient's reduction and cast back") {
+  // Qwen2's q, k, v biases (qkv_bias) on a layer of hidden 256 (4 heads of 64) over 128 tokens, transformers over fp32
+  // parameters under autocast: the GEMM adds a bias in its epilogue, so forward adds one cast per bias (6 bytes per
+  // output: read 4, write 2), backward the output gradient's sum over the tokens (read 2 x 128 x 256 bytes) and the
+  // cast back. A Qwen2 layer profiled on an H100 launched 3 more forward and 6 more backward kernels than a Llama
+  // layer of its size (calibrate/measurements/corpus/census/kernel_census-*: bf16 casts, bf16 reductions, fp32 copies).
+  auto layer = [](bool bias) {
+    return parse_scenario({{"model",
+                            {{"num_hidden_layers", 2}, {"hidden_size", 256}, {"num_attention_heads", 4}, {"num_key_value_heads", 4},
+                             {"intermediate_size", 512}, {"vocab_size", 1000}, {"hidden_act", "silu"}, {"qkv_bias", bias}}},
+                           {"training", {{"seq_len", 128}, {"global_batch_size", 1}, {"framework", "transformers"}}},
+                           {"hardware", {{"gpu", "h100-sxm-80gb"}, {"num_gpus", 1}}}});
+  };
+  const Scenario plain = layer(false), biased = layer(true);
+  const LayerCompute a = layer_compute(plain.model, plain.training, plain.parallel, plain.hardware.gpu, false);
+  const LayerCompute b = layer_compute(biased.model, biased.training, biased.parallel, biased.hardware.gpu, false);
+  CHECK(b.kernels_forward - a.kernels_forward == 3);
+  CHECK(b.kernels_backward - a.kernels_backward == 6);
+  double cast = 0, grad = 0;
+  for (const auto& op : layer_ops(biased.model, biased.training, biased.parallel, biased.hardware.gpu, false)) {
+    if (op.name == "attention.q.bias_cast") cast = op.bytes;
+    if (op.name == "attention.q.bias_grad") grad = op.bytes;
+  }
+  CHECK(cast == trainsim::test::approx(6 * 256));
+  CHECK(grad == trainsim::test::approx(2 * 128 * 256 + 6 * 256));
+}
+
 TEST_CASE("eager RMSNorm moves the bytes of its op sequence") {
   // Full training over fp32 parameters under autocast keeps the stream fp32 (layer_walk.cpp): no casts, 4-byte I/O:
-  // forward 8 + 4 + 8 + 2·4 = 28 bytes per element, backward 4·4 + 16 + 4 + 12 + 12 = 60 (the derivation of
-  // eager_rmsnorm_cost; over a 16-bit stream it would be 36 and 64 with the casts); fused, 16-bit: 2·2 = 4 and 3·2 = 6.
+  // forward 8 + 4 + 8 + 2·4 = 28 bytes per element; backward, autograd's op by op (eager_rmsnorm_cost): the weight's
+  // product 6·4, the rsqrt factor's products and reduction 8 + 12 + 4, the mean's expansion 4, pow's copy, scale and
+  // product 8 + 8 + 12, the two paths' sum 12: 92; fused, 16-bit: 2·2 = 4 and 3·2 = 6.
   Scenario eager = llama8b("transformers", 0), fused = llama8b("megatron-core", 0);
   const double elements = 4096.0 * 4096;  // tokens x hidden
   auto norm_bytes = [&](const Scenario& s, const char* pass) {
@@ -273,7 +304,7 @@ TEST_CASE("eager RMSNorm moves the bytes of its op sequence") {
     return -1.0;
   };
   CHECK(norm_bytes(eager, "forward") == trainsim::test::approx(28 * elements));
-  CHECK(norm_bytes(eager, "backward") == trainsim::test::approx(60 * elements));
+  CHECK(norm_bytes(eager, "backward") == trainsim::test::approx(92 * elements));
   CHECK(norm_bytes(fused, "forward") == trainsim::test::approx(4 * elements));
   CHECK(norm_bytes(fused, "backward") == trainsim::test::approx(6 * elements));
 }
