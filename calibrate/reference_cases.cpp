@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -203,7 +204,15 @@ ReferenceSet load_reference_cases(const ReferenceDirs& dirs, const FittedParamet
     for (const auto& e : std::filesystem::directory_iterator(dirs.measured))
       if (e.path().extension() == ".json") files.push_back(e.path().filename().string());
     std::sort(files.begin(), files.end());  // a stable order whatever the file system lists
-    for (const auto& f : files) add_single_gpu(f, load(dirs.measured, f));
+    std::map<std::string, std::string> superseded;  // id -> the id of the case measuring it again
+    for (const auto& f : files) {
+      const Json doc = load(dirs.measured, f);
+      for (const auto& c : doc.at("cases"))
+        if (c.contains("supersedes")) superseded[c.at("supersedes").get<std::string>()] = c.at("id").get<std::string>();
+      add_single_gpu(f, doc);
+    }
+    for (auto& c : out.cases)
+      if (auto it = superseded.find(c.id); it != superseded.end()) c.counted = false, c.superseded_by = it->second;
   }
   return out;
 }

@@ -26,7 +26,10 @@ struct ReferenceCase {
   double measured = 0;
   Scenario scenario;   // parallel / training: the layout it ran, or the searched one (searched = true)
   bool searched = false;
-  bool counted = true;  // false: the source file marks it unsupported (shown, not counted)
+  bool counted = true;  // false: the source file marks it unsupported, or a later measurement supersedes it (shown, not counted)
+  // The id of the case that measured the same run again and replaces this one (its `supersedes` names this id): a
+  // corpus case re-measured the way a training job runs (calibrate/measurements/corpus/README.md). Empty: none.
+  std::string superseded_by;
   // What the source's memory figure counts (memory.hpp): the whole device unless the source says otherwise.
   MemoryCounter memory_counter = MemoryCounter::Device;
   bool speed() const { return metric != ReferenceMetric::MemoryGiB && metric != ReferenceMetric::FitsInMemory; }

@@ -170,7 +170,7 @@ struct MarkdownTables {
 };
 
 // Per file: each case, the speed and memory summaries, the verdicts; the counted rows appended to `all` and the
-// ones the file marks unsupported to `marked`. 1 where a file's mean error exceeds its --limit.
+// ones the file marks unsupported or a later measurement supersedes to `marked`. 1 where a file's mean error exceeds its --limit.
 int print_files(const ReferenceSet& set, const std::vector<Row>& rows, const Options& o, MarkdownTables& md, std::vector<Row>& all,
                 std::vector<Row>& marked) {
   int status = 0;
@@ -199,10 +199,19 @@ int print_files(const ReferenceSet& set, const std::vector<Row>& rows, const Opt
 // The cases run but not counted, not compared, or not run, and the summary over all files. 1 where a fit/OOM
 // verdict is wrong.
 int print_overall(const ReferenceSet& set, const std::vector<Row>& all, const std::vector<Row>& marked) {
-  if (!marked.empty()) {
-    std::printf("\nmarked unsupported by the source file, run now, not counted\n%-58s %-13s %10s %10s %8s  %s\n", "case", "metric", "measured",
-                "predicted", "error", "layout");
-    for (const auto& r : marked) print_row(r);
+  for (const bool superseded : {false, true}) {
+    std::vector<const Row*> these;
+    for (const auto& r : marked)
+      if (r.c->superseded_by.empty() != superseded) these.push_back(&r);
+    if (these.empty()) continue;
+    std::printf("\n%s\n%-58s %-13s %10s %10s %8s  %s\n",
+                superseded ? "measured again, superseded by the later measurement after '->' (shown, not counted)"
+                           : "marked unsupported by the source file, run now, not counted",
+                "case", "metric", "measured", "predicted", "error", "layout");
+    for (const Row* r : these) {
+      print_row(*r);
+      if (superseded) std::printf("%-58s -> %s\n", "", r->c->superseded_by.c_str());
+    }
   }
   if (!set.uncompared.empty()) {
     std::printf("\nrun, not compared (no step time, tokens/s, MFU or memory in the source): %zu cases\n", set.uncompared.size());

@@ -171,5 +171,21 @@ TEST_CASE("the measured corpus: every *.json of its folder read like h100_single
   }
   CHECK(rows == 5);
   CHECK(verdicts == 2);
+
+  // A later file measuring the same run again names it in `supersedes`: the earlier case's rows are shown, not counted
+  // (not fitted, not in the summaries), and say which case replaced them.
+  nlohmann::json again = ran;
+  again["id"] = "ran-again", again["supersedes"] = "ran";
+  again["measured"] = {{"step_time_s", 0.2}, {"peak_allocated_bytes", 30e9}, {"peak_reserved_bytes", 32e9}};
+  std::ofstream(dir / "gpu-y.json") << nlohmann::json{{"description", "test"}, {"cases", {again}}}.dump();
+  const ReferenceSet later = load_reference_cases({TRAINSIM_SHARED_DIR "/reference", dir.string()});
+  int superseded = 0, counted_again = 0;
+  for (const auto& c : later.cases) {
+    if (c.id == "ran") superseded += !c.counted && c.superseded_by == "ran-again";
+    if (c.id == "ran-again") counted_again += c.counted && c.superseded_by.empty();
+    if (c.id == "oom") CHECK(c.counted);
+  }
+  CHECK(superseded == 4);
+  CHECK(counted_again == 4);
   std::filesystem::remove_all(dir);
 }

@@ -26,6 +26,7 @@ allocator's cache was emptied between cases. One profiled step sums the GPU's ke
 case says how much of its step the GPU sat waiting for the host.
 
 Run: python3 run_corpus.py cases.json -o results/GPU-DATE.json [--only ID[,ID]] [--deadline SECONDS] [--fresh-process]
+    [--remeasure PREFIX]
 (--fresh-process: each case in a process of its own, as a training job runs; host-bound steps need it)
 Writes the output after every case, so a run stopped early keeps what it measured.
 """
@@ -363,6 +364,10 @@ def main():
     ap.add_argument("--fresh-process", action="store_true",
                     help="run each case in a Python process of its own, as a training job runs (a host-bound step slows in a "
                          "process that ran other cases before: census/host_bound_rerun-h100-sxm-80gb-2026-11-28.json)")
+    ap.add_argument("--remeasure", default="", metavar="PREFIX",
+                    help="measure cases again under new ids: PREFIX replaces each id's first dash-separated part "
+                         "(h100c-hf-... -> PREFIX-hf-...) and the row names the old id in `supersedes`, which the accuracy "
+                         "run then shows without counting (with --fresh-process: retire one-process values)")
     ap.add_argument("--append", action="store_true",
                     help="keep the output file's cases (a case measured again replaces its row) and its runs' provenance")
     a = ap.parse_args()
@@ -383,7 +388,7 @@ def main():
         doc["description"] = earlier["description"]
         doc["runs"] = earlier["runs"] + doc["runs"]
         ids = {c["id"] for c in spec["cases"] if not only or c["id"] in only}
-        doc["cases"] = [c for c in earlier["cases"] if c["id"] not in ids]
+        doc["cases"] = [c for c in earlier["cases"] if c["id"] not in ids and c.get("supersedes") not in ids]
     workdir = os.environ.get("TMPDIR", "/tmp") + "/trainsim-corpus"
     for case in spec["cases"]:
         if only and case["id"] not in only:
@@ -394,6 +399,9 @@ def main():
         t0 = time.time()
         row = dict(case)
         row["source"] = source
+        if a.remeasure:
+            row["id"] = a.remeasure + "-" + case["id"].split("-", 1)[1]
+            row["supersedes"] = case["id"]
         try:
             row["measured"] = run_in_fresh_process(a, case["id"], workdir) if a.fresh_process else run_case(case, a.warm, a.timed, workdir)
         except Exception:  # noqa: BLE001
