@@ -275,6 +275,7 @@ GemmCost cuda_core_fp32_cost(const GpuSpec& gpu, const GpuComputeTraits& tr) {
   c.fit = nullptr;
   c.seconds_per_flop = tr.tensor_slowdown / (gpu.flops_fp32 * tr.gemm_ceiling);
   if (c.sms > 0) c.tm = c.tn = kFfmaTile, c.inv_tm = c.inv_tn = 1 / kFfmaTile;
+  c.tensor_cores = false;
   return c;
 }
 }  // namespace compute_detail

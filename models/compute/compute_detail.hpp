@@ -1,6 +1,9 @@
 #pragma once
 // Internal to models/: the GEMM cost, the eager-op costs and the kernel counts that compute.cpp (the public cost
 // functions) and the layer walk (layer_walk.cpp, op_builder.hpp) share. Not part of the API.
+#include <algorithm>
+#include <cmath>
+
 #include "models/compute/compute.hpp"
 
 namespace trainsim::compute_detail {
@@ -17,6 +20,7 @@ struct GemmCost {
   double operand_bytes = 2, output_bytes = 2;
   double sms = 0, inv_sms = 0, tm = 0, tn = 0, inv_tm = 0, inv_tn = 0;  // sms = 0: no quantization
   Precision precision = Precision::Bf16;  // the dtype the GEMM runs in (layer_ops reports it)
+  bool tensor_cores = true;      // false: cuBLAS's FFMA kernels (cuda_core_fp32_cost)
 };
 GemmCost gemm_cost(const GpuSpec& gpu, const GpuComputeTraits& tr, Precision p);
 // fp32 GEMMs on the CUDA cores (FFMA): PyTorch's default for fp32 matmuls (torch.backends.cuda.matmul.allow_tf32
@@ -27,6 +31,19 @@ GemmCost cuda_core_fp32_cost(const GpuSpec& gpu, const GpuComputeTraits& tr);
 // sm80_xmma_gemm_f32f32 tilesize64x64x8 kernels, the rest 128x64 and 64x128 (calibrate/measurements/corpus/census/
 // kernel_times-*.json).
 inline constexpr double kFfmaTile = 64;
+// cuBLAS splits the reduction of a tensor-core GEMM whose output is too small to fill the SMs and whose k is long: the
+// partial products, then a reduction kernel (cublasLt::splitKreduce_kernel), two launches for one GEMM. Profiled on an
+// H100 with PyTorch 2.11 (calibrate/measurements/corpus/census/kernel_census-*, 256 tokens): every LoRA A projection
+// (256 x 16 outputs, k = 4,096 or 14,336) and the B dgrads with k = 4,096-14,336 split, those with k = 1,024 (4x the
+// 256 rows) did not; a Qwen2 layer's gate and up dgrads (256 x 1,536 outputs in 96 64x64 tiles, k = 8,960: 5.8x)
+// split, a Llama layer's (256 x 2,048, 128 tiles, k = 8,192: 4x) did not, nor any GEMM with k at most its longer
+// output side. Split: k > kSplitKDepth x max(m, n) and fewer kSplitKTile-square output tiles than SMs. The reduction's
+// GPU time (the partials of a small output) is not counted; its launch is.
+inline constexpr double kSplitKDepth = 4, kSplitKTile = 64;
+inline double gemm_launches(const GemmCost& c, const GemmShape& g) {
+  if (!c.tensor_cores || c.sms <= 0 || g.k <= kSplitKDepth * std::max(g.m, g.n)) return 1;
+  return std::ceil(g.m / kSplitKTile) * std::ceil(g.n / kSplitKTile) < c.sms ? 2 : 1;
+}
 // A GEMM bound by its operands' traffic (few tokens against large weights: MoE experts at tens of tokens each,
 // adapters, small models) streams them at this fraction of a device-to-device copy's bandwidth: measured on an H100
 // (PyTorch 2.11), bf16 grouped GEMMs at 64 tokens per expert, Mixtral-8x7B and Qwen3-30B-A3B expert shapes, moved

@@ -125,21 +125,13 @@ struct LayerWalk {
       });
     } else {
       ob.stream_casts({"attention", "input_cast"}, tokens * h, ob.separate_projections ? 3 : 1);
+      const bool qkv_bias = m.qkv_bias || m.attention_bias;
       if (ob.separate_projections) {
-        ob.dense({"attention", "q"}, tokens, h, heads * d + gate, 1, trained, ob.linear);
-        ob.dense({"attention", "k"}, tokens, h, kv_heads * d, 1, trained, ob.linear);
-        ob.dense({"attention", "v"}, tokens, h, kv_heads * d, 1, trained, ob.linear);
-      } else {
-        ob.dense({"attention", "qkv"}, tokens, h, (heads + 2 * kv_heads) * d + gate, 1, trained, ob.linear);   // fused QKV (column parallel)
-      }
-      if (m.qkv_bias || m.attention_bias) {
-        if (ob.separate_projections) {
-          ob.bias({"attention", "q"}, tokens, heads * d + gate, 1, trained);
-          ob.bias({"attention", "k"}, tokens, kv_heads * d, 1, trained);
-          ob.bias({"attention", "v"}, tokens, kv_heads * d, 1, trained);
-        } else {
-          ob.bias({"attention", "qkv"}, tokens, (heads + 2 * kv_heads) * d + gate, 1, trained);
-        }
+        ob.dense({"attention", "q"}, tokens, h, heads * d + gate, 1, trained, ob.linear, nullptr, nullptr, qkv_bias);
+        ob.dense({"attention", "k"}, tokens, h, kv_heads * d, 1, trained, ob.linear, nullptr, nullptr, qkv_bias);
+        ob.dense({"attention", "v"}, tokens, h, kv_heads * d, 1, trained, ob.linear, nullptr, nullptr, qkv_bias);
+      } else {  // fused QKV (column parallel)
+        ob.dense({"attention", "qkv"}, tokens, h, (heads + 2 * kv_heads) * d + gate, 1, trained, ob.linear, nullptr, nullptr, qkv_bias);
       }
       if (l.q) ob.lora("attention", "q_lora", tokens, h, heads * d, 1);
       if (l.k) ob.lora("attention", "k_lora", tokens, h, kv_heads * d, 1);
@@ -210,8 +202,7 @@ struct LayerWalk {
     if (!linear_attention) {
       // sigmoid(gate) x output: read both, write one; backward reads them and dy, writes two gradients.
       if (gate > 0) ob.memory({"attention", "output_gate"}, 3 * ab * tokens * gate, 5 * ab * tokens * gate);
-      ob.dense({"attention", "out"}, tokens, heads * dv, h, 1, trained, ob.linear);   // output projection (row parallel)
-      if (m.attention_bias) ob.bias({"attention", "out"}, tokens, h, 1, trained);
+      ob.dense({"attention", "out"}, tokens, heads * dv, h, 1, trained, ob.linear, nullptr, nullptr, m.attention_bias);   // row parallel
       if (l.o) ob.lora("attention", "o_lora", tokens, heads * dv, h, 1);
     }
     if (m.hidden_dropout > 0) ob.dropout({"attention", "dropout"}, tokens_outside * h);

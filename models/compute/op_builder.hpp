@@ -148,11 +148,18 @@ struct OpBuilder {
 
   // `serial`: the count GEMMs run one after another, each its own kernel filling the GPU alone (tile/wave
   // quantization per GEMM), instead of one grouped kernel sharing waves.
-  static double gemm(Acc& acc, const GemmCost& c, const GemmShape& g, bool serial = false) {
+  // Launches of `g`: one per GEMM of a serial loop (or the one grouped kernel), each split-K GEMM two (gemm_launches);
+  // a GEMM adding a bias in its epilogue is not split (cuBLASLt's bias kernels: a Qwen2 layer's biased k and v
+  // projections, 256 x 256 outputs at k = 1,536, ran unsplit, calibrate/measurements/corpus/census/kernel_census-*).
+  static double launches(const GemmCost& c, const GemmShape& g, bool serial, bool bias = false) {
+    if (!serial && g.count > 1) return 1;
+    return (serial ? g.count : 1) * (bias ? 1.0 : gemm_launches(c, {g.m, g.n, g.k, 1}));
+  }
+  static double gemm(Acc& acc, const GemmCost& c, const GemmShape& g, bool serial = false, bool bias = false) {
     const double t = serial ? g.count * cost_time(c, {g.m, g.n, g.k, 1}) : cost_time(c, g);
     acc.gemm_s += t;
     acc.gemm_flops += gemm_flops(g);
-    acc.kernels += serial ? g.count : 1;
+    acc.kernels += launches(c, g, serial, bias);
     return t;
   }
   double mem(double bytes) const { return bytes * seconds_per_byte; }
@@ -180,10 +187,10 @@ struct OpBuilder {
     }
   }
   void record_gemm(bool backward, LayerOp::Kind kind, const OpName& name, const char* role, const GemmCost& c, const GemmShape& g,
-                   double seconds, bool serial = false) {
+                   double seconds, bool serial = false, bool bias = false) {
     if constexpr (Record) {
       const double bytes = g.count * (c.operand_bytes * (g.m * g.k + g.k * g.n) + c.output_bytes * g.m * g.n);
-      record(backward, kind, name, role, g, c.precision, bytes, gemm_flops(g), seconds, false, serial ? g.count : 1);
+      record(backward, kind, name, role, g, c.precision, bytes, gemm_flops(g), seconds, false, launches(c, g, serial, bias));
     }
   }
   void record_memory(bool backward, LayerOp::Kind kind, const OpName& name, const char* role, double bytes, double seconds,
@@ -212,13 +219,14 @@ struct OpBuilder {
   // Backward: dgrad dX = dY · W^T (always: the gradient must reach earlier layers and adapters) and wgrad
   // dW = X^T · dY (only for trained weights). fp8 (Transformer Engine) casts the 16-bit input before the
   // forward GEMM and the output gradient before the backward GEMMs: read 2 + write 1 bytes per element.
+  // `bias`: the layer adds a bias (its fprop's epilogue; bias()).
   void dense(const OpName& name, double tokens, double in, double out, double count, bool trained, const GemmCost& c,
-             Acc* also_fwd = nullptr, Acc* also_bwd = nullptr) {
+             Acc* also_fwd = nullptr, Acc* also_bwd = nullptr, bool bias = false) {
     if (tokens <= 0 || in <= 0 || out <= 0 || count <= 0) return;
     Acc f, b;
     const bool serial = (serial_count || serial_gemms) && count > 1;
     const GemmShape fprop{tokens, out, in, count}, dgrad{tokens, in, out, count}, wgrad{out, in, tokens, count};
-    record_gemm(false, LayerOp::Gemm, name, "fprop", c, fprop, gemm(f, c, fprop, serial), serial);
+    record_gemm(false, LayerOp::Gemm, name, "fprop", c, fprop, gemm(f, c, fprop, serial, bias), serial, bias);
     record_gemm(true, LayerOp::Gemm, name, "dgrad", c, dgrad, gemm(b, c, dgrad, serial), serial);
     if (trained) record_gemm(true, LayerOp::Gemm, name, "wgrad", c, wgrad, gemm(b, c, wgrad, serial), serial);
     if (c.operand_bytes < 2) {  // fp8
@@ -248,6 +256,7 @@ struct OpBuilder {
     fwd.add(f), bwd.add(b);
     if (also_fwd) also_fwd->add(f);
     if (also_bwd) also_bwd->add(b);
+    if (bias) this->bias(name, tokens, out, count, trained);
   }
 
   // LoRA adapter on a linear layer with per-GPU dims in x out (PEFT: y += B·A·x · alpha/r): X·A (in x r)
@@ -363,12 +372,10 @@ struct OpBuilder {
       // gate_proj and up_proj are two Linear layers (transformers Qwen3MoeMLP / MixtralBlockSparseTop2MLP), as
       // do the frameworks with separate_projections.
       if (serial_count || (separate_projections && count == 1)) {
-        dense({group, "gate"}, tokens, h, f, count, trained, linear);
-        dense({group, "up"}, tokens, h, f, count, trained, linear);
-        if (m.mlp_bias) bias({group, "gate"}, tokens, f, count, trained), bias({group, "up"}, tokens, f, count, trained);
+        dense({group, "gate"}, tokens, h, f, count, trained, linear, nullptr, nullptr, m.mlp_bias);
+        dense({group, "up"}, tokens, h, f, count, trained, linear, nullptr, nullptr, m.mlp_bias);
       } else {
-        dense({group, "gate_up"}, tokens, h, 2 * f, count, trained, linear);
-        if (m.mlp_bias) bias({group, "gate_up"}, tokens, 2 * f, count, trained);
+        dense({group, "gate_up"}, tokens, h, 2 * f, count, trained, linear, nullptr, nullptr, m.mlp_bias);
       }
       if (l.gate) lora(group, "gate_lora", tokens, h, f, count);
       if (l.up) lora(group, "up_lora", tokens, h, f, count);
@@ -379,15 +386,13 @@ struct OpBuilder {
         else memory({group, "act"}, 3 * ab * tokens * f * count, 5 * ab * tokens * f * count, launches, launches);
       });
     } else {
-      dense({group, "up"}, tokens, h, f, count, trained, linear);
-      if (m.mlp_bias) bias({group, "up"}, tokens, f, count, trained);
+      dense({group, "up"}, tokens, h, f, count, trained, linear, nullptr, nullptr, m.mlp_bias);
       if (l.up) lora(group, "up_lora", tokens, h, f, count);
       module(act_module, [&] {  // GeLU: read x, write y; backward x, dy -> dx
         memory({group, "act"}, 2 * ab * tokens * f * count, 3 * ab * tokens * f * count, launches, launches);
       });
     }
-    dense({group, "down"}, tokens, f, h, count, trained, linear);
-    if (m.mlp_bias) bias({group, "down"}, tokens, h, count, trained);
+    dense({group, "down"}, tokens, f, h, count, trained, linear, nullptr, nullptr, m.mlp_bias);
     if (l.down) lora(group, "down_lora", tokens, f, h, count);
   }
 };

@@ -418,3 +418,32 @@ TEST_CASE("layer_ops: Llama-3-8B shapes, dtypes and passes by hand") {
   CHECK(recomputed == 1);
   CHECK(std::string(to_string(LayerOp::MemoryBound)) == "memory");
 }
+
+TEST_CASE("split-K: a small output over a long k is two launches, as cuBLAS ran the LoRA projections") {
+  // The census's LoRA layer (calibrate/measurements/corpus/census/kernel_census-*: Llama, hidden 4096, 8 KV heads of 128,
+  // MLP 14336, rank 16, 256 tokens): every A projection's fprop (256 x 16 outputs, k = 4096 or 14336) ran as split-K
+  // partials and a reduction, and so did the B dgrads with k = 4096 or 14336; the k and v B dgrads (k = 1024, 4x the
+  // 256 rows) and the base model's GEMMs (k at most 4x their longer output side) ran as one kernel: per layer 7 more
+  // forward launches and 5 more backward ones (compute_detail.hpp kSplitKDepth).
+  const Scenario s = parse_scenario({{"model",
+                                      {{"num_hidden_layers", 2}, {"hidden_size", 4096}, {"num_attention_heads", 32}, {"num_key_value_heads", 8},
+                                       {"intermediate_size", 14336}, {"vocab_size", 32000}, {"hidden_act", "silu"}}},
+                                     {"training", {{"mode", "lora"}, {"seq_len", 256}, {"global_batch_size", 1}, {"framework", "transformers"},
+                                                   {"lora", {{"rank", 16}}}}},
+                                     {"hardware", {{"gpu", "h100-sxm-80gb"}, {"num_gpus", 1}}}});
+  double split_fwd = 0, split_bwd = 0;
+  auto kernels = [&](const std::string& name, const char* pass) {
+    for (const auto& op : layer_ops(s.model, s.training, s.parallel, s.hardware.gpu, false))
+      if (op.name == name && std::string(op.pass) == pass) return op.kernels;
+    return -1.0;
+  };
+  for (const auto& op : layer_ops(s.model, s.training, s.parallel, s.hardware.gpu, false))
+    if (op.kind == LayerOp::Gemm && op.kernels == 2) (std::string(op.pass) == "forward" ? split_fwd : split_bwd) += 1;
+  CHECK(kernels("attention.q_lora.a.fprop", "forward") == 2);
+  CHECK(kernels("mlp.down_lora.a.fprop", "forward") == 2);
+  CHECK(kernels("attention.q_lora.b.dgrad", "backward") == 2);
+  CHECK(kernels("attention.k_lora.b.dgrad", "backward") == 1);
+  CHECK(kernels("attention.q.fprop", "forward") == 1);
+  CHECK(split_fwd == 7);
+  CHECK(split_bwd == 5);
+}
