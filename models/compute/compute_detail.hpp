@@ -2,7 +2,6 @@
 // Internal to models/: the GEMM cost, the eager-op costs and the kernel counts that compute.cpp (the public cost
 // functions) and the layer walk (layer_walk.cpp, op_builder.hpp) share. Not part of the API.
 #include <algorithm>
-#include <cmath>
 
 #include "models/compute/compute.hpp"
 
@@ -40,9 +39,10 @@ inline constexpr double kFfmaTile = 64;
 // output side. Split: k > kSplitKDepth x max(m, n) and fewer kSplitKTile-square output tiles than SMs. The reduction's
 // GPU time (the partials of a small output) is not counted; its launch is.
 inline constexpr double kSplitKDepth = 4, kSplitKTile = 64;
-inline double gemm_launches(const GemmCost& c, const GemmShape& g) {
-  if (!c.tensor_cores || c.sms <= 0 || g.k <= kSplitKDepth * std::max(g.m, g.n)) return 1;
-  return std::ceil(g.m / kSplitKTile) * std::ceil(g.n / kSplitKTile) < c.sms ? 2 : 1;
+double split_k_launches(const GemmCost& c, double m, double n);  // 2 where a long-k GEMM splits, else 1 (compute.cpp)
+// Per GEMM of m x n outputs over k; the common case (k not long) decided inline: the layout search prices millions.
+inline double gemm_launches(const GemmCost& c, double m, double n, double k) {
+  return k <= kSplitKDepth * std::max(m, n) ? 1.0 : split_k_launches(c, m, n);
 }
 // A GEMM bound by its operands' traffic (few tokens against large weights: MoE experts at tens of tokens each,
 // adapters, small models) streams them at this fraction of a device-to-device copy's bandwidth: measured on an H100

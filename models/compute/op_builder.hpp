@@ -153,7 +153,7 @@ struct OpBuilder {
   // projections, 256 x 256 outputs at k = 1,536, ran unsplit, calibrate/measurements/corpus/census/kernel_census-*).
   static double launches(const GemmCost& c, const GemmShape& g, bool serial, bool bias = false) {
     if (!serial && g.count > 1) return 1;
-    return (serial ? g.count : 1) * (bias ? 1.0 : gemm_launches(c, {g.m, g.n, g.k, 1}));
+    return (serial ? g.count : 1) * (bias ? 1.0 : gemm_launches(c, g.m, g.n, g.k));
   }
   static double gemm(Acc& acc, const GemmCost& c, const GemmShape& g, bool serial = false, bool bias = false) {
     const double t = serial ? g.count * cost_time(c, {g.m, g.n, g.k, 1}) : cost_time(c, g);
