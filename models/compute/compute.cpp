@@ -266,14 +266,15 @@ GemmCost gemm_cost(const GpuSpec& gpu, const GpuComputeTraits& tr, Precision p) 
   return c;
 }
 
-// fp32 GEMMs on the CUDA cores (FFMA): PyTorch's default for fp32 matmuls (torch.backends.cuda.matmul.allow_tf32
-// is False), at the GPU's fp32 peak and the tensor-core GEMM ceiling (no shaped fit: the tf32 one does not apply),
-// in kFfmaTile-square output tiles.
+// The long-k case of gemm_launches (compute_detail.hpp): split where the output's tiles do not fill the SMs.
 double split_k_launches(const GemmCost& c, double m, double n) {
   if (!c.tensor_cores || c.sms <= 0) return 1;
   return std::ceil(m / kSplitKTile) * std::ceil(n / kSplitKTile) < c.sms ? 2 : 1;
 }
 
+// fp32 GEMMs on the CUDA cores (FFMA): PyTorch's default for fp32 matmuls (torch.backends.cuda.matmul.allow_tf32
+// is False), at the GPU's fp32 peak and the tensor-core GEMM ceiling (no shaped fit: the tf32 one does not apply),
+// in kFfmaTile-square output tiles.
 GemmCost cuda_core_fp32_cost(const GpuSpec& gpu, const GpuComputeTraits& tr) {
   GemmCost c = gemm_cost(gpu, tr, Precision::Fp32);
   if (gpu.flops_fp32 <= 0) return c;
