@@ -57,6 +57,7 @@ constexpr FlagTrait kFlagTraits[] = {
     {"vpp_available", &FrameworkTraits::vpp_available},
     {"cp_available", &FrameworkTraits::cp_available},
     {"ep_available", &FrameworkTraits::ep_available},
+    {"etp_follows_tp", &FrameworkTraits::etp_follows_tp},
     {"moe_loop_host_sync", &FrameworkTraits::moe_loop_host_sync},
     {"pipeline_keeps_unsharded", &FrameworkTraits::pipeline_keeps_unsharded},
     {"zero_grads_in_training_dtype", &FrameworkTraits::zero_grads_in_training_dtype},

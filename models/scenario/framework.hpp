@@ -121,6 +121,9 @@ struct FrameworkTraits {
   // where the framework has none (HF Trainer is data parallel only; its modeling code keeps every expert on
   // every rank).
   bool tp_available = true, pp_available = true, cp_available = true, ep_available = true;
+  // Where a MoE scenario does not give parallel.etp, the experts are tensor-split like the dense layers (Megatron-LM
+  // arguments.py: an unset --expert-tensor-parallel-size becomes --tensor-model-parallel-size); false: not split (1).
+  bool etp_follows_tp = false;
   // Several pipeline stages per rank (the interleaved schedule, parallel.vpp > 1): Megatron-Core and torchtitan; DeepSpeed's
   // pipeline engine runs one stage per rank.
   bool vpp_available = true;

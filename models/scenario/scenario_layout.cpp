@@ -5,6 +5,7 @@
 #include "models/core/json_reader.hpp"
 #include "models/core/limits.hpp"
 #include "models/layout/layout_check.hpp"
+#include "models/scenario/framework.hpp"
 #include "models/scenario/scenario_parts.hpp"
 #include "models/step/pipeline_schedule.hpp"
 
@@ -53,7 +54,6 @@ ParallelLayout derive_layout(const ParallelInput& in, const ModelSpec& model, Tr
   p.pp = fill(p.pp, 1, "pp", "no pipeline parallelism", defaults);
   p.cp = fill(p.cp, 1, "cp", "no context parallelism", defaults);
   p.ep = fill(p.ep, 1, "ep", model.is_moe() ? "experts not split" : "dense model", defaults);
-  p.etp = fill(p.etp, 1, "etp", model.is_moe() ? "experts not tensor-split" : "dense model", defaults);
   p.vpp = fill(p.vpp, 1, "vpp", "one model chunk per pipeline rank", defaults);
   if (in.schedule.empty()) {
     p.schedule = p.vpp > 1 ? Schedule::Interleaved : Schedule::OneFOneB;
@@ -92,6 +92,26 @@ ParallelLayout derive_layout(const ParallelInput& in, const ModelSpec& model, Tr
   if (p.dp == 0) {
     p.dp = static_cast<int>(std::max<ll>(1, gpus / mp));
     if (defaults) defaults->push_back({"/parallel/dp", std::to_string(p.dp), "GPUs / (tp*pp*cp)"});
+  }
+
+  // Expert tensor parallelism: the framework's default, which may follow tp (the framework resolves once the layout's
+  // degrees are known: an implied one depends on them). Where tp experts would not fit the layout (ep x tp not dividing
+  // a stage's GPUs, or tp not dividing the expert's inner size) Megatron refuses its default: the experts stay whole,
+  // as its --expert-tensor-parallel-size 1 runs them (and as an export writes it).
+  if (p.etp == 0) {
+    std::string why = model.is_moe() ? "experts not tensor-split" : "dense model";
+    int etp = 1;
+    if (model.is_moe() && p.tp > 1 && framework_for(training, p).etp_follows_tp) {
+      const std::string name = framework_for(training, p).name;
+      const ll stage_gpus = p.world() / p.pp;
+      if (stage_gpus % (ll(p.ep) * p.tp) == 0 && model.moe_intermediate_size % p.tp == 0) {
+        etp = p.tp;
+        why = name + ": experts tensor-split like the dense layers (etp = tp, Megatron-Core's default)";
+      } else {
+        why = name + " would split the experts by tp, but ep x tp does not fit the layout: experts not tensor-split";
+      }
+    }
+    p.etp = fill(0, etp, "etp", why, defaults);
   }
 
   // Batch: global = micro * dp * accumulation; any two of them give the third.

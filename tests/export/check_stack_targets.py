@@ -79,6 +79,12 @@ def plan_numbers(trainsim, path):
     e["seq"] = e["seq"] or s["training"]["seq_len"]
     e["layers"] = s["model"]["num_hidden_layers"]
     e["moe"] = s["model"].get("num_experts", 0) > 0
+    # Expert tensor parallelism left out: Megatron-LM's arguments.py sets an unset --expert-tensor-parallel-size to the
+    # tensor-parallel size (where ep x tp fits a stage's GPUs and the expert's inner size); other frameworks keep 1.
+    if "etp" not in par and e["moe"] and e["own_framework"] == "megatron-core" and e["tp"] > 1:
+        inner = s["model"].get("moe_intermediate_size") or s["model"]["intermediate_size"]
+        if (gpus // e["pp"]) % (e["ep"] * e["tp"]) == 0 and inner % e["tp"] == 0:
+            e["etp"] = e["tp"]
     # The run length: train_tokens / tokens per step (a DPO sample is two sequences), or dataset_samples x epochs / batch.
     pairs = 2 if e["mode"] == "dpo" else 1
     if "train_tokens" in tr:

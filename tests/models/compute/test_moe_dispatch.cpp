@@ -45,7 +45,7 @@ TEST_CASE("DeepEP sends a token once per other node: 0.4536 of the all-to-all's 
 TEST_CASE("a DeepEP framework sends the EP all-to-all's bytes times the share, and nothing else changes") {
   nlohmann::json doc = {{"model", "qwen3-235b-a22b"},
                         {"training", {{"seq_len", 4096}, {"global_batch_size", 256}, {"recompute", "full"}}},
-                        {"parallel", {{"tp", 2}, {"ep", 32}, {"pp", 1}, {"micro_batch_size", 1}, {"sequence_parallel", true}}},
+                        {"parallel", {{"tp", 2}, {"ep", 32}, {"etp", 1}, {"pp", 1}, {"micro_batch_size", 1}, {"sequence_parallel", true}}},
                         {"hardware", {{"gpu", "h100-sxm-80gb"}, {"num_gpus", 256}}}};
   const Scenario a2a = parse_scenario(doc);
   doc["training"]["framework"] = {{"preset", "megatron-core"}, {"moe_dispatcher", "deepep"}};

@@ -41,6 +41,27 @@ TEST_CASE("missing degrees and batch split are derived and recorded") {
   CHECK(recorded);
 }
 
+TEST_CASE("expert tensor parallelism left out: Megatron-Core's default etp = tp, the others' 1, a given one kept") {
+  // Megatron-LM megatron/training/arguments.py: an unset --expert-tensor-parallel-size becomes
+  // --tensor-model-parallel-size (the megatron-core preset's etp_follows_tp); DeepSpeed-MoE and torchtitan leave the
+  // experts whole.
+  auto moe = [](Json framework, Json parallel) {
+    Json training = {{"seq_len", 4096}, {"global_batch_size", 64}};
+    if (!framework.is_null()) training["framework"] = framework;
+    return parse_scenario({{"model", "mixtral-8x7b"}, {"training", training}, {"parallel", parallel},
+                           {"hardware", {{"gpu", "h100-sxm-80gb"}, {"num_nodes", 2}}}});
+  };
+  const Scenario megatron = moe("megatron-core", {{"tp", 2}, {"ep", 8}});
+  CHECK(megatron.parallel.etp == 2);
+  bool recorded = false;
+  for (const auto& d : megatron.defaults) recorded |= d.path == "/parallel/etp" && d.value == "2";
+  CHECK(recorded);
+  CHECK(moe(nullptr, {{"tp", 2}, {"ep", 8}}).parallel.etp == 2);  // ep > 1 implies Megatron-Core
+  CHECK(moe("megatron-core", {{"tp", 2}, {"ep", 8}, {"etp", 1}}).parallel.etp == 1);
+  CHECK(moe("megatron-deepspeed", {{"tp", 2}, {"ep", 8}}).parallel.etp == 1);
+  CHECK(parse_scenario(base()).parallel.etp == 1);  // a dense model
+}
+
 TEST_CASE("accumulation given: micro-batch derived") {
   Json doc = base();
   doc["parallel"] = {{"tp", 2}, {"gradient_accumulation_steps", 2}};
