@@ -111,13 +111,13 @@ struct LayerWalk {
       // Megatron's mla_up_proj recompute module: the up-projections and the rotary embedding.
       if (ql > 0) {
         ob.dense({"attention", "q_down"}, tokens, h, ql, 1, trained, ob.linear);
-        ob.norm({"attention", "q_norm"}, tokens * ql);
+        ob.norm({"attention", "q_norm"}, tokens * ql, ab);
         ob.module(kRecomputeMlaUpProj, [&] { ob.dense({"attention", "q_up"}, tokens, ql, heads * dqk, 1, trained, ob.linear); });
       } else {
         ob.dense({"attention", "q"}, tokens, h, heads * dqk, 1, trained, ob.linear);
       }
       ob.dense({"attention", "kv_down"}, tokens, h, kvl + rope, 1, trained, ob.linear);
-      ob.norm({"attention", "kv_norm"}, tokens * kvl);
+      ob.norm({"attention", "kv_norm"}, tokens * kvl, ab);
       ob.module(kRecomputeMlaUpProj, [&] {
         ob.dense({"attention", "kv_up"}, tokens, kvl, heads * (m.qk_nope_head_dim + dv), 1, trained, ob.linear);
         const double rotated = tokens * (heads + 1) * rope;
@@ -137,7 +137,7 @@ struct LayerWalk {
       if (l.k) ob.lora("attention", "k_lora", tokens, h, kv_heads * d, 1);
       if (l.v) ob.lora("attention", "v_lora", tokens, h, kv_heads * d, 1);
       const double qk_elements = tokens * (heads + kv_heads) * d;
-      if (m.qk_norm) ob.norm({"attention", "qk_norm"}, qk_elements);
+      if (m.qk_norm) ob.norm({"attention", "qk_norm"}, qk_elements, ab, 2);  // q_norm and k_norm
       if (m.position_embedding == PositionEmbedding::Rope) ob.rope({"attention", "rope"}, qk_elements);  // rotate Q, K
     }
   }

@@ -300,11 +300,16 @@ struct OpBuilder {
     module_fwd[std::countr_zero(bit)].add(added);
   }
 
-  // Norm: read x, write y (forward); read x and dy, write dx (backward). Per element of the residual stream.
-  // An eager RMSNorm is the op sequence above; LayerNorm is one aten kernel in eager PyTorch as well.
-  void norm(const OpName& name, double elements) {
-    if (eager_rmsnorm) memory(name, elements, eager_rmsnorm_cost(stream_bytes));
-    else memory(name, 2 * stream_bytes * elements, 3 * stream_bytes * elements);
+  // Norm: read x, write y (forward); read x and dy, write dx (backward). Per element of the residual stream, or, for
+  // the norms inside attention (Qwen3's per-head q and k norms, MLA's latent norms), of a projection's output: those
+  // read the GEMM's 16-bit output whatever the stream (input_bytes = ab), so an eager RMSNorm casts it to fp32 and back
+  // (transformers Qwen3Attention: q_norm(q_proj(x))). An eager RMSNorm is the op sequence above; LayerNorm is one aten
+  // kernel in eager PyTorch as well.
+  // `tensors`: separate norm modules over the elements (Qwen3's q_norm and k_norm: two), each its own launches.
+  void norm(const OpName& name, double elements, double input_bytes = 0, double tensors = 1) {
+    const double io = input_bytes > 0 ? input_bytes : stream_bytes;
+    if (eager_rmsnorm) memory(name, elements, eager_rmsnorm_cost(io), tensors);
+    else memory(name, 2 * io * elements, 3 * io * elements, tensors, tensors);
   }
   // RoPE on the query and key elements (two tensors): fused, read and write once each way, one kernel per
   // tensor; eager, the op sequence of eager_rope_cost per tensor. Over an fp32 stream the eager sequence multiplies

@@ -264,6 +264,33 @@ TEST_CASE("eager host overhead: kernels per layer x launch gap, exposed where th
   CHECK(StepModel(eager.model, eager.training, eager.hardware).estimate(eager.parallel).breakdown.host_s == trainsim::test::approx(2 * le.host_s));
 }
 
+TEST_CASE("Qwen3's q and k norms read the projections' 16-bit outputs: two eager RMSNorms with their casts") {
+  // transformers Qwen3Attention: q_norm(q_proj(x)) and k_norm(k_proj(x)), two Qwen3RMSNorm modules over the GEMMs' bf16
+  // outputs even when the residual stream is fp32 (autocast over fp32 parameters): each casts to fp32 and back, 8
+  // forward and 16 backward kernels (eager_rmsnorm_cost with casts), 2 + 4 + 8 + 4 + 8 + 4 + 2 + 2·2 = 36 bytes per
+  // element forward. Megatron-Core's fused q_layernorm and k_layernorm: one kernel each way per tensor.
+  auto qwen3 = [](const char* framework) {
+    return parse_scenario({{"model",
+                            {{"model_type", "qwen3"}, {"num_hidden_layers", 2}, {"hidden_size", 256}, {"num_attention_heads", 4},
+                             {"num_key_value_heads", 4}, {"head_dim", 64}, {"intermediate_size", 512}, {"vocab_size", 1000}, {"hidden_act", "silu"}}},
+                           {"training", {{"seq_len", 128}, {"global_batch_size", 1}, {"framework", framework}}},
+                           {"hardware", {{"gpu", "h100-sxm-80gb"}, {"num_gpus", 1}}}});
+  };
+  auto op = [](const Scenario& s, const char* pass) {
+    for (const auto& o : layer_ops(s.model, s.training, s.parallel, s.hardware.gpu, false))
+      if (o.name == "attention.qk_norm" && std::string(o.pass) == pass) return o;
+    return LayerOp{};
+  };
+  const Scenario eager = qwen3("transformers"), fused = qwen3("megatron-core");
+  REQUIRE(eager.model.qk_norm);
+  const double elements = 128.0 * (4 + 4) * 64;  // tokens x (q heads + kv heads) x head dim
+  CHECK(op(eager, "forward").kernels == 16);
+  CHECK(op(eager, "backward").kernels == 32);
+  CHECK(op(eager, "forward").bytes == trainsim::test::approx(36 * elements));
+  CHECK(op(fused, "forward").kernels == 2);
+  CHECK(op(fused, "backward").kernels == 2);
+}
+
 TEST_CASE("linear biases: autocast's cast forward, the gradient's reduction and cast back") {
   // Qwen2's q, k, v biases (qkv_bias) on a layer of hidden 256 (4 heads of 64) over 128 tokens, transformers over fp32
   // parameters under autocast: the GEMM adds a bias in its epilogue, so forward adds one cast per bias (6 bytes per
