@@ -26,7 +26,7 @@ allocator's cache was emptied between cases. One profiled step sums the GPU's ke
 case says how much of its step the GPU sat waiting for the host.
 
 Run: python3 run_corpus.py cases.json -o results/GPU-DATE.json [--only ID[,ID]] [--deadline SECONDS] [--fresh-process]
-    [--remeasure PREFIX]
+    [--remeasure PREFIX] [--skip-superseded results]
 (--fresh-process: each case in a process of its own, as a training job runs; host-bound steps need it)
 Writes the output after every case, so a run stopped early keeps what it measured.
 """
@@ -368,12 +368,21 @@ def main():
                     help="measure cases again under new ids: PREFIX replaces each id's first dash-separated part "
                          "(h100c-hf-... -> PREFIX-hf-...) and the row names the old id in `supersedes`, which the accuracy "
                          "run then shows without counting (with --fresh-process: retire one-process values)")
+    ap.add_argument("--skip-superseded", default="", metavar="DIR",
+                    help="skip the cases a results file of DIR already measured again (names in `supersedes`): with "
+                         "--fresh-process --remeasure, measure only the one-process values not yet retired")
     ap.add_argument("--append", action="store_true",
                     help="keep the output file's cases (a case measured again replaces its row) and its runs' provenance")
     a = ap.parse_args()
     start = time.time()
     spec = json.load(open(a.cases))
     only = {s for s in a.only.split(",") if s}
+    superseded = set()
+    if a.skip_superseded:
+        for name in sorted(os.listdir(a.skip_superseded)):
+            if name.endswith(".json"):
+                with open(os.path.join(a.skip_superseded, name)) as f:
+                    superseded |= {c["supersedes"] for c in json.load(f).get("cases", []) if "supersedes" in c}
     info = versions()
     date = time.strftime("%Y-%m-%d", time.gmtime())
     source = (f"measured {date} on one {info['gpu']}, torch {info['torch']}, transformers {info['transformers']}, "
@@ -391,7 +400,7 @@ def main():
         doc["cases"] = [c for c in earlier["cases"] if c["id"] not in ids and c.get("supersedes") not in ids]
     workdir = os.environ.get("TMPDIR", "/tmp") + "/trainsim-corpus"
     for case in spec["cases"]:
-        if only and case["id"] not in only:
+        if (only and case["id"] not in only) or case["id"] in superseded:
             continue
         if a.deadline and time.time() - start > a.deadline:
             doc["skipped"].append({"id": case["id"], "why": "deadline"})
