@@ -219,7 +219,7 @@ struct OpBuilder {
   // Backward: dgrad dX = dY · W^T (always: the gradient must reach earlier layers and adapters) and wgrad
   // dW = X^T · dY (only for trained weights). fp8 (Transformer Engine) casts the 16-bit input before the
   // forward GEMM and the output gradient before the backward GEMMs: read 2 + write 1 bytes per element.
-  // `bias`: the layer adds a bias (its fprop's epilogue; bias()).
+  // `bias`: the layer adds a bias (its fprop's epilogue; linear_bias()).
   void dense(const OpName& name, double tokens, double in, double out, double count, bool trained, const GemmCost& c,
              Acc* also_fwd = nullptr, Acc* also_bwd = nullptr, bool bias = false) {
     if (tokens <= 0 || in <= 0 || out <= 0 || count <= 0) return;
@@ -256,7 +256,7 @@ struct OpBuilder {
     fwd.add(f), bwd.add(b);
     if (also_fwd) also_fwd->add(f);
     if (also_bwd) also_bwd->add(b);
-    if (bias) this->bias(name, tokens, out, count, trained);
+    if (bias) linear_bias(name, tokens, out, count, trained);
   }
 
   // LoRA adapter on a linear layer with per-GPU dims in x out (PEFT: y += B·A·x · alpha/r): X·A (in x r)
@@ -337,7 +337,7 @@ struct OpBuilder {
   // no bytes to speak of; the policy's only), and backward reduces the output gradient over the tokens (read ab per
   // output element, one kernel) and casts it back to fp32. Profiled on an H100 (calibrate/measurements/corpus/census/
   // kernel_census-*: a Qwen2 layer launched 3 more forward kernels and 6 more backward than a Llama layer of its size).
-  void bias(const OpName& name, double tokens, double out, double count, bool trained) {
+  void linear_bias(const OpName& name, double tokens, double out, double count, bool trained) {
     if (tokens <= 0 || out <= 0 || count <= 0) return;
     const bool casts = autocast_casts && trained;
     const double launches = serial_count ? count : 1;  // a per-expert loop: each expert's own

@@ -25,6 +25,15 @@ Dimension unavailable(const FrameworkTraits& fw, const ParallelLayout& p) {
 }
 }  // namespace
 
+LayoutIssue expert_layout_issue(const ModelSpec& m, const ParallelLayout& p, long long num_gpus) {
+  using ll = long long;
+  if (!m.is_moe()) return p.ep > 1 || p.etp > 1 ? LayoutIssue::EpDense : LayoutIssue::None;
+  if (m.num_experts % p.ep) return LayoutIssue::EpExperts;
+  if ((num_gpus / p.pp) % (ll(p.ep) * p.etp)) return LayoutIssue::EpWorld;
+  if (m.moe_intermediate_size % p.etp) return LayoutIssue::EtpFfn;
+  return LayoutIssue::None;
+}
+
 LayoutIssue check_layout(const ModelSpec& m, const TrainingSpec& t, const ParallelLayout& p, int num_gpus) {
   // Products in 64 bits (degrees and batch sizes are checked against their ranges where parsed, so none wraps).
   using ll = long long;
@@ -42,12 +51,7 @@ LayoutIssue check_layout(const ModelSpec& m, const TrainingSpec& t, const Parall
   if (p.cp > 1 && t.seq_len % (2 * ll(p.cp))) return LayoutIssue::CpSeq;
   if (p.cp > 1 && m.linear_attention_layers > 0) return LayoutIssue::CpLinearAttention;
   if (p.sequence_parallel && p.tp > 1 && (t.seq_len / p.cp) % p.tp) return LayoutIssue::SpSeq;
-  if (!m.is_moe() && (p.ep > 1 || p.etp > 1)) return LayoutIssue::EpDense;
-  if (m.is_moe()) {
-    if (m.num_experts % p.ep) return LayoutIssue::EpExperts;
-    if ((num_gpus / p.pp) % (ll(p.ep) * p.etp)) return LayoutIssue::EpWorld;
-    if (m.moe_intermediate_size % p.etp) return LayoutIssue::EtpFfn;
-  }
+  if (const LayoutIssue experts = expert_layout_issue(m, p, num_gpus); experts != LayoutIssue::None) return experts;
   const FrameworkTraits& fw = framework_for(t, p);
   if (t.zero_stage >= 2 && p.pp > 1 && !fw.shards_with_pipeline) return LayoutIssue::ZeroPipeline;
   if (p.dp_replicate > 1 && (p.dp % p.dp_replicate || p.expert_dp() % p.dp_replicate || !(t.zero_stage >= 1 || t.distributed_optimizer)))

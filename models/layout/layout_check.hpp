@@ -34,6 +34,8 @@ enum class LayoutIssue {
 
 LayoutIssue check_layout(const ModelSpec& model, const TrainingSpec& training, const ParallelLayout& layout,
                          int num_gpus);
+// The experts' part of check_layout: EpDense, EpExperts, EpWorld or EtpFfn, else None.
+LayoutIssue expert_layout_issue(const ModelSpec& model, const ParallelLayout& layout, long long num_gpus);
 InputError layout_error(LayoutIssue issue, const ModelSpec& model, const TrainingSpec& training,
                         const ParallelLayout& layout, int num_gpus);
 

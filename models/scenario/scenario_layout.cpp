@@ -101,14 +101,15 @@ ParallelLayout derive_layout(const ParallelInput& in, const ModelSpec& model, Tr
   if (p.etp == 0) {
     std::string why = model.is_moe() ? "experts not tensor-split" : "dense model";
     int etp = 1;
-    if (model.is_moe() && p.tp > 1 && framework_for(training, p).etp_follows_tp) {
-      const std::string name = framework_for(training, p).name;
-      const ll stage_gpus = p.world() / p.pp;
-      if (stage_gpus % (ll(p.ep) * p.tp) == 0 && model.moe_intermediate_size % p.tp == 0) {
+    if (const FrameworkTraits& fw = framework_for(training, p); model.is_moe() && p.tp > 1 && fw.etp_follows_tp) {
+      ParallelLayout split = p;
+      split.etp = p.tp;
+      const LayoutIssue issue = expert_layout_issue(model, split, hw.num_gpus);
+      if (issue != LayoutIssue::EpWorld && issue != LayoutIssue::EtpFfn) {
         etp = p.tp;
-        why = name + ": experts tensor-split like the dense layers (etp = tp, Megatron-Core's default)";
+        why = fw.name + ": experts tensor-split like the dense layers (etp = tp, Megatron-Core's default)";
       } else {
-        why = name + " would split the experts by tp, but ep x tp does not fit the layout: experts not tensor-split";
+        why = fw.name + " would split the experts by tp, but ep x tp does not fit the layout: experts not tensor-split";
       }
     }
     p.etp = fill(0, etp, "etp", why, defaults);
