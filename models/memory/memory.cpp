@@ -271,8 +271,11 @@ StageMemory MemoryModel::stage_states(const ParallelLayout& p, int stage, const 
     out.gradients = states.gradients;
     if (shard_grad) grad_partition = states.gradients;
     optimizer = states.optimizer;
-    if (t.has_reference_copy())  // the frozen reference model: 16-bit weights, sharded like the policy's
+    if (t.has_reference_copy()) {  // the frozen reference model: 16-bit weights, sharded like the policy's
       out.weights += sp.total() * bytes_per_element(t.precision) / (shard_weights ? n_dense : 1);
+      // Built as a training model, it also holds its wrapper's gradient buffer, sharded like the policy's gradients.
+      if (fw.reference_model_gradient_buffer) out.gradients += sp.total() * gb / (shard_grad ? n_dense : 1);
+    }
   } else {
     // LoRA / QLoRA: the frozen base holds only weights; adapters train in fp32.
     const double linear = sp.total() - sp.not_linear;

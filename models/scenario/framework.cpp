@@ -74,6 +74,8 @@ constexpr FlagTrait kFlagTraits[] = {
     {"moe_probs_in_activation", &FrameworkTraits::moe_probs_in_activation},
     {"moe_act_input_fp8", &FrameworkTraits::moe_act_input_fp8},
     {"checkpoint_saved_tensor_hooks", &FrameworkTraits::checkpoint_saved_tensor_hooks},
+    {"host_optimizer_fused", &FrameworkTraits::host_optimizer_fused},
+    {"reference_model_gradient_buffer", &FrameworkTraits::reference_model_gradient_buffer},
 };
 
 // The traits in microseconds, each once, like the flags above.

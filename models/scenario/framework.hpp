@@ -183,6 +183,15 @@ struct FrameworkTraits {
   // checkpoint_hook_us prices. false: an autograd Function that saves the layer's inputs only (Megatron's
   // CheckpointFunction, reentrant checkpointing).
   bool checkpoint_saved_tensor_hooks = false;
+  // An offloaded optimizer steps on the host in one fused pass per parameter (DeepSpeed's CPUAdam, torch's fused CPU
+  // kernels), or as torch.optim's single-tensor loop, one pass over host memory per elementwise op (torch.optim runs
+  // that on CPU tensors unless fused is asked for: foreach is CUDA-only). Priced in step_stream.cpp,
+  // host_optimizer_step_bytes.
+  bool host_optimizer_fused = true;
+  // DPO's frozen reference model is built as a training model, with a data-parallel wrapper's gradient buffer of its
+  // own (gradient precision, one element per parameter) that no backward ever fills: ms-swift's Megatron DPO before
+  // #6027 (2025-09-30), whose get_model() wrapped the reference in Megatron's DDP. false: the reference holds weights only.
+  bool reference_model_gradient_buffer = false;
 
   std::vector<std::string> overridden;  // trait keys the scenario set (for the resolved scenario JSON)
 

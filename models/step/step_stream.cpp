@@ -23,6 +23,25 @@ double optimizer_step_bytes(const TrainingSpec& t, const ParallelLayout& p) {
   return 2 * optimizer_state_bytes(t).total() + bytes_per_element(gradient_precision(t, p)) + bytes_per_element(t.precision);
 }
 
+// An offloaded optimizer's step, bytes of host memory per parameter. Fused (DeepSpeed's CPUAdam, torch's fused CPU
+// kernels): one pass, as on the GPU. torch.optim's single-tensor loop (FrameworkTraits::host_optimizer_fused false)
+// runs one pass per elementwise op over the host copies (the parameter there is the fp32 master; the gradient is
+// copied into a buffer of its dtype, Megatron's cpu_offloading/hybrid_optimizer.py), with p bytes a parameter and s a
+// moment:
+// - torch/optim/adam.py _single_tensor_adam with decoupled weight decay: param.mul_ 2p, exp_avg.lerp_(grad) 2s + p,
+//   exp_avg_sq.mul_ 2s, .addcmul_(grad, grad) 2s + p, sqrt() 2s, / bias correction 2s, add_(eps) 2s,
+//   param.addcdiv_(exp_avg, denom) 2p + 2s: 6p + 14s (80 B for fp32);
+// - torch/optim/sgd.py _single_tensor_sgd with weight decay and momentum: grad.add(param) 3p, buf.mul_ 2s,
+//   buf.add_(grad) 2s + p, param.add_(buf) 2p + s: 6p + 5s.
+// 8-bit Adam has no torch host loop (bitsandbytes' own kernel): one pass.
+double host_optimizer_step_bytes(const TrainingSpec& t, const ParallelLayout& p, bool fused) {
+  if (fused || t.optimizer == OptimizerKind::Adam8bit) return optimizer_step_bytes(t, p);
+  const OptimizerStateBytes b = optimizer_state_bytes(t);
+  const double param = b.master > 0 ? b.master : bytes_per_element(t.precision);
+  const double moment = bytes_per_element(t.moment_precision);
+  return t.optimizer == OptimizerKind::Sgd ? 6 * param + 5 * moment : 6 * param + 14 * moment;
+}
+
 // Overlap is not free: a running NCCL collective holds one thread block per channel on an SM of its own, and
 // the GEMMs it hides behind run on the rest. NVIDIA/nccl #892 (an 8-GPU NVSwitch Hopper node, NCCL 2.18)
 // logs "16 coll channels": 16 of an H100's 132 SMs (12%), of an A100's 108 (15%). With a share f of the SMs
@@ -294,7 +313,7 @@ StepStream StepModel::stream(const ParallelLayout& p, const LayoutWork& work) co
   if (host_share > 0) {
     const OffloadAssumptions host;
     s.optimizer_s += host_share * local_params * (grad_bytes_per_param + bytes_per_element(t.precision)) / host_link_bandwidth(gpu) +
-                     host_share * local_params * optimizer_step_bytes(t, p) / host.host_memory_bandwidth_per_gpu;
+                     host_share * local_params * host_optimizer_step_bytes(t, p, c.fw.host_optimizer_fused) / host.host_memory_bandwidth_per_gpu;
     // On NVMe (ZeRO-Infinity), the states are read into host memory and written back around the CPU step, not
     // overlapped (DeepSpeed's offload_optimizer pipeline_read / pipeline_write default to false).
     if (t.optimizer_offload_device == OffloadDevice::Nvme)

@@ -127,6 +127,25 @@ TEST_CASE("DPO holds a frozen reference model and twice the sequences") {
   CHECK(b.activations_layers == trainsim::test::approx(2 * a.activations_layers));
 }
 
+TEST_CASE("a DPO reference built as a training model holds a gradient buffer of its own") {
+  // ms-swift's Megatron DPO before #6027 (2025-09-30) built the reference with get_model(), which wraps it in Megatron's
+  // DDP: an fp32 main_grad buffer for every parameter that no backward fills. Llama-3-8B (8,030,261,248 parameters)
+  // under the distributed optimizer on 8 GPUs: the buffer is not sharded (ZeRO-1), 4 B per parameter.
+  Json doc = {{"model", "llama3-8b"},
+              {"training", {{"mode", "dpo"}, {"global_batch_size", 8}, {"distributed_optimizer", true}, {"framework", "megatron-core"}}},
+              {"parallel", {{"tp", 1}, {"pp", 1}, {"dp", 8}}},
+              {"hardware", {{"num_gpus", 8}}}};
+  auto worst = [&] {
+    const Scenario s = parse_scenario(doc);
+    return MemoryModel(s.model, s.training, s.hardware).worst_stage(s.parallel);
+  };
+  const StageMemory plain = worst();
+  doc["training"]["framework"] = {{"preset", "megatron-core"}, {"reference_model_gradient_buffer", true}};
+  const StageMemory wrapped = worst();
+  CHECK(wrapped.gradients - plain.gradients == trainsim::test::approx(8030261248.0 * 4));
+  CHECK(wrapped.weights == plain.weights);
+}
+
 TEST_CASE("DPO with adapters: the reference is the base with the adapters disabled, no second copy") {
   // TRL's DPOTrainer with a peft_config passes no ref_model and computes the reference log-probabilities under
   // model.disable_adapter() (trl/trainer/dpo_trainer.py, "null_ref_context"); ms-swift's LoRA DPO does the same.

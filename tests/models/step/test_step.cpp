@@ -223,6 +223,34 @@ TEST_CASE("offloaded optimizer on NVMe: PCIe, the CPU step at host memory bandwi
         trainsim::test::approx(on_cpu + P * 24 / 12e9));
 }
 
+TEST_CASE("an offloaded optimizer under Megatron-Core steps as torch.optim's single-tensor loop: a memory pass per op") {
+  // Llama-3-8B on 8 H100 under Megatron-Core's distributed optimizer with --optimizer-cpu-offload: each GPU updates
+  // P/8 parameters. Per parameter, the fp32 gradient down and the bf16 weight up over PCIe Gen5 (4 + 2 B at 53 GB/s),
+  // then torch.optim.AdamW on host tensors (Megatron's HybridDeviceOptimizer), one pass per op of
+  // torch/optim/adam.py _single_tensor_adam over fp32 parameter, gradient and moments (param.mul_ 8, lerp_ 12, mul_ 8,
+  // addcmul_ 12, sqrt 8, div 8, add_ 8, addcdiv_ 16: 80 B) at 25 GB/s per GPU. DeepSpeed's fused CPUAdam moves
+  // 2 x 12 + 4 + 2 = 30 B (the trait set true).
+  Json doc = {{"model", "llama3-8b"},
+              {"training", {{"mode", "sft"}, {"seq_len", 4096}, {"global_batch_size", 8}, {"distributed_optimizer", true},
+                            {"framework", "megatron-core"}, {"offload_optimizer", true}}},
+              {"parallel", {{"tp", 1}, {"pp", 1}, {"dp", 8}}},
+              {"hardware", {{"gpu", "h100-sxm-80gb"}, {"num_gpus", 8}}}};
+  auto optimizer_s = [&] {
+    const Scenario s = parse_scenario(doc);
+    return StepModel(s.model, s.training, s.hardware).stream(s.parallel).optimizer_s;
+  };
+  const double local = count_parameters(parse_scenario(doc).model).total / 8;
+  CHECK(optimizer_s() == trainsim::test::approx(local * 6 / 53e9 + local * 80 / 25e9));
+  doc["training"]["framework"] = {{"preset", "megatron-core"}, {"host_optimizer_fused", true}};
+  CHECK(optimizer_s() == trainsim::test::approx(local * 6 / 53e9 + local * 30 / 25e9));
+  // SGD with momentum and weight decay (torch/optim/sgd.py _single_tensor_sgd): grad.add(param) 12, buf.mul_ 8,
+  // buf.add_(grad) 12, param.add_(buf) 12: 44 B; fused: 2 x (4 + 4) + 4 + 2 = 22 B.
+  doc["training"]["optimizer"] = "sgd";
+  CHECK(optimizer_s() == trainsim::test::approx(local * 6 / 53e9 + local * 22 / 25e9));
+  doc["training"]["framework"] = "megatron-core";
+  CHECK(optimizer_s() == trainsim::test::approx(local * 6 / 53e9 + local * 44 / 25e9));
+}
+
 TEST_CASE("offloaded parameters: each ZeRO-3 gather first fetches this GPU's shard over PCIe (and from NVMe)") {
   // Llama-3-8B on 8 H100 under DeepSpeed ZeRO-3: a layer's gather of G bytes brings the local G/8 over PCIe Gen5
   // (53 GB/s) first, and from the node's NVMe at 12/8 GB/s a GPU when the shards live there.
