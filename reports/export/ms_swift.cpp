@@ -222,6 +222,9 @@ std::vector<std::string> megatron_swift_warnings(const ExportPlan& p) {
   if (t.precision == Precision::Fp8) w.push_back("fp8 needs Transformer Engine and a Hopper or newer GPU");
   if (t.mode == TrainingMode::Pretrain)
     w.push_back("megatron pt continues from --model's weights; from scratch add --perform_initialization true and give no weights");
+  if (t.has_reference_copy() && framework_for(t, l).reference_model_gradient_buffer)
+    w.push_back("priced with the DPO reference's DDP gradient buffer of ms-swift before #6027 (2025-09-30); ms-swift 4 builds the reference "
+                "without it: one gradient element (4 bytes in fp32) per local parameter less than priced");
   return w;
 }
 
