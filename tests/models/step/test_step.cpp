@@ -7,6 +7,7 @@
 #include "models/compute/flops.hpp"
 #include "models/layout/search.hpp"
 #include "models/memory/memory.hpp"
+#include "models/scenario/framework.hpp"
 #include "models/scenario/scenario.hpp"
 #include "models/step/step.hpp"
 
@@ -223,13 +224,13 @@ TEST_CASE("offloaded optimizer on NVMe: PCIe, the CPU step at host memory bandwi
         trainsim::test::approx(on_cpu + P * 24 / 12e9));
 }
 
-TEST_CASE("an offloaded optimizer under Megatron-Core steps as torch.optim's single-tensor loop: a memory pass per op") {
+TEST_CASE("an offloaded optimizer steps fused on the host, or as torch.optim's single-tensor loop: a memory pass per op") {
   // Llama-3-8B on 8 H100 under Megatron-Core's distributed optimizer with --optimizer-cpu-offload: each GPU updates
   // P/8 parameters. Per parameter, the fp32 gradient down and the bf16 weight up over PCIe Gen5 (4 + 2 B at 53 GB/s),
-  // then torch.optim.AdamW on host tensors (Megatron's HybridDeviceOptimizer), one pass per op of
-  // torch/optim/adam.py _single_tensor_adam over fp32 parameter, gradient and moments (param.mul_ 8, lerp_ 12, mul_ 8,
-  // addcmul_ 12, sqrt 8, div 8, add_ 8, addcdiv_ 16: 80 B) at 25 GB/s per GPU. DeepSpeed's fused CPUAdam moves
-  // 2 x 12 + 4 + 2 = 30 B (the trait set true).
+  // then the CPU step at 25 GB/s per GPU. Megatron hands torch.optim.AdamW fused=True (megatron/core/optimizer/
+  // __init__.py), torch's fused CPU kernel: 2 x 12 + 4 + 2 = 30 B. Without it (the trait false: torch.optim's default
+  // on host tensors), one pass per op of torch/optim/adam.py _single_tensor_adam over fp32 parameter, gradient and
+  // moments: param.mul_ 8, lerp_ 12, mul_ 8, addcmul_ 12, sqrt 8, div 8, add_ 8, addcdiv_ 16: 80 B.
   Json doc = {{"model", "llama3-8b"},
               {"training", {{"mode", "sft"}, {"seq_len", 4096}, {"global_batch_size", 8}, {"distributed_optimizer", true},
                             {"framework", "megatron-core"}, {"offload_optimizer", true}}},
@@ -240,15 +241,18 @@ TEST_CASE("an offloaded optimizer under Megatron-Core steps as torch.optim's sin
     return StepModel(s.model, s.training, s.hardware).stream(s.parallel).optimizer_s;
   };
   const double local = count_parameters(parse_scenario(doc).model).total / 8;
-  CHECK(optimizer_s() == trainsim::test::approx(local * 6 / 53e9 + local * 80 / 25e9));
-  doc["training"]["framework"] = {{"preset", "megatron-core"}, {"host_optimizer_fused", true}};
   CHECK(optimizer_s() == trainsim::test::approx(local * 6 / 53e9 + local * 30 / 25e9));
+  doc["training"]["framework"] = {{"preset", "megatron-core"}, {"host_optimizer_fused", false}};
+  CHECK(optimizer_s() == trainsim::test::approx(local * 6 / 53e9 + local * 80 / 25e9));
   // SGD with momentum and weight decay (torch/optim/sgd.py _single_tensor_sgd): grad.add(param) 12, buf.mul_ 8,
   // buf.add_(grad) 12, param.add_(buf) 12: 44 B; fused: 2 x (4 + 4) + 4 + 2 = 22 B.
   doc["training"]["optimizer"] = "sgd";
-  CHECK(optimizer_s() == trainsim::test::approx(local * 6 / 53e9 + local * 22 / 25e9));
-  doc["training"]["framework"] = "megatron-core";
   CHECK(optimizer_s() == trainsim::test::approx(local * 6 / 53e9 + local * 44 / 25e9));
+  doc["training"]["framework"] = "megatron-core";
+  CHECK(optimizer_s() == trainsim::test::approx(local * 6 / 53e9 + local * 22 / 25e9));
+  // The presets: the single-tensor loop where the stack leaves torch.optim's default on host tensors.
+  CHECK_FALSE(find_framework("pytorch")->host_optimizer_fused);
+  CHECK(find_framework("deepspeed")->host_optimizer_fused);
 }
 
 TEST_CASE("offloaded parameters: each ZeRO-3 gather first fetches this GPU's shard over PCIe (and from NVMe)") {
