@@ -25,9 +25,8 @@ double optimizer_step_bytes(const TrainingSpec& t, const ParallelLayout& p) {
 
 // An offloaded optimizer's step, bytes of host memory per parameter. Fused (DeepSpeed's CPUAdam, torch's fused CPU
 // kernels): one pass, as on the GPU. torch.optim's single-tensor loop (FrameworkTraits::host_optimizer_fused false)
-// runs one pass per elementwise op over the host copies (the parameter there is the fp32 master; the gradient is
-// copied into a buffer of its dtype, Megatron's cpu_offloading/hybrid_optimizer.py), with p bytes a parameter and s a
-// moment:
+// runs one pass per elementwise op over the host copies (the parameter there is the fp32 master, and the gradient's
+// host copy takes its dtype), with p bytes a parameter and s a moment:
 // - torch/optim/adam.py _single_tensor_adam with decoupled weight decay: param.mul_ 2p, exp_avg.lerp_(grad) 2s + p,
 //   exp_avg_sq.mul_ 2s, .addcmul_(grad, grad) 2s + p, sqrt() 2s, / bias correction 2s, add_(eps) 2s,
 //   param.addcdiv_(exp_avg, denom) 2p + 2s: 6p + 14s (80 B for fp32);
