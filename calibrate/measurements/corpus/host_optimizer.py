@@ -19,6 +19,8 @@ import os
 import platform
 import time
 
+import run_corpus as rc  # same folder: the shared timer
+
 COUNTED_BYTES = {"fused": 30.0, "single-tensor": 80.0}  # trainsim's per-parameter counts, fp32 AdamW
 
 
@@ -44,14 +46,7 @@ def adamw_step_s(elements, tensors, kind, threads, steps):
         p.grad = torch.randn(size, dtype=torch.float32)
     options = {"fused": True} if kind == "fused" else {"foreach": False}
     opt = torch.optim.AdamW(params, lr=1e-5, weight_decay=0.1, **options)
-    opt.step()  # allocates the moments
-    times = []
-    for _ in range(steps):
-        start = time.perf_counter()
-        opt.step()
-        times.append(time.perf_counter() - start)
-    times.sort()
-    return times[len(times) // 2]
+    return rc.median_wall(opt.step, timed=steps)  # the untimed first step allocates the moments
 
 
 def worker(args, queue):
@@ -89,16 +84,7 @@ def pcie_rows(elements):
     rows = []
     for name, copy, moved in (("d2h fp32 gradient -> pinned fp32", lambda: host.copy_(grad, non_blocking=True), 4.0),
                               ("h2d pinned fp32 master -> bf16 parameter", lambda: param.copy_(host, non_blocking=True), 4.0)):
-        copy()
-        torch.cuda.synchronize()
-        times = []
-        for _ in range(5):
-            start = time.perf_counter()
-            copy()
-            torch.cuda.synchronize()
-            times.append(time.perf_counter() - start)
-        times.sort()
-        t = times[len(times) // 2]
+        t = rc.median_wall(copy, timed=5)
         rows.append({"copy": name, "elements": elements, "seconds": t, "gb_per_s": elements * moved / t / 1e9})
     return rows
 

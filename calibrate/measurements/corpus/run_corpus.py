@@ -221,17 +221,19 @@ def kernel_time(step):
 
 
 def wall_times(fn, warm, timed, before_timed=None):
-    """Wall time of each of `timed` calls of fn after `warm` untimed ones, the GPU synchronised around each."""
+    """Wall time of each of `timed` calls of fn after `warm` untimed ones, the GPU (if any: host-only work such as an
+    offloaded optimizer's step is timed on machines without one too) synchronised around each."""
+    sync = torch.cuda.synchronize if torch.cuda.is_available() else (lambda: None)
     for _ in range(warm):
         fn()
-    torch.cuda.synchronize()
+    sync()
     if before_timed:
         before_timed()
     times = []
     for _ in range(timed):
         t0 = time.perf_counter()
         fn()
-        torch.cuda.synchronize()
+        sync()
         times.append(time.perf_counter() - t0)
     return times
 
