@@ -30,7 +30,7 @@ test: build
 
 # The accuracy bands (presets/accuracy_bands.json) from a fresh run over ../shared/reference/; the
 # accuracy.reference test fails until they are regenerated after a model change. Rebuilds to embed them.
-# The fitted parameters (least squares over ../shared/reference, leave-one-source-out cross-validated), then the
+# The fitted parameters (Huber M-estimate over ../shared/reference, leave-one-source-out cross-validated), then the
 # accuracy bands from the cross-validated errors: both compiled in, so each is followed by a rebuild; then the
 # README's accuracy tables.
 fit-reference: build

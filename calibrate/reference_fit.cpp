@@ -27,7 +27,15 @@ FittedParameters from_internal(const Eigen::VectorXd& x, const std::vector<std::
   return f;
 }
 
-// Residuals: log(measured / predicted time) per case, so that 10% slow and 10% fast weigh alike.
+// Huber's M-estimate (Huber 1964; the tuning constant 1.345 of Holland & Welsch 1977, 95% efficient when the errors
+// are normal) at the scale of the least-squares residuals, 1.4826 x their median absolute deviation (the normal
+// distribution's sigma from its MAD): residuals within the scale count squared, larger ones linearly, so that a few
+// runs with a mechanism the model does not name (README, "reading the misses") do not set a parameter for all.
+constexpr double kHuberTuning = 1.345;
+constexpr double kMadToSigma = 1.4826;
+
+// Residuals: log(measured / predicted time) per case, so that 10% slow and 10% fast weigh alike; with a Huber scale
+// each is sign(e) sqrt(rho(e)), rho the Huber loss, so that the sum of squares is the Huber objective.
 struct LogRatioResiduals : Eigen::DenseFunctor<double> {
   const std::vector<const ReferenceCase*>* cases;
   const std::vector<std::size_t>* free;
@@ -36,21 +44,45 @@ struct LogRatioResiduals : Eigen::DenseFunctor<double> {
   // so one source's many runs of one regime do not outweigh another's (the sources are the independent observations
   // leave-one-source-out judges).
   std::vector<double> weight;
+  double huber_scale = 0;  // 0: least squares
   LogRatioResiduals(const std::vector<const ReferenceCase*>& c, const std::vector<std::size_t>& fr, const FittedParameters& b)
       : Eigen::DenseFunctor<double>(static_cast<int>(fr.size()), static_cast<int>(c.size())), cases(&c), free(&fr), base(&b) {
     std::map<std::string, int> per_source;
     for (const ReferenceCase* rc : c) ++per_source[rc->source];
     for (const ReferenceCase* rc : c) weight.push_back(1 / std::sqrt(static_cast<double>(per_source[rc->source])));
   }
-  int operator()(const InputType& x, ValueType& r) const {
+  // Unweighted log(measured / predicted) per case at x.
+  std::vector<double> log_ratios(const InputType& x) const {
     const FittedParameters f = from_internal(x, *free, *base);
-    for (std::size_t i = 0; i < cases->size(); ++i) {
-      const ReferenceCase& c = *(*cases)[i];
-      r[static_cast<Eigen::Index>(i)] = weight[i] * std::log(time_ratio(c, predict_case(c, &f)));
+    std::vector<double> e;
+    for (const ReferenceCase* c : *cases) e.push_back(std::log(time_ratio(*c, predict_case(*c, &f))));
+    return e;
+  }
+  int operator()(const InputType& x, ValueType& r) const {
+    const std::vector<double> e = log_ratios(x);
+    for (std::size_t i = 0; i < e.size(); ++i) {
+      const double a = std::fabs(e[i]);
+      const double robust = huber_scale > 0 && a > huber_scale ? std::copysign(std::sqrt(2 * huber_scale * a - huber_scale * huber_scale), e[i]) : e[i];
+      r[static_cast<Eigen::Index>(i)] = weight[i] * robust;
     }
     return 0;
   }
 };
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t k = v.size() / 2;
+  return v.size() % 2 ? v[k] : (v[k - 1] + v[k]) / 2;
+}
+
+// Huber's scale for residuals e: kHuberTuning x kMadToSigma x median |e - median(e)|.
+double huber_scale_of(const std::vector<double>& e) {
+  if (e.empty()) return 0;
+  const double centre = median_of(e);
+  std::vector<double> deviation;
+  for (double v : e) deviation.push_back(std::fabs(v - centre));
+  return kHuberTuning * kMadToSigma * median_of(deviation);
+}
 
 std::vector<const ReferenceCase*> speed_cases(const ReferenceSet& set) {
   std::vector<const ReferenceCase*> out;
@@ -135,16 +167,10 @@ ErrorSummary summarize_errors(const std::vector<double>& signed_errors) {
   return s;
 }
 
-FittedParameters fit_parameters(const std::vector<const ReferenceCase*>& cases, const FittedParameters& start, std::vector<std::size_t> free) {
-  const auto& info = fitted_parameter_info();
-  if (free.empty())
-    for (std::size_t i = 0; i < info.size(); ++i) free.push_back(i);
-  const int n = static_cast<int>(free.size());
-  if (static_cast<int>(cases.size()) < n) return start;  // fewer cases than parameters: nothing to fit
-  Eigen::VectorXd x(n);
-  for (int i = 0; i < n; ++i) x[i] = to_internal(info[free[static_cast<std::size_t>(i)]], start.*info[free[static_cast<std::size_t>(i)]].member);
-  LogRatioResiduals residuals(cases, free, start);
-  Eigen::VectorXd r(static_cast<Eigen::Index>(cases.size()));
+namespace {
+// Minimises the sum of squares of `residuals` from x.
+Eigen::VectorXd minimise(LogRatioResiduals& residuals, Eigen::VectorXd x, std::size_t cases) {
+  Eigen::VectorXd r(static_cast<Eigen::Index>(cases));
   auto sum_of_squares = [&](const Eigen::VectorXd& at) {
     residuals(at, r);
     return r.squaredNorm();
@@ -163,6 +189,29 @@ FittedParameters fit_parameters(const std::vector<const ReferenceCase*>& cases, 
   Eigen::VectorXd polished = x;
   lm.minimize(polished);
   if (sum_of_squares(polished) < best) x = polished;
+  return x;
+}
+}  // namespace
+
+FittedParameters fit_parameters(const std::vector<const ReferenceCase*>& cases, const FittedParameters& start, std::vector<std::size_t> free,
+                                double* huber_scale) {
+  const auto& info = fitted_parameter_info();
+  if (huber_scale) *huber_scale = 0;
+  if (free.empty())
+    for (std::size_t i = 0; i < info.size(); ++i) free.push_back(i);
+  const int n = static_cast<int>(free.size());
+  if (static_cast<int>(cases.size()) < n) return start;  // fewer cases than parameters: nothing to fit
+  Eigen::VectorXd x(n);
+  for (int i = 0; i < n; ++i) x[i] = to_internal(info[free[static_cast<std::size_t>(i)]], start.*info[free[static_cast<std::size_t>(i)]].member);
+  LogRatioResiduals residuals(cases, free, start);
+  x = minimise(residuals, x, cases.size());  // least squares: the scale's residuals
+  // Huber's M-estimate from there; residuals that all vanish (the model fits every case) leave nothing to weigh down.
+  const double scale = huber_scale_of(residuals.log_ratios(x));
+  if (scale > 1e-9) {
+    residuals.huber_scale = scale;
+    x = minimise(residuals, x, cases.size());
+  }
+  if (huber_scale) *huber_scale = scale;
   return from_internal(x, free, start);
 }
 
@@ -171,7 +220,7 @@ ReferenceFit fit_reference(const ReferenceSet& set, const FittedParameters& star
   out.start = start;
   const std::vector<const ReferenceCase*> cases = speed_cases(set);
   out.cases = static_cast<int>(cases.size());
-  out.fitted = fit_parameters(cases, start);
+  out.fitted = fit_parameters(cases, start, {}, &out.huber_scale);
 
   std::vector<double> before, in_sample, cross(cases.size());
   out.cross_validated_ratio.resize(cases.size());

@@ -47,6 +47,10 @@ nlohmann::json fit_json(const ReferenceFit& fit, const std::string& obtained) {
   for (std::size_t i = 0; i < fit.case_ids.size(); ++i)
     cases.push_back({{"id", fit.case_ids[i]}, {"in_sample_time_ratio", fit.in_sample_ratio[i]}, {"cross_validated_time_ratio", fit.cross_validated_ratio[i]}});
   return {{"parameters", parameters_json(fit, obtained)},
+          {"loss", {{"kind", "huber"},
+                    {"scale", fit.huber_scale},
+                    {"meaning", "log(measured / predicted time) counts squared within the scale and linearly beyond it; scale = 1.345 x 1.4826 x the "
+                                "median absolute deviation of the least-squares fit's log ratios (Huber 1964, Holland & Welsch 1977)"}}},
           {"cases", fit.cases},
           {"before", summary_json(fit.before)},
           {"in_sample", summary_json(fit.in_sample)},
@@ -63,7 +67,8 @@ std::string number(double v) {
 }
 
 void print_table(std::ostream& os, const ReferenceFit& fit) {
-  os << "Fitted parameters (least squares on log(measured / predicted time), " << fit.cases << " speed cases)\n";
+  os << "Fitted parameters (Huber M-estimate on log(measured / predicted time), linear beyond " << percent(fit.huber_scale)
+     << " (1.345 sigma of the least-squares residuals), " << fit.cases << " speed cases)\n";
   TextTable params({"parameter", "start", "fitted", "unit", "range", "meaning"});
   for (const auto& p : fitted_parameter_info())
     params.add_row({p.key, number(fit.start.*p.member), number(fit.fitted.*p.member), p.unit, number(p.lower) + "-" + number(p.upper), p.meaning});

@@ -1,6 +1,6 @@
 #pragma once
 // The step model's fitted parameters: physical quantities with a unit that no datasheet or first-principles
-// formula gives, fitted once by least squares across every speed case of ../shared/reference/ by
+// formula gives, fitted once (Huber's robust M-estimate on log time ratios) across every speed case of ../shared/reference/ by
 // `trainsim calibrate fit-reference` (calibrate/reference_fit.hpp) and shipped in presets/fitted_parameters.json
 // with their provenance and the leave-one-source-out cross-validation error. Nothing is fitted per case or
 // per file; each parameter applies to every scenario.
