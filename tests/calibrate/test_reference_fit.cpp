@@ -32,6 +32,19 @@ ReferenceCase synthetic(const std::string& id, const std::string& source, Scenar
   c.measured = predict_case(c, &truth);
   return c;
 }
+
+// Six runs of three sources generated with `truth`, which tell the parameters apart: power-limited GEMMs (H100, H200;
+// A100s over the limit too at 2.4 pJ/FLOP), eager memory-bound kernels (FSDP2 on a small model).
+std::vector<ReferenceCase> cases_telling_apart(const FittedParameters& truth) {
+  std::vector<ReferenceCase> cases;
+  cases.push_back(synthetic("8b-h100-fsdp2", "a", scenario("llama3-8b", "h100-sxm-80gb", 8, {{"dp", 8}, {"micro_batch_size", 2}}, "fsdp2"), truth));
+  cases.push_back(synthetic("7b-h100-fsdp2", "a", scenario("qwen2.5-7b", "h100-sxm-80gb", 8, {{"dp", 8}, {"micro_batch_size", 4}}, "fsdp2"), truth));
+  cases.push_back(synthetic("8b-a100-mcore", "b", scenario("llama3-8b", "a100-sxm-80gb", 8, {{"tp", 2}, {"dp", 4}, {"micro_batch_size", 1}}, "megatron-core"), truth));
+  cases.push_back(synthetic("70b-h100-mcore", "b", scenario("llama3-70b", "h100-sxm-80gb", 64, {{"tp", 8}, {"pp", 2}, {"dp", 4}, {"micro_batch_size", 1}}, "megatron-core"), truth));
+  cases.push_back(synthetic("8b-h200-fsdp2", "c", scenario("llama3-8b", "h200-sxm-141gb", 16, {{"dp", 16}, {"micro_batch_size", 4}}, "fsdp2"), truth));
+  cases.push_back(synthetic("7b-a100-fsdp", "c", scenario("qwen2.5-7b", "a100-sxm-80gb", 8, {{"dp", 8}, {"micro_batch_size", 8}}, "fsdp"), truth));
+  return cases;
+}
 }  // namespace
 
 TEST_CASE("power limit: the clock fraction a GPU holds is (TDP / power)^(1/3), by hand") {
@@ -115,15 +128,7 @@ TEST_CASE("the least-squares fit recovers parameters from cases generated with t
   FittedParameters truth;
   truth.tensor_energy_pj_per_flop = 2.4;
   truth.memory_kernel_efficiency = 0.8;
-  // Cases that tell the parameters apart: power-limited GEMMs (H100, H200; A100s over the limit too at 2.4 pJ/FLOP),
-  // eager memory-bound kernels (FSDP2 on a small model).
-  std::vector<ReferenceCase> cases;
-  cases.push_back(synthetic("8b-h100-fsdp2", "a", scenario("llama3-8b", "h100-sxm-80gb", 8, {{"dp", 8}, {"micro_batch_size", 2}}, "fsdp2"), truth));
-  cases.push_back(synthetic("7b-h100-fsdp2", "a", scenario("qwen2.5-7b", "h100-sxm-80gb", 8, {{"dp", 8}, {"micro_batch_size", 4}}, "fsdp2"), truth));
-  cases.push_back(synthetic("8b-a100-mcore", "b", scenario("llama3-8b", "a100-sxm-80gb", 8, {{"tp", 2}, {"dp", 4}, {"micro_batch_size", 1}}, "megatron-core"), truth));
-  cases.push_back(synthetic("70b-h100-mcore", "b", scenario("llama3-70b", "h100-sxm-80gb", 64, {{"tp", 8}, {"pp", 2}, {"dp", 4}, {"micro_batch_size", 1}}, "megatron-core"), truth));
-  cases.push_back(synthetic("8b-h200-fsdp2", "c", scenario("llama3-8b", "h200-sxm-141gb", 16, {{"dp", 16}, {"micro_batch_size", 4}}, "fsdp2"), truth));
-  cases.push_back(synthetic("7b-a100-fsdp", "c", scenario("qwen2.5-7b", "a100-sxm-80gb", 8, {{"dp", 8}, {"micro_batch_size", 8}}, "fsdp"), truth));
+  std::vector<ReferenceCase> cases = cases_telling_apart(truth);
   std::vector<const ReferenceCase*> all;
   for (const auto& c : cases) all.push_back(&c);
 
@@ -150,13 +155,7 @@ TEST_CASE("the robust fit: one run with a mechanism the model lacks does not mov
   FittedParameters truth;
   truth.tensor_energy_pj_per_flop = 2.4;
   truth.memory_kernel_efficiency = 0.8;
-  std::vector<ReferenceCase> cases;
-  cases.push_back(synthetic("8b-h100-fsdp2", "a", scenario("llama3-8b", "h100-sxm-80gb", 8, {{"dp", 8}, {"micro_batch_size", 2}}, "fsdp2"), truth));
-  cases.push_back(synthetic("7b-h100-fsdp2", "a", scenario("qwen2.5-7b", "h100-sxm-80gb", 8, {{"dp", 8}, {"micro_batch_size", 4}}, "fsdp2"), truth));
-  cases.push_back(synthetic("8b-a100-mcore", "b", scenario("llama3-8b", "a100-sxm-80gb", 8, {{"tp", 2}, {"dp", 4}, {"micro_batch_size", 1}}, "megatron-core"), truth));
-  cases.push_back(synthetic("70b-h100-mcore", "b", scenario("llama3-70b", "h100-sxm-80gb", 64, {{"tp", 8}, {"pp", 2}, {"dp", 4}, {"micro_batch_size", 1}}, "megatron-core"), truth));
-  cases.push_back(synthetic("8b-h200-fsdp2", "c", scenario("llama3-8b", "h200-sxm-141gb", 16, {{"dp", 16}, {"micro_batch_size", 4}}, "fsdp2"), truth));
-  cases.push_back(synthetic("7b-a100-fsdp", "c", scenario("qwen2.5-7b", "a100-sxm-80gb", 8, {{"dp", 8}, {"micro_batch_size", 8}}, "fsdp"), truth));
+  std::vector<ReferenceCase> cases = cases_telling_apart(truth);
   ReferenceCase slow = synthetic("70b-h100-fsdp2-slow", "d", scenario("llama3-70b", "h100-sxm-80gb", 32, {{"dp", 32}, {"micro_batch_size", 1}}, "fsdp2"), truth);
   slow.measured *= 1.5;
   cases.push_back(slow);
