@@ -75,6 +75,7 @@ struct LayerWalk {
     ob.autocast_casts = autocast_casts_weights(fw, t);
     ob.stream_bytes = ob.autocast_casts && trained ? 4.0 : ab;  // full training over fp32 parameters: an fp32 stream
     ob.separate_projections = fw.separate_projections;
+    ob.wgrad_output_bytes = wgrad_accumulation_bytes(t, p);  // Megatron's gradient_accumulation_fusion into main_grad
     ob.eager_activation = !fw.fused_activation;
     ob.fwd.hook_s += hooked.outside * module_fetch_s, ob.bwd.hook_s += hooked.outside * module_fetch_s;
   }

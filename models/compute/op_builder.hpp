@@ -142,6 +142,9 @@ struct OpBuilder {
   // fp32, and autocast casts each linear's fp32 input to 16 bits (stream_casts).
   double stream_bytes = 2;
   bool separate_projections = false;  // framework separate_projections: q/k/v and gate/up as separate GEMMs
+  // HBM bytes per element of a weight-gradient GEMM's output: 0 = written once in the GEMM's own output dtype; under
+  // wgrad_accumulation_fusion, read and written in the gradient buffer's dtype (8 in fp32).
+  double wgrad_output_bytes = 0;
 
   OpBuilder(const GemmCost& linear_cost, const GemmCost& high_cost, double spb, double activation_bytes, double rank)
       : linear(linear_cost), high(high_cost), seconds_per_byte(spb), ab(activation_bytes), lora_rank(rank) {}
@@ -228,7 +231,11 @@ struct OpBuilder {
     const GemmShape fprop{tokens, out, in, count}, dgrad{tokens, in, out, count}, wgrad{out, in, tokens, count};
     record_gemm(false, LayerOp::Gemm, name, "fprop", c, fprop, gemm(f, c, fprop, serial, bias), serial, bias);
     record_gemm(true, LayerOp::Gemm, name, "dgrad", c, dgrad, gemm(b, c, dgrad, serial), serial);
-    if (trained) record_gemm(true, LayerOp::Gemm, name, "wgrad", c, wgrad, gemm(b, c, wgrad, serial), serial);
+    if (trained) {
+      GemmCost cw = c;  // the output read and written in the gradient buffer where the GEMM accumulates into it
+      if (wgrad_output_bytes > 0) cw.output_bytes = wgrad_output_bytes;
+      record_gemm(true, LayerOp::Gemm, name, "wgrad", cw, wgrad, gemm(b, cw, wgrad, serial), serial);
+    }
     if (c.operand_bytes < 2) {  // fp8
       const double fb = 3 * tokens * in * count, bb = 3 * tokens * out * count;
       const double tf = mem(fb), tb = mem(bb), casts = serial ? count : 1;

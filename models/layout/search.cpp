@@ -93,7 +93,8 @@ void keep_top(std::vector<Scored>& top, Scored&& s, std::size_t n) {
 
 // The search's inputs that hold for every work item: the hardware per GPU count and the training variants
 // (ZeRO stage x offload x recompute, recompute innermost: variant v has recompute choice v % modes, and the
-// per-layer work, which depends on the recompute mode only, is shared by the variants of that mode), and the
+// per-layer work, which depends on the recompute mode, the framework and the weight gradients' traffic, is shared by
+// the variants that agree on them), and the
 // work items: every (GPU count, tp, cp, pp) that divides.
 struct SearchSetup {
   std::vector<HardwareSpec> hardware;
@@ -223,10 +224,12 @@ class SearchWorker {
 
   // Every training variant of one layout: checked, its memory, and where it fits its step and cost, scored.
   void layout(const ParallelLayout& p, int gpu_index, int gpus) {
-    // Per-layer work once per recompute mode and framework (the implied one changes with the ZeRO stage),
-    // computed when a variant of that mode first fits.
+    // Per-layer work once per recompute mode, framework (the implied one changes with the ZeRO stage) and
+    // weight-gradient traffic (Megatron's fused accumulation stops at ZeRO-2), computed when a variant of that mode
+    // first fits.
     std::array<StepModel::LayoutWork, kMaxSearchedRecomputeChoices> layer_work;
     std::array<const FrameworkTraits*, kMaxSearchedRecomputeChoices> work_framework{};
+    std::array<double, kMaxSearchedRecomputeChoices> work_wgrad_bytes{};
     for (std::size_t v = 0; v < setup_.trainings.size(); ++v) {
       const TrainingSpec& t = setup_.trainings[v];
       if (check_layout(base_.model, t, p, gpus) != LayoutIssue::None) continue;
@@ -243,9 +246,11 @@ class SearchWorker {
       const StepModel& sm = steps_[gpu_index][v];
       const std::size_t mode = v % setup_.modes;
       const FrameworkTraits& fw = framework_for(t, p);
-      if (!work_framework[mode] || work_framework[mode]->name != fw.name) {
+      const double wgrad_bytes = wgrad_accumulation_bytes(t, p);
+      if (!work_framework[mode] || work_framework[mode]->name != fw.name || work_wgrad_bytes[mode] != wgrad_bytes) {
         layer_work[mode] = sm.work(p);
         work_framework[mode] = &fw;
+        work_wgrad_bytes[mode] = wgrad_bytes;
       }
       const StepEstimate st = sm.estimate(p, layer_work[mode]);
       const TrainingCost cost = sm.training_cost(st, p);

@@ -75,6 +75,7 @@ constexpr FlagTrait kFlagTraits[] = {
     {"moe_act_input_fp8", &FrameworkTraits::moe_act_input_fp8},
     {"checkpoint_saved_tensor_hooks", &FrameworkTraits::checkpoint_saved_tensor_hooks},
     {"host_optimizer_fused", &FrameworkTraits::host_optimizer_fused},
+    {"wgrad_accumulation_fusion", &FrameworkTraits::wgrad_accumulation_fusion},
     {"reference_model_gradient_buffer", &FrameworkTraits::reference_model_gradient_buffer},
 };
 
@@ -317,6 +318,11 @@ Precision gradient_precision(const TrainingSpec& t, const ParallelLayout& p) {
   if (t.zero_stage >= 1 && framework_for(t, p).zero_grads_in_training_dtype)
     return t.precision == Precision::Fp8 ? Precision::Bf16 : t.precision;  // fp8 GEMMs, 16-bit parameters
   return Precision::Fp32;
+}
+
+double wgrad_accumulation_bytes(const TrainingSpec& t, const ParallelLayout& p) {
+  if (!framework_for(t, p).wgrad_accumulation_fusion || t.zero_stage >= 2) return 0;
+  return 2 * bytes_per_element(gradient_precision(t, p));  // read and written
 }
 
 namespace {

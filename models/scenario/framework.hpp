@@ -188,6 +188,12 @@ struct FrameworkTraits {
   // that on CPU tensors unless fused is asked for: foreach is CUDA-only). Priced in step_stream.cpp,
   // host_optimizer_step_bytes.
   bool host_optimizer_fused = true;
+  // The weight-gradient GEMM accumulates into the gradient buffer itself (Megatron's gradient_accumulation_fusion:
+  // apex's wgrad_gemm_accum_fp32, Transformer Engine's fuse_wgrad_accumulation into main_grad), so it reads and
+  // writes its output in the gradient's dtype, 8 bytes per weight element in fp32, where an unfused GEMM writes it once
+  // in the training dtype: a GEMM over few tokens (an expert at a few hundred) is then bound by that traffic. Megatron
+  // refuses it with Megatron-FSDP's sharded gradients (zero_stage >= 2; megatron/training/arguments.py).
+  bool wgrad_accumulation_fusion = false;
   // DPO's frozen reference model is built as a training model, with a data-parallel wrapper's gradient buffer of its
   // own (gradient precision, one element per parameter) that no backward ever fills: ms-swift's Megatron DPO before
   // #6027 (2025-09-30), whose get_model() wrapped the reference in Megatron's DDP. false: the reference holds weights only.
@@ -226,6 +232,11 @@ bool autocast_casts_weights(const FrameworkTraits& fw, const TrainingSpec& t);
 // The gradient buffer the optimizer reads and the data-parallel reduce moves: fp32 in fp32 training, else the
 // scenario's training.grad_precision when given, else the framework's (zero_grads_in_training_dtype).
 Precision gradient_precision(const TrainingSpec& t, const ParallelLayout& p);
+
+// HBM bytes per output element of a weight-gradient GEMM that accumulates into the gradient buffer
+// (wgrad_accumulation_fusion): read and written in the gradient's dtype, 8 in fp32; 0 where it does not (the trait
+// off, or zero_stage >= 2, whose sharded gradients Megatron refuses to fuse into): the GEMM writes its output once.
+double wgrad_accumulation_bytes(const TrainingSpec& t, const ParallelLayout& p);
 
 // The framework a layout implies when the scenario names none: tp/pp/ep > 1 -> megatron-core;
 // ZeRO-3 at tp = pp = ep = 1 (any cp) -> fsdp2; otherwise megatron-core.

@@ -419,6 +419,41 @@ TEST_CASE("layer_ops: Llama-3-8B shapes, dtypes and passes by hand") {
   CHECK(std::string(to_string(LayerOp::MemoryBound)) == "memory");
 }
 
+TEST_CASE("gradient-accumulation fusion: Megatron's expert weight gradients read and write fp32 main_grad") {
+  // Qwen3-30B-A3B (128 experts, top 8, expert FFN 768) at 128 tokens, ep 8: 128 x 8 routed tokens per rank, 8 ranks
+  // send to each rank's 16 experts, 64 tokens each. The experts' gate+up weight gradient is 16 GEMMs of
+  // m = 2 x 768, n = 2048, k = 64. Unfused it reads its two bf16 operands and writes its output once in bf16:
+  // 2·(m·k + k·n) + 2·m·n bytes per expert; accumulated into main_grad (megatron/core/tensor_parallel/layers.py,
+  // gradient_accumulation_fusion) it reads and writes the fp32 output: 2·(m·k + k·n) + 8·m·n. At 64 tokens both are
+  // bound by that traffic (2·m·n·k FLOPs over 6.8 MB is 60 FLOP/byte, far under an H100 GEMM's ratio of rate to
+  // bandwidth), so their times stand in the ratio of their bytes.
+  auto expert_wgrad = [](nlohmann::json framework, int zero_stage) {
+    const Scenario sc = parse_scenario({{"model", "qwen3-30b-a3b"},
+                                        {"training", {{"seq_len", 128}, {"global_batch_size", 1}, {"zero_stage", zero_stage}, {"framework", framework}}},
+                                        {"parallel", {{"ep", 8}, {"etp", 1}, {"micro_batch_size", 1}}},
+                                        {"hardware", {{"gpu", "h100-sxm-80gb"}, {"num_gpus", 8}}}},
+                                       false);
+    for (const LayerOp& op : layer_ops(sc.model, sc.training, sc.parallel, sc.hardware.gpu, true))
+      if (op.name == "moe.experts.gate_up.wgrad") return op;
+    FAIL("no expert wgrad");
+    return LayerOp{};
+  };
+  const double m = 2 * 768, n = 2048, k = 64, experts = 16;
+  const double operands = 2 * (m * k + k * n);
+  const LayerOp fused = expert_wgrad("megatron-core", 0);
+  const LayerOp unfused = expert_wgrad({{"preset", "megatron-core"}, {"wgrad_accumulation_fusion", false}}, 0);
+  CHECK(fused.gemm.m == m);
+  CHECK(fused.gemm.n == n);
+  CHECK(fused.gemm.k == k);
+  CHECK(fused.gemm.count == experts);
+  CHECK(fused.bytes == trainsim::test::approx(experts * (operands + 8 * m * n)));
+  CHECK(unfused.bytes == trainsim::test::approx(experts * (operands + 2 * m * n)));
+  CHECK(fused.predicted_s / unfused.predicted_s == trainsim::test::approx((operands + 8 * m * n) / (operands + 2 * m * n)));
+  // Megatron-FSDP shards the gradients and refuses the fusion (megatron/training/arguments.py): zero_stage 3 prices
+  // the unfused GEMM.
+  CHECK(expert_wgrad("megatron-core", 3).bytes == trainsim::test::approx(unfused.bytes));
+}
+
 TEST_CASE("split-K: a small output over a long k is two launches, as cuBLAS ran the LoRA projections") {
   // The census's LoRA layer (calibrate/measurements/corpus/census/kernel_census-*: Llama, hidden 4096, 8 KV heads of 128,
   // MLP 14336, rank 16, 256 tokens): every A projection's fprop (256 x 16 outputs, k = 4096 or 14336) ran as split-K
