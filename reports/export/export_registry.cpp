@@ -252,6 +252,10 @@ void megatron_precision_arguments(const ExportPlan& p, std::vector<Argument>& a)
     add(std::string("--data-parallel-sharding-strategy ") + (t.zero_stage >= 3 ? "optim_grads_params" : "optim_grads"));
     add("--ckpt-format fsdp_dtensor", "the checkpoint format Megatron-FSDP requires");
   }
+  // Megatron fuses each weight gradient's accumulation into main_grad unless told not to; where the plan was priced
+  // without it (wgrad_accumulation_fusion, or Megatron-FSDP, where megatron-core 0.13 asserts it off), say so.
+  if (wgrad_accumulation_bytes(t, p.layout) == 0)
+    add("--no-gradient-accumulation-fusion", "weight gradients accumulated outside the GEMM, as priced");
   if (t.offload_optimizer) add("--optimizer-cpu-offload", "megatron-core >= 0.11");
   if (t.offload_optimizer && t.offload_fraction < 1) add("--optimizer-offload-fraction " + format_number(t.offload_fraction, 6), "the share priced on the host");
   if (t.moment_precision != Precision::Fp32 || t.master_precision != Precision::Fp32) {

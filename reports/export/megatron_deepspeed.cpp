@@ -48,6 +48,8 @@ std::vector<Argument> megatron_deepspeed_arguments(const ExportPlan& p) {
   if (t.precision == Precision::Bf16 || t.precision == Precision::Fp8) add("--bf16");
   if (t.precision == Precision::Fp16) add("--fp16");
   add(std::string("--optimizer ") + (t.optimizer == OptimizerKind::Sgd ? "sgd" : "adam"));
+  if (wgrad_accumulation_bytes(t, l) == 0)
+    add("--no-gradient-accumulation-fusion", "DeepSpeed's engine keeps the gradients: accumulated outside the GEMM, as priced");
   switch (t.recompute) {
     case Recompute::Full:
       add("--recompute-granularity full");

@@ -158,6 +158,9 @@ std::vector<Argument> megatron_swift_arguments(const ExportPlan& p) {
     a.push_back({"--use_megatron_fsdp true", t.zero_stage >= 3 ? "ZeRO-3" : "ZeRO-2"});
     a.push_back({std::string("--data_parallel_sharding_strategy ") + (t.zero_stage >= 3 ? "optim_grads_params" : "optim_grads"), ""});
   }
+  // ms-swift's gradient_accumulation_fusion (default true; off without apex): Megatron's fused weight-gradient
+  // accumulation into main_grad, as priced.
+  a.push_back({std::string("--gradient_accumulation_fusion ") + flag(wgrad_accumulation_bytes(t, l) > 0), "weight gradients accumulated as priced"});
   a.push_back({std::string("--overlap_grad_reduce ") + flag(fw.overlap_grad_reduce), ""});
   // Megatron gathers parameters only for a sharded optimizer, and overlaps that gather only with the reduce overlapped too.
   a.push_back({std::string("--overlap_param_gather ") + flag(distributed && fw.overlap_grad_reduce && fw.overlap_param_gather), ""});
