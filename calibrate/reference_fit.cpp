@@ -169,8 +169,8 @@ ErrorSummary summarize_errors(const std::vector<double>& signed_errors) {
 
 namespace {
 // Minimises the sum of squares of `residuals` from x.
-Eigen::VectorXd minimise(LogRatioResiduals& residuals, Eigen::VectorXd x, std::size_t cases) {
-  Eigen::VectorXd r(static_cast<Eigen::Index>(cases));
+Eigen::VectorXd minimise(LogRatioResiduals& residuals, Eigen::VectorXd x) {
+  Eigen::VectorXd r(residuals.values());
   auto sum_of_squares = [&](const Eigen::VectorXd& at) {
     residuals(at, r);
     return r.squaredNorm();
@@ -204,12 +204,12 @@ FittedParameters fit_parameters(const std::vector<const ReferenceCase*>& cases, 
   Eigen::VectorXd x(n);
   for (int i = 0; i < n; ++i) x[i] = to_internal(info[free[static_cast<std::size_t>(i)]], start.*info[free[static_cast<std::size_t>(i)]].member);
   LogRatioResiduals residuals(cases, free, start);
-  x = minimise(residuals, x, cases.size());  // least squares: the scale's residuals
+  x = minimise(residuals, x);  // least squares: the scale's residuals
   // Huber's M-estimate from there; residuals that all vanish (the model fits every case) leave nothing to weigh down.
   const double scale = huber_scale_of(residuals.log_ratios(x));
   if (scale > 1e-9) {
     residuals.huber_scale = scale;
-    x = minimise(residuals, x, cases.size());
+    x = minimise(residuals, x);
   }
   if (huber_scale) *huber_scale = scale;
   return from_internal(x, free, start);
