@@ -312,6 +312,15 @@ StageMemory MemoryModel::stage_states(const ParallelLayout& p, int stage, const 
     out.gradients -= grad_partition * offloaded;
     out.host += grad_partition / gb * 4.0 * offloaded;
   }
+  // Megatron's HybridDeviceOptimizer (offload_keeps_device_master) steps host copies of a master that stays on the
+  // GPU, beside a pinned host copy of each gradient in its dtype (in fp32 training the master is the parameter).
+  const OptimizerStateBytes state_bytes = optimizer_state_bytes(t);
+  if (offloaded > 0 && fw.offload_keeps_device_master && t.trains_base_weights() && state_bytes.total() > 0) {
+    const double stepped_params = optimizer * offloaded / state_bytes.total();
+    out.optimizer += stepped_params * state_bytes.master;
+    const double host_copies = gb + (state_bytes.master > 0 ? 0.0 : bytes_per_element(t.precision));
+    out.host += stepped_params * host_copies;  // pinned host memory
+  }
 
   // Activations: stored layer activations times the layer-micro-batches in flight.
   const int dense_layers = dense_layers_in_stage(m.num_hidden_layers, m.num_dense_layers(), p, stage);

@@ -77,6 +77,7 @@ constexpr FlagTrait kFlagTraits[] = {
     {"host_optimizer_fused", &FrameworkTraits::host_optimizer_fused},
     {"wgrad_accumulation_fusion", &FrameworkTraits::wgrad_accumulation_fusion},
     {"reference_model_gradient_buffer", &FrameworkTraits::reference_model_gradient_buffer},
+    {"offload_keeps_device_master", &FrameworkTraits::offload_keeps_device_master},
 };
 
 // The traits in microseconds, each once, like the flags above.

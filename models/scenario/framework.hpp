@@ -198,6 +198,14 @@ struct FrameworkTraits {
   // own (gradient precision, one element per parameter) that no backward ever fills: ms-swift's Megatron DPO before
   // #6027 (2025-09-30), whose get_model() wrapped the reference in Megatron's DDP. false: the reference holds weights only.
   bool reference_model_gradient_buffer = false;
+  // An offloaded optimizer keeps the fp32 master copy of its parameters on the GPU and steps host copies of it:
+  // Megatron builds the fp32 main-parameter shards on the GPU (distrib_optimizer.py, shard_model_param.clone().float();
+  // the non-distributed Float16OptimizerWithFloat16Params likewise) and hands them to HybridDeviceOptimizer, which steps
+  // pinned host copies with the moments and a pinned fp32 gradient copy and copies each result back into the GPU's
+  // master (cpu_offloading/hybrid_optimizer.py, core_v0.12 to main). So the GPU keeps the master's bytes, the host
+  // holds master, moments and gradient, and the master (not the 16-bit weight) crosses PCIe upward. false: the
+  // master lives on the host only (DeepSpeed's ZeRO-Offload, FSDP's CPU offload).
+  bool offload_keeps_device_master = false;
 
   std::vector<std::string> overridden;  // trait keys the scenario set (for the resolved scenario JSON)
 

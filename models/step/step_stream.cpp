@@ -311,7 +311,12 @@ StepStream StepModel::stream(const ParallelLayout& p, const LayoutWork& work) co
   s.optimizer_s = multi_tensor_time(gpu, traits_, (1 - host_share) * local_params * optimizer_step_bytes(t, p));
   if (host_share > 0) {
     const OffloadAssumptions host;
-    s.optimizer_s += host_share * local_params * (grad_bytes_per_param + bytes_per_element(t.precision)) / host_link_bandwidth(gpu) +
+    // What comes back up: the 16-bit weights, or the fp32 master the GPU keeps (offload_keeps_device_master), which
+    // the GPU then copies into its 16-bit weights (read 4, write 2 bytes a parameter).
+    const double master = c.fw.offload_keeps_device_master ? optimizer_state_bytes(t).master : 0.0;
+    const double uploaded = master > 0 ? master : bytes_per_element(t.precision);
+    if (master > 0) s.optimizer_s += multi_tensor_time(gpu, traits_, host_share * local_params * (master + bytes_per_element(t.precision)));
+    s.optimizer_s += host_share * local_params * (grad_bytes_per_param + uploaded) / host_link_bandwidth(gpu) +
                      host_share * local_params * host_optimizer_step_bytes(t, p, c.fw.host_optimizer_fused) / host.host_memory_bandwidth_per_gpu;
     // On NVMe (ZeRO-Infinity), the states are read into host memory and written back around the CPU step, not
     // overlapped (DeepSpeed's offload_optimizer pipeline_read / pipeline_write default to false).

@@ -101,7 +101,9 @@ TEST_CASE("ZeRO-3: more GPUs never raise per-GPU model-state memory") {
 }
 
 TEST_CASE("offloading moves optimizer states to the host; QLoRA stores 4-bit weights") {
-  Json doc = {{"model", "llama3-8b"}, {"training", {{"global_batch_size", 8}, {"offload_optimizer", true}}}, {"hardware", {{"num_gpus", 8}}}};
+  // ZeRO-Offload's layout (DeepSpeed): the fp32 master lives on the host only.
+  Json doc = {{"model", "llama3-8b"}, {"training", {{"global_batch_size", 8}, {"offload_optimizer", true}, {"framework", "deepspeed"}}},
+              {"hardware", {{"num_gpus", 8}}}};
   Scenario s = parse_scenario(doc);
   StageMemory w = MemoryModel(s.model, s.training, s.hardware).worst_stage(s.parallel);
   CHECK(w.optimizer == 0);
@@ -199,8 +201,9 @@ TEST_CASE("activation bytes follow the precision: fp32 doubles what bf16 stores,
 }
 
 TEST_CASE("offloaded optimizer states are checked against the node's host memory") {
-  // Llama-3-8B SFT, no ZeRO, 8 GPUs each offloading fp32 master + Adam moments: 12 B x 8.03B = 96.4 GB per GPU.
-  Json doc = Json::parse(R"({"model": "llama3-8b", "training": {"mode": "sft", "global_batch_size": 8, "offload_optimizer": true},
+  // Llama-3-8B SFT, no ZeRO, 8 GPUs each offloading fp32 master + Adam moments (ZeRO-Offload's layout: the master on
+  // the host only): 12 B x 8.03B = 96.4 GB per GPU.
+  Json doc = Json::parse(R"({"model": "llama3-8b", "training": {"mode": "sft", "global_batch_size": 8, "offload_optimizer": true, "framework": "deepspeed"},
     "parallel": {"tp": 1, "pp": 1, "dp": 8}, "hardware": {"num_gpus": 8, "host_memory": "2TB"}})");
   const Scenario roomy = parse_scenario(doc);
   const MemoryEstimate fits = MemoryModel(roomy.model, roomy.training, roomy.hardware).estimate(roomy.parallel);
@@ -264,10 +267,11 @@ TEST_CASE("optimizer state dtypes: the master copy and the moments as the precis
 
 // Partial optimizer offload (Megatron --optimizer-offload-fraction, DeepSpeed offload_optimizer.ratio): a share f of
 // the optimizer states lives on the host and the rest on the GPU, and the optimizer step is that share of the fully
-// offloaded step plus the rest of the on-GPU one (the two parts one after the other), by the definition.
+// offloaded step plus the rest of the on-GPU one (the two parts one after the other), by the definition. DeepSpeed's
+// layout: the offloaded share's master on the host only.
 TEST_CASE("a partial optimizer offload splits the states and the step by its fraction") {
   Json doc = {{"model", "llama3-8b"},
-              {"training", {{"seq_len", 2048}, {"global_batch_size", 64}, {"zero_stage", 1}, {"offload_optimizer", true}}},
+              {"training", {{"seq_len", 2048}, {"global_batch_size", 64}, {"zero_stage", 1}, {"offload_optimizer", true}, {"framework", "deepspeed"}}},
               {"parallel", {{"tp", 1}, {"pp", 1}, {"dp", 8}}},
               {"hardware", {{"gpu", "h100-sxm-80gb"}, {"num_gpus", 8}}}};
   auto run = [&](bool offload, double f) {
@@ -348,4 +352,42 @@ TEST_CASE("a paged optimizer pages out what does not fit the GPU, never more tha
   // A paged optimizer moves its own states: offload_optimizer beside it is refused.
   doc["training"]["offload_optimizer"] = true;
   CHECK_THROWS_WITH_AS(parse_scenario(doc), doctest::Contains("/training/offload_optimizer"), InputError);
+}
+
+TEST_CASE("Megatron's offloaded optimizer keeps the fp32 master on the GPU and steps host copies of it") {
+  // megatron/core/optimizer/distrib_optimizer.py makes the fp32 main-parameter shards on the GPU
+  // (shard_model_param.clone().float()); HybridDeviceOptimizer (cpu_offloading/hybrid_optimizer.py) steps pinned host
+  // copies beside the Adam moments and a pinned copy of each fp32 gradient, then copies the result back into the
+  // GPU's master. Llama-3-8B (8,030,261,248 parameters), distributed optimizer over dp 8: 1,003,782,656 parameters
+  // stepped per GPU. On the GPU: the 4 B master each. On the host: master 4 + moments 8 + gradient copy 4 = 16 B each,
+  // where ZeRO-Offload (DeepSpeed) holds 12 B there and nothing on the GPU.
+  Json doc = {{"model", "llama3-8b"},
+              {"training", {{"global_batch_size", 8}, {"distributed_optimizer", true}, {"offload_optimizer", true}, {"framework", "megatron-core"}}},
+              {"parallel", {{"tp", 1}, {"pp", 1}, {"dp", 8}}},
+              {"hardware", {{"gpu", "a100-sxm-80gb"}, {"num_gpus", 8}}}};
+  const double stepped = 8030261248.0 / 8;
+  auto run = [&] {
+    const Scenario s = parse_scenario(doc);
+    const StageMemory w = MemoryModel(s.model, s.training, s.hardware).worst_stage(s.parallel);
+    return std::pair<StageMemory, double>{w, StepModel(s.model, s.training, s.hardware).estimate(s.parallel).breakdown.optimizer_s};
+  };
+  const auto [megatron, megatron_step] = run();
+  CHECK(megatron.optimizer == trainsim::test::approx(stepped * 4));
+  CHECK(megatron.host == trainsim::test::approx(stepped * 16));
+  // --optimizer-offload-fraction 0.25: the GPU keeps every master and three quarters of the moments.
+  doc["training"]["offload_optimizer_fraction"] = 0.25;
+  const StageMemory quarter = run().first;
+  CHECK(quarter.optimizer == trainsim::test::approx(stepped * (0.75 * 12 + 0.25 * 4)));
+  CHECK(quarter.host == trainsim::test::approx(stepped * 0.25 * 16));
+  doc["training"].erase("offload_optimizer_fraction");
+  doc["training"]["framework"] = {{"preset", "megatron-core"}, {"offload_keeps_device_master", false}};
+  const auto [host_master, host_master_step] = run();
+  CHECK(host_master.optimizer == 0);
+  CHECK(host_master.host == trainsim::test::approx(stepped * 12));
+  // The step: the fp32 master (4 B) crosses PCIe up instead of the bf16 weight (2 B), at the A100's PCIe Gen4
+  // (host_link_bandwidth), and the GPU then reads it and writes the bf16 weight (6 B) at its memory-bound rate: at
+  // least the extra PCIe time.
+  const Scenario s = parse_scenario(doc);
+  CHECK(megatron_step - host_master_step >= stepped * 2 / host_link_bandwidth(s.hardware.gpu));
+  CHECK(megatron_step - host_master_step < stepped * 2 / host_link_bandwidth(s.hardware.gpu) + stepped * 6 / s.hardware.gpu.memory_bandwidth * 2);
 }

@@ -226,8 +226,9 @@ TEST_CASE("offloaded optimizer on NVMe: PCIe, the CPU step at host memory bandwi
 
 TEST_CASE("an offloaded optimizer steps fused on the host, or as torch.optim's single-tensor loop: a memory pass per op") {
   // Llama-3-8B on 8 H100 under Megatron-Core's distributed optimizer with --optimizer-cpu-offload: each GPU updates
-  // P/8 parameters. Per parameter, the fp32 gradient down and the bf16 weight up over PCIe Gen5 (4 + 2 B at 53 GB/s),
-  // then the CPU step at 25 GB/s per GPU. Megatron hands torch.optim.AdamW fused=True (megatron/core/optimizer/
+  // P/8 parameters. Per parameter, the fp32 gradient down and the fp32 master up over PCIe Gen5 (4 + 4 B at 53 GB/s:
+  // HybridDeviceOptimizer copies the host result back into the GPU's master), the GPU's copy of it into the bf16
+  // weight (a 6 B multi-tensor pass), then the CPU step at 25 GB/s per GPU. Megatron hands torch.optim.AdamW fused=True (megatron/core/optimizer/
   // __init__.py), torch's fused CPU kernel: 2 x 12 + 4 + 2 = 30 B. Without it (the trait false: torch.optim's default
   // on host tensors), one pass per op of torch/optim/adam.py _single_tensor_adam over fp32 parameter, gradient and
   // moments: param.mul_ 8, lerp_ 12, mul_ 8, addcmul_ 12, sqrt 8, div 8, add_ 8, addcdiv_ 16: 80 B.
@@ -241,15 +242,17 @@ TEST_CASE("an offloaded optimizer steps fused on the host, or as torch.optim's s
     return StepModel(s.model, s.training, s.hardware).stream(s.parallel).optimizer_s;
   };
   const double local = count_parameters(parse_scenario(doc).model).total / 8;
-  CHECK(optimizer_s() == trainsim::test::approx(local * 6 / 53e9 + local * 30 / 25e9));
+  const GpuSpec h100 = parse_scenario(doc).hardware.gpu;
+  const double links = local * 8 / 53e9 + multi_tensor_time(h100, gpu_compute_traits(h100), local * 6);
+  CHECK(optimizer_s() == trainsim::test::approx(links + local * 30 / 25e9));
   doc["training"]["framework"] = {{"preset", "megatron-core"}, {"host_optimizer_fused", false}};
-  CHECK(optimizer_s() == trainsim::test::approx(local * 6 / 53e9 + local * 80 / 25e9));
+  CHECK(optimizer_s() == trainsim::test::approx(links + local * 80 / 25e9));
   // SGD with momentum and weight decay (torch/optim/sgd.py _single_tensor_sgd): grad.add(param) 12, buf.mul_ 8,
   // buf.add_(grad) 12, param.add_(buf) 12: 44 B; fused: 2 x (4 + 4) + 4 + 2 = 22 B.
   doc["training"]["optimizer"] = "sgd";
-  CHECK(optimizer_s() == trainsim::test::approx(local * 6 / 53e9 + local * 44 / 25e9));
+  CHECK(optimizer_s() == trainsim::test::approx(links + local * 44 / 25e9));
   doc["training"]["framework"] = "megatron-core";
-  CHECK(optimizer_s() == trainsim::test::approx(local * 6 / 53e9 + local * 22 / 25e9));
+  CHECK(optimizer_s() == trainsim::test::approx(links + local * 22 / 25e9));
   // The presets: the single-tensor loop where the stack leaves torch.optim's default on host tensors.
   CHECK_FALSE(find_framework("pytorch")->host_optimizer_fused);
   CHECK(find_framework("deepspeed")->host_optimizer_fused);
