@@ -137,12 +137,12 @@ void print_estimate_table(std::ostream& os, const EstimateResult& r) {
   if (w.host > 0) offloaded += gib(w.host) + " GiB in host memory" + (w.paged > 0 ? " (" + gib(w.paged) + " GiB paged out by the paged optimizer)" : "");
   if (w.nvme > 0) offloaded += (offloaded.empty() ? "" : ", ") + gib(w.nvme) + " GiB on NVMe";
   std::string optimizer_what = offloaded.empty() ? s.training.optimizer_name + " states" : "offloaded: " + offloaded;
-  if (!offloaded.empty() && w.optimizer > 0) {  // what stays: a partial offload's share, Megatron's fp32 master
-    const bool master = framework_for(s.training, s.parallel).offload_keeps_device_master;
-    const bool partial = s.training.offload_optimizer && s.training.offload_fraction < 1;
+  // What an offloaded optimizer leaves on the GPU: a partial offload's share, Megatron's fp32 master.
+  const bool master = s.training.offload_optimizer && framework_for(s.training, s.parallel).offload_keeps_device_master;
+  const bool partial = s.training.offload_optimizer && s.training.offload_fraction < 1;
+  if (w.optimizer > 0 && (master || partial))
     optimizer_what += std::string("; on the GPU: ") + (master ? "the fp32 master" : "") + (master && partial ? " and " : "") +
                       (partial ? "the states not offloaded" : "");
-  }
   t.add_row({"optimizer", gib(w.optimizer), optimizer_what});
   t.add_row({"activations", gib(w.activations), "layers " + gib(w.activations_layers) + " (" + fixed(w.layer_microbatches_in_flight, 0) +
                                                    " layer-micro-batches), recompute " + gib(w.activations_recompute) + ", embedding/logits " + gib(w.activations_edges)});
