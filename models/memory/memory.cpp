@@ -102,22 +102,26 @@ LayerActivations layer_activations(const ModelSpec& m, const TrainingSpec& t, co
     mlp_inner = (gated * e + act_out + g) * sb * m.intermediate_size / tp;
   } else {
     const double tokens = sb / (sp ? tp : 1);                     // tokens this rank routes
-    const double routed = tokens * m.num_experts_per_tok;         // expert inputs it processes (balanced routing)
+    const double routed = tokens * m.num_experts_per_tok;         // expert inputs it routes (balanced routing)
+    // Expert tensor parallelism all-gathers the routed tokens of the etp group after the all-to-all (Megatron's
+    // MoEAlltoAllTokenDispatcher, gather_from_sequence_parallel_region over the expert-TP group): each rank's
+    // experts keep etp times the rows, each etp-th of the inner size wide.
+    const double expert_rows = routed * p.etp;
     // Router input (the router GEMM stays in 16/32 bits), fp32 routing probabilities, mask.
     outside += e * sb * h + 4 * sb * m.num_experts + hidden_mask * sb * h;
     // Expert outputs are kept for the weighted combine unless the probabilities scale the activation instead.
     const double kept_outputs = fw.moe_probs_in_activation ? 0.0 : e * routed * h;
     // The activation's inputs: 16-bit, or fp8 with an fp32 scale per 1x128 tile (moe_act_input_fp8, DeepSeek-V3 §3.3.2).
     const double act_in = fw.moe_act_input_fp8 && t.precision == Precision::Fp8 ? 1 + 4.0 / 128 : e;
-    double expert = g * routed * h                               // permuted expert inputs
-                    + (gated * act_in + act_out + g) * routed * m.moe_intermediate_size / p.etp
+    double expert = g * expert_rows * h                          // permuted expert inputs
+                    + (gated * act_in + act_out + g) * expert_rows * m.moe_intermediate_size / p.etp
                     + kept_outputs;
     inside += (gated * e + act_out + g) * sb * m.shared_expert_intermediate_size;
     outside += expert * (sp ? tp : 1);                            // already per rank: undo the SP division below
     norm_outputs += e * sb * h;
     shared_inner = (gated * e + act_out + g) * sb * m.shared_expert_intermediate_size / tp;
     moe_inner = expert + 4 * sb * m.num_experts / (sp ? tp : 1) + shared_inner;
-    moe_act = (act_out + g) * routed * m.moe_intermediate_size / p.etp;
+    moe_act = (act_out + g) * expert_rows * m.moe_intermediate_size / p.etp;
     // LoRA merged into 3-D expert weights (peft's ParamWrapper): each forward's W + s·B·A of every local expert, in
     // 16 bits, kept by the experts' GEMMs until the layer's backward.
     if (merges_expert_adapters(fw, t)) {

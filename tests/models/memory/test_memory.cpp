@@ -391,3 +391,21 @@ TEST_CASE("Megatron's offloaded optimizer keeps the fp32 master on the GPU and s
   CHECK(megatron_step - host_master_step >= stepped * 2 / host_link_bandwidth(s.hardware.gpu));
   CHECK(megatron_step - host_master_step < stepped * 2 / host_link_bandwidth(s.hardware.gpu) + stepped * 6 / s.hardware.gpu.memory_bandwidth * 2);
 }
+
+TEST_CASE("expert tensor parallelism keeps etp times the routed rows, each etp-th as wide") {
+  // Megatron's MoEAlltoAllTokenDispatcher all-gathers the routed tokens over the expert-TP group after the all-to-all
+  // (megatron/core/transformer/moe/token_dispatcher.py, gather_from_sequence_parallel_region over expt_tp). Qwen3-30B-A3B
+  // at 4096 tokens, tp 2 with sequence parallelism: a rank routes 2048 tokens x 8 experts = 16,384 rows. At etp 2 its
+  // experts keep 32,768 rows of inputs (2 B x 2048 hidden) and 32,768 rows of 768 / 2 inner: the inner activations are
+  // those of etp 1 (16,384 rows of 768), the saved inputs twice as many, 2 B x 16,384 x 2048 bytes more.
+  Json doc = {{"model", "qwen3-30b-a3b"},
+              {"training", {{"seq_len", 4096}, {"global_batch_size", 8}, {"framework", "megatron-core"}, {"recompute", "none"}}},
+              {"parallel", {{"tp", 2}, {"pp", 1}, {"ep", 2}, {"etp", 1}, {"sequence_parallel", true}, {"micro_batch_size", 1}}},
+              {"hardware", {{"gpu", "h100-sxm-80gb"}, {"num_gpus", 8}}}};
+  auto moe_layer = [&](int etp) {
+    doc["parallel"]["etp"] = etp;
+    const Scenario s = parse_scenario(doc);
+    return layer_activations(s.model, s.training, s.parallel, true).stored;
+  };
+  CHECK(moe_layer(2) - moe_layer(1) == trainsim::test::approx(2.0 * 16384 * 2048));
+}
