@@ -53,6 +53,12 @@ struct CommOp {
   double total_s() const { return calls * call_s; }
 };
 
+// The most collectives one layer's list holds: per pass (4 at most: forward, DPO's reference, full recompute,
+// backward) TP all-gather + reduce-scatter, CP, EP all-to-all, the expert-TP all-gather + reduce-scatter, ZeRO-3
+// gather; then ZeRO-3 reduce and HSDP all-reduce. (Megatron's `moe` recompute module adds the MoE block's three once
+// more, but only under selective recompute: 3 passes, 3 x 7 + 3 + 2 fewer.)
+inline constexpr int kLayerCommOps = 4 * 7 + 2;
+
 template <int Capacity>
 struct CommList {
   CommOp ops[Capacity];
@@ -71,7 +77,7 @@ struct CommList {
 // One layer of a kind (dense or MoE), one micro-batch, one GPU.
 struct LayerStream {
   LayerCompute compute;
-  CommList<22> comm;  // per pass (4 at most): TP all-gather + reduce-scatter, CP, EP, ZeRO-3 gather; ZeRO-3 reduce, HSDP all-reduce
+  CommList<kLayerCommOps> comm;
 };
 
 struct StepStream {

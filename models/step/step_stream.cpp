@@ -91,7 +91,7 @@ struct StreamContext {
     return CommOp{dim, c, pass, w, bytes, calls, g, collective_time(c, bytes, g, comm).time_s};
   }
   // The same op in every pass of a layer: priced once.
-  void each_pass(CommList<22>& list, CommOp o, double backward_calls) const {
+  void each_pass(CommList<kLayerCommOps>& list, CommOp o, double backward_calls) const {
     for (int i = 0; i < n_passes; ++i) {
       o.pass = passes[i];
       const double calls = o.calls;
@@ -146,11 +146,23 @@ void add_expert_parallel(StreamContext& c) {
   const OverlapWindow w = c.paired_chunks ? OverlapWindow::PairedChunk : OverlapWindow::None;
   const CommOp a2a = c.op(ParallelDim::Ep, Collective::AllToAll, Pass::Forward, w, routed_bytes, 2, c.groups.ep);
   c.each_pass(c.s.moe.comm, a2a, 2);
+  // Expert tensor parallelism: after the all-to-all the etp group all-gathers its routed tokens, and reduce-scatters
+  // the experts' partial outputs before the combine (Megatron's MoEAlltoAllTokenDispatcher over the expert-TP group,
+  // token_dispatcher.py); the backward runs each as the other. Every rank's routed rows, 16-bit, etp times over.
+  CommOp etp_gather{}, etp_scatter{};
+  if (p.etp > 1) {
+    const double gathered = c.tokens / (c.sp ? p.tp : 1) * m.num_experts_per_tok * m.hidden_size * 2 * p.etp;
+    etp_gather = c.op(ParallelDim::Ep, Collective::AllGather, Pass::Forward, w, gathered, 1, c.groups.etp);
+    etp_scatter = c.op(ParallelDim::Ep, Collective::ReduceScatter, Pass::Forward, w, gathered, 1, c.groups.etp);
+    c.each_pass(c.s.moe.comm, etp_gather, 1);
+    c.each_pass(c.s.moe.comm, etp_scatter, 1);
+  }
   // Recomputing the whole MoE block (Megatron's `moe` recompute module) dispatches and combines again.
   if (t.recompute == Recompute::Selective && (t.recompute_modules & kRecomputeMoe) && c.fw.selective_recompute == SelectiveRecompute::AttentionCore) {
-    CommOp again = a2a;
-    again.pass = Pass::Recompute;
-    c.s.moe.comm.add(again);
+    for (CommOp again : {a2a, etp_gather, etp_scatter}) {  // add() skips the etp pair's zeroed ops
+      again.pass = Pass::Recompute;
+      c.s.moe.comm.add(again);
+    }
   }
 }
 

@@ -37,17 +37,23 @@ struct Traffic {
   Traffic part(double share) const { return {seconds * share, bytes * share, all_reduce}; }
 };
 
-int dim_index(ParallelDim d) { return static_cast<int>(d); }
+// Traffic slots: the five parallel dimensions, then the expert-TP group's all-gather and reduce-scatter around the
+// experts (ParallelDim::Ep ops that are not the all-to-all: their group is the etp group, not the EP group).
+constexpr int kSlots = 6, kEtpSlot = 5;
+int slot_of(const CommOp& op) {
+  return op.dim == ParallelDim::Ep && op.collective != Collective::AllToAll ? kEtpSlot : static_cast<int>(op.dim);
+}
+ParallelDim slot_dim(int slot) { return slot == kEtpSlot ? ParallelDim::Ep : static_cast<ParallelDim>(slot); }
 
 // What one pipeline stage does per micro-batch in one phase (forward: forward and DPO reference passes;
 // backward: recompute and backward passes).
 struct Phase {
   double compute = 0;
-  Traffic blocking[5];          // per ParallelDim
-  bool all_to_all[5] = {};      // EP: dispatch/combine as permutation rounds
+  Traffic blocking[kSlots];     // per traffic slot (slot_of)
+  bool all_to_all[kSlots] = {}; // EP: dispatch/combine as permutation rounds
   struct Window {
     double compute = 0;         // the compute it hides behind in this phase
-    Traffic traffic[5];
+    Traffic traffic[kSlots];
   };
   Window windows[7];            // per OverlapWindow (LayerGemms .. LayerBackward)
 };
@@ -67,11 +73,11 @@ Phase stage_phase(const StepStream& s, int dense_layers, int moe_layers, bool ba
     for (const CommOp& op : layer.comm) {
       if (!in_phase(op.pass, backward)) continue;
       if (op.window == OverlapWindow::None) {
-        ph.blocking[dim_index(op.dim)].add(op, count);
-        if (op.collective == Collective::AllToAll) ph.all_to_all[dim_index(op.dim)] = true;
+        ph.blocking[slot_of(op)].add(op, count);
+        if (op.collective == Collective::AllToAll) ph.all_to_all[slot_of(op)] = true;
         continue;
       }
-      ph.windows[static_cast<int>(op.window)].traffic[dim_index(op.dim)].add(op, count);
+      ph.windows[static_cast<int>(op.window)].traffic[slot_of(op)].add(op, count);
     }
     // The windows' compute in this phase: the forward window is the forward pass, and in the backward phase the
     // recompute (its parameter gathers, pass Recompute, hide behind it); the backward window is the backward
@@ -91,7 +97,7 @@ Phase stage_phase(const StepStream& s, int dense_layers, int moe_layers, bool ba
 }
 
 const char* dim_category(int d) {
-  static const char* names[5] = {"tp", "cp", "ep", "pp", "dp"};
+  static const char* names[kSlots] = {"tp", "cp", "ep", "pp", "dp", "ep"};
   return names[d];
 }
 
@@ -284,7 +290,8 @@ class Simulation {
     const std::vector<int> members = grid_.group(kind, rank);
     if (members.size() < 2) return;
     // A group inside this actor needs no barrier; other groups join the actors that hold their members.
-    const bool inside = kind == GroupKind::Tp && width_ > 1;
+    // (An actor spans a TP group only where etp is tp or 1, so an etp group inside one is that TP group.)
+    const bool inside = (kind == GroupKind::Tp || kind == GroupKind::Etp) && width_ > 1;
     sg4::BarrierPtr b = inside ? nullptr : barrier(kind, members);
     double start = sg4::Engine::get_clock();
     if (b) b->wait();
@@ -345,7 +352,7 @@ class Simulation {
       for (auto& c : comms) c->wait();
       return sg4::Engine::get_clock() - start;
     }
-    GroupKind kind = group_of(op.dim);
+    GroupKind kind = group_of(slot_of(op));
     if (op.dim == ParallelDim::Dp && static_cast<int>(grid_.group(kind, 0).size()) != op.group.size) kind = GroupKind::Edp;
     const int n = static_cast<int>(grid_.group(kind, 0).size());
     if (n != op.group.size || n < 2) return -1;
@@ -383,8 +390,9 @@ class Simulation {
     flows_ = flows;  // the iterations' flows only
   }
 
-  GroupKind group_of(ParallelDim d) const {
-    switch (d) {
+  GroupKind group_of(int slot) const {
+    if (slot == kEtpSlot) return GroupKind::Etp;
+    switch (slot_dim(slot)) {
       case ParallelDim::Tp: return GroupKind::Tp;
       case ParallelDim::Cp: return GroupKind::Cp;
       case ParallelDim::Ep: return GroupKind::Ep;
@@ -416,10 +424,10 @@ class Simulation {
     std::vector<Open> open;
     double stretch = 0;
     for (int w = 1; w < 7; ++w)
-      for (int d = 0; d < 5; ++d) {
+      for (int d = 0; d < kSlots; ++d) {
         const Traffic& t = ph.windows[w].traffic[d];
         if (t.seconds <= 0) continue;
-        open.push_back({ph.windows[w].compute, start_group_flows(rank, group_of(static_cast<ParallelDim>(d)), t, false)});
+        open.push_back({ph.windows[w].compute, start_group_flows(rank, group_of(d), t, false)});
         stretch += stream_.sm_share * t.seconds;
       }
     if (extra) open.push_back({extra_window, std::move(*extra)});
@@ -435,8 +443,8 @@ class Simulation {
       event(rank, "overlapped comm", "wait", start);
     }
     if (total > done) compute(rank, total - done, name);
-    for (int d = 0; d < 5; ++d)
-      collective(rank, group_of(static_cast<ParallelDim>(d)), ph.blocking[d], ph.all_to_all[d], part(rank, static_cast<ParallelDim>(d)), dim_category(d));
+    for (int d = 0; d < kSlots; ++d)
+      collective(rank, group_of(d), ph.blocking[d], ph.all_to_all[d], part(rank, slot_dim(d)), dim_category(d));
   }
 
   // Pipeline point-to-point. The sender leaves a notice naming itself; the receiver, once it is there, moves the

@@ -43,6 +43,7 @@ RankGrid::Dim RankGrid::dim(GroupKind kind) const {
     case GroupKind::Dp:
     case GroupKind::DpCp: return dense_[2];
     case GroupKind::Pp: return dense_[3];
+    case GroupKind::Etp: return expert_[0];
     case GroupKind::Ep: return expert_[1];
     case GroupKind::Edp: return expert_[2];
   }

@@ -9,8 +9,9 @@
 
 namespace trainsim::sim {
 
-// DpCp: the dp·cp ranks that hold the same dense weights (gradient reduction and ZeRO sharding span both).
-enum class GroupKind { Tp, Cp, Dp, DpCp, Pp, Ep, Edp };
+// DpCp: the dp·cp ranks that hold the same dense weights (gradient reduction and ZeRO sharding span both). Etp: the
+// expert tensor-parallel group.
+enum class GroupKind { Tp, Cp, Dp, DpCp, Pp, Ep, Edp, Etp };
 
 class RankGrid {
  public:

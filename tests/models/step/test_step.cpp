@@ -283,22 +283,54 @@ TEST_CASE("offloaded parameters: each ZeRO-3 gather first fetches this GPU's sha
 
 TEST_CASE("the fullest op stream fits its lists: every pass of a DPO MoE layer under tp+sp, cp, ep, ZeRO-3 and HSDP") {
   // Forward, the reference model's forward, full recompute and backward (4 passes) each with TP all-gather and
-  // reduce-scatter, the CP exchange, the MoE all-to-alls and a ZeRO-3 gather, plus the reduce-scatter and the HSDP
-  // all-reduce: the most a layer can hold. A list past its capacity throws instead of dropping an op.
+  // reduce-scatter, the CP exchange, the MoE all-to-alls, the expert-TP all-gather and reduce-scatter (etp follows tp
+  // here: 2) and a ZeRO-3 gather, plus the reduce-scatter and the HSDP all-reduce: 4 x 7 + 2 = 30, the most a layer
+  // can hold. A list past its capacity throws instead of dropping an op.
   const Scenario s = parse_scenario({{"model", "mixtral-8x7b"},
                                      {"training", {{"mode", "dpo"}, {"seq_len", 4096}, {"global_batch_size", 64}, {"zero_stage", 3}, {"recompute", "full"}}},
                                      {"parallel", {{"tp", 2}, {"sequence_parallel", true}, {"cp", 2}, {"ep", 2}, {"dp_replicate", 2}}},
                                      {"hardware", {{"num_gpus", 64}}}});
   StepStream stream;
   CHECK_NOTHROW(stream = StepModel(s.model, s.training, s.hardware).stream(s.parallel));
-  CHECK(stream.moe.comm.size >= 18);
-  CHECK(stream.moe.comm.size <= 22);
+  CHECK(s.parallel.etp == 2);
+  CHECK(stream.moe.comm.size == 30);
+  CHECK(stream.moe.comm.size == kLayerCommOps);
   CommList<2> small;
   CommOp op{};
   op.calls = 1;
   small.add(op);
   small.add(op);
   CHECK_THROWS_AS(small.add(op), std::logic_error);
+}
+
+TEST_CASE("expert tensor parallelism all-gathers the routed tokens and reduce-scatters the expert outputs") {
+  // Megatron's MoEAlltoAllTokenDispatcher (token_dispatcher.py): after the all-to-all, gather_from_sequence_parallel_region
+  // over the expert-TP group; before the combine, reduce_scatter_to_sequence_parallel_region. Qwen3-30B-A3B at 4096
+  // tokens, tp 2 + sp, ep 2, etp 2: a rank routes 2048 x 8 rows of 2048 hidden in bf16, the gathered buffer twice
+  // that: 2 x 2048 x 8 x 2048 x 2 = 134,217,728 bytes, one call of each per pass (the backward runs each as the other).
+  Json doc = {{"model", "qwen3-30b-a3b"},
+              {"training", {{"seq_len", 4096}, {"global_batch_size", 8}, {"framework", "megatron-core"}, {"recompute", "none"}}},
+              {"parallel", {{"tp", 2}, {"pp", 1}, {"ep", 2}, {"etp", 2}, {"sequence_parallel", true}, {"micro_batch_size", 1}}},
+              {"hardware", {{"gpu", "h100-sxm-80gb"}, {"num_gpus", 8}}}};
+  auto etp_ops = [&] {
+    const Scenario s = parse_scenario(doc);
+    std::vector<CommOp> out;
+    for (const CommOp& op : StepModel(s.model, s.training, s.hardware).stream(s.parallel).moe.comm)
+      if (op.dim == ParallelDim::Ep && op.collective != Collective::AllToAll) out.push_back(op);
+    return out;
+  };
+  const std::vector<CommOp> ops = etp_ops();
+  REQUIRE(ops.size() == 4);  // all-gather and reduce-scatter, forward and backward
+  int gathers = 0;
+  for (const CommOp& op : ops) {
+    CHECK(op.bytes == trainsim::test::approx(2.0 * 2048 * 8 * 2048 * 2));
+    CHECK(op.calls == 1);
+    CHECK(op.group.size == 2);
+    gathers += op.collective == Collective::AllGather;
+  }
+  CHECK(gathers == 2);
+  doc["parallel"]["etp"] = 1;
+  CHECK(etp_ops().empty());
 }
 
 TEST_CASE("paged-out optimizer states page in and out over PCIe at every step") {
