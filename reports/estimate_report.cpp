@@ -138,7 +138,7 @@ void print_estimate_table(std::ostream& os, const EstimateResult& r) {
   if (w.nvme > 0) offloaded += (offloaded.empty() ? "" : ", ") + gib(w.nvme) + " GiB on NVMe";
   std::string optimizer_what = offloaded.empty() ? s.training.optimizer_name + " states" : "offloaded: " + offloaded;
   // What an offloaded optimizer leaves on the GPU: a partial offload's share, Megatron's fp32 master.
-  const bool master = s.training.offload_optimizer && framework_for(s.training, s.parallel).offload_keeps_device_master;
+  const bool master = offload_master_on_device(s.training, s.parallel);
   const bool partial = s.training.offload_optimizer && s.training.offload_fraction < 1;
   if (w.optimizer > 0 && (master || partial))
     optimizer_what += std::string("; on the GPU: ") + (master ? "the fp32 master" : "") + (master && partial ? " and " : "") +

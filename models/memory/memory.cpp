@@ -316,13 +316,15 @@ StageMemory MemoryModel::stage_states(const ParallelLayout& p, int stage, const 
     out.gradients -= grad_partition * offloaded;
     out.host += grad_partition / gb * 4.0 * offloaded;
   }
-  // Megatron's HybridDeviceOptimizer (offload_keeps_device_master) steps host copies of a master that stays on the
-  // GPU, beside a pinned host copy of each gradient in its dtype (in fp32 training the master is the parameter).
+  // Megatron's HybridDeviceOptimizer (offload_keeps_device_master) steps beside a pinned host copy of each gradient
+  // in its dtype, and, without the precision-aware optimizer (offload_master_on_device), host copies of a master that
+  // stays on the GPU (in fp32 training the master is the parameter).
   const OptimizerStateBytes state_bytes = optimizer_state_bytes(t);
   if (offloaded > 0 && fw.offload_keeps_device_master && t.trains_base_weights() && state_bytes.total() > 0) {
     const double stepped_params = optimizer * offloaded / state_bytes.total();
-    out.optimizer += stepped_params * state_bytes.master;
-    const double host_copies = gb + (state_bytes.master > 0 ? 0.0 : bytes_per_element(t.precision));
+    const bool master_on_device = offload_master_on_device(t, p);
+    if (master_on_device) out.optimizer += stepped_params * state_bytes.master;
+    const double host_copies = gb + (state_bytes.master == 0 ? bytes_per_element(t.precision) : 0.0);
     out.host += stepped_params * host_copies;  // pinned host memory
   }
 

@@ -326,6 +326,10 @@ double wgrad_accumulation_bytes(const TrainingSpec& t, const ParallelLayout& p) 
   return 2 * bytes_per_element(gradient_precision(t, p));  // read and written
 }
 
+bool offload_master_on_device(const TrainingSpec& t, const ParallelLayout& p) {
+  return t.offload_optimizer && t.trains_base_weights() && !t.uses_precision_aware_optimizer() && framework_for(t, p).offload_keeps_device_master;
+}
+
 namespace {
 // One GPU: nobody launches Megatron or shards over a single rank; a plain eager loop is what runs there. The
 // search keeps the GPU count fixed, so this never switches under its feet.

@@ -203,8 +203,10 @@ struct FrameworkTraits {
   // the non-distributed Float16OptimizerWithFloat16Params likewise) and hands them to HybridDeviceOptimizer, which steps
   // pinned host copies with the moments and a pinned fp32 gradient copy and copies each result back into the GPU's
   // master (cpu_offloading/hybrid_optimizer.py, core_v0.12 to main). So the GPU keeps the master's bytes, the host
-  // holds master, moments and gradient, and the master (not the 16-bit weight) crosses PCIe upward. false: the
-  // master lives on the host only (DeepSpeed's ZeRO-Offload, FSDP's CPU offload).
+  // holds master, moments and gradient, and the master (not the 16-bit weight) crosses PCIe upward. Not under
+  // --use-precision-aware-optimizer (offload_master_on_device): the optimizer then makes the master from its host
+  // copy of the 16-bit shard. false: the master lives on the host only (DeepSpeed's ZeRO-Offload, FSDP's CPU offload;
+  // a launch that asks for the precision-aware optimizer, as ms-swift's offloading scripts do).
   bool offload_keeps_device_master = false;
 
   std::vector<std::string> overridden;  // trait keys the scenario set (for the resolved scenario JSON)
@@ -245,6 +247,11 @@ Precision gradient_precision(const TrainingSpec& t, const ParallelLayout& p);
 // (wgrad_accumulation_fusion): read and written in the gradient's dtype, 8 in fp32; 0 where it does not (the trait
 // off, or zero_stage >= 2, whose sharded gradients Megatron refuses to fuse into): the GEMM writes its output once.
 double wgrad_accumulation_bytes(const TrainingSpec& t, const ParallelLayout& p);
+
+// Whether an offloaded optimizer leaves its fp32 master on the GPU (offload_keeps_device_master): with
+// offload_optimizer, and without Megatron's precision-aware optimizer (training.precision_aware_optimizer, or
+// non-fp32 moments or master), under which HybridDeviceOptimizer makes the fp32 master from its host copy.
+bool offload_master_on_device(const TrainingSpec& t, const ParallelLayout& p);
 
 // The framework a layout implies when the scenario names none: tp/pp/ep > 1 -> megatron-core;
 // ZeRO-3 at tp = pp = ep = 1 (any cp) -> fsdp2; otherwise megatron-core.

@@ -91,6 +91,7 @@ void read_precision_and_optimizer(JsonReader& r, TrainingSpec& t) {
   t.paged_optimizer = t.optimizer_name.rfind("paged_", 0) == 0;
   t.moment_precision = precision_of(r.get_enum("optimizer_moments_dtype", precisions, "fp32", ""));
   t.master_precision = precision_of(r.get_enum("master_weights_dtype", {"fp32", "fp16"}, "fp32", ""));
+  t.precision_aware_optimizer = r.get_bool("precision_aware_optimizer", false, "");  // like the dtypes beside it: no default listed
   if (t.optimizer == OptimizerKind::Adam8bit && t.moment_precision != Precision::Fp32)
     throw InputError(path + "/optimizer_moments_dtype", json_value_text(r.raw("optimizer_moments_dtype")), "fp32 or left out with adam8bit",
                      "8-bit Adam keeps its own 1-byte moments");

@@ -192,6 +192,13 @@ struct TrainingSpec {
   // (--main-params-dtype). fp32 both by default.
   Precision moment_precision = Precision::Fp32;
   Precision master_precision = Precision::Fp32;
+  // --use-precision-aware-optimizer with fp32 states (training.precision_aware_optimizer): the optimizer holds the
+  // master (under CPU offload, HybridDeviceOptimizer makes it from its host copy: none stays on the GPU).
+  bool precision_aware_optimizer = false;
+  // The precision-aware optimizer is in use: asked for, or needed by non-fp32 moments or master.
+  bool uses_precision_aware_optimizer() const {
+    return precision_aware_optimizer || moment_precision != Precision::Fp32 || master_precision != Precision::Fp32;
+  }
   bool packing = true;
   LoraSpec lora;
   // training.framework as named (name empty: not named; framework_for() resolves the one the layout implies).

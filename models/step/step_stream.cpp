@@ -323,9 +323,9 @@ StepStream StepModel::stream(const ParallelLayout& p, const LayoutWork& work) co
   s.optimizer_s = multi_tensor_time(gpu, traits_, (1 - host_share) * local_params * optimizer_step_bytes(t, p));
   if (host_share > 0) {
     const OffloadAssumptions host;
-    // What comes back up: the 16-bit weights, or the fp32 master the GPU keeps (offload_keeps_device_master), which
+    // What comes back up: the 16-bit weights, or the fp32 master the GPU keeps (offload_master_on_device), which
     // the GPU then copies into its 16-bit weights (read 4, write 2 bytes a parameter).
-    const double master = c.fw.offload_keeps_device_master ? optimizer_state_bytes(t).master : 0.0;
+    const double master = offload_master_on_device(t, p) ? optimizer_state_bytes(t).master : 0.0;
     const double uploaded = master > 0 ? master : bytes_per_element(t.precision);
     if (master > 0) s.optimizer_s += multi_tensor_time(gpu, traits_, host_share * local_params * (master + bytes_per_element(t.precision)));
     s.optimizer_s += host_share * local_params * (grad_bytes_per_param + uploaded) / host_link_bandwidth(gpu) +

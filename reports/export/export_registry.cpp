@@ -258,9 +258,10 @@ void megatron_precision_arguments(const ExportPlan& p, std::vector<Argument>& a)
     add("--no-gradient-accumulation-fusion", "weight gradients accumulated outside the GEMM, as priced");
   if (t.offload_optimizer) add("--optimizer-cpu-offload", "megatron-core >= 0.11");
   if (t.offload_optimizer && t.offload_fraction < 1) add("--optimizer-offload-fraction " + format_number(t.offload_fraction, 6), "the share priced on the host");
-  if (t.moment_precision != Precision::Fp32 || t.master_precision != Precision::Fp32) {
-    // Megatron's precision-aware optimizer (TE FusedAdam) holds the states in the dtypes priced.
-    add("--use-precision-aware-optimizer", "optimizer states in the dtypes priced");
+  if (t.uses_precision_aware_optimizer()) {
+    // Megatron's precision-aware optimizer (TE FusedAdam; HybridDeviceOptimizer under offload) holds the master and the
+    // states in the dtypes priced.
+    add("--use-precision-aware-optimizer", "the optimizer holds the master and states, as priced");
     const std::string moments = to_string(t.moment_precision);
     add("--exp-avg-dtype " + moments, "Adam's first moment");
     add("--exp-avg-sq-dtype " + moments, "Adam's second moment");

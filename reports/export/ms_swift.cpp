@@ -167,7 +167,9 @@ std::vector<Argument> megatron_swift_arguments(const ExportPlan& p) {
   if (t.offload_optimizer) {
     a.push_back({"--optimizer_cpu_offload true", "optimizer states and step on the CPU, as priced"});
     a.push_back({"--optimizer_offload_fraction " + format_number(t.offload_fraction, 6), ""});
-    a.push_back({"--use_precision_aware_optimizer true", ""});
+    // Megatron's precision-aware optimizer makes the fp32 master from its host copy; without it the GPU keeps it.
+    a.push_back({std::string("--use_precision_aware_optimizer ") + flag(t.uses_precision_aware_optimizer()),
+                 offload_master_on_device(t, l) ? "the fp32 master kept on the GPU, as priced" : "the fp32 master on the host only, as priced"});
   }
   if (const long long iters = p.train_iterations(); iters > 0) a.push_back({"--train_iters " + s(iters), "the run's optimizer steps, as priced"});
   if (p.checkpoint_interval_steps > 0) a.push_back({"--save_steps " + s(p.checkpoint_interval_steps), "steps between checkpoints (trainsim reliability)"});

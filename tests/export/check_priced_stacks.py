@@ -264,11 +264,21 @@ def megatron_flag_checks(trainsim, tmp):
     plan = os.path.join(PLANS, "llama8b_pretrain_8xh100_offload_quarter.json")
     a = checked_megatron_flags(trainsim, plan, tmp)
     check(a.get("--optimizer-cpu-offload") is True and a.get("--optimizer-offload-fraction") == "0.25", f"offload: {a.get('--optimizer-offload-fraction')}")
+    # Priced with the fp32 master on the GPU (offload_keeps_device_master): no precision-aware optimizer, which would
+    # make it on the host; ms-swift's DPO example asks for that optimizer, and its launch says so.
+    check("--use-precision-aware-optimizer" not in a, "offload: the precision-aware optimizer would move the master")
+    with open(plan) as f:
+        doc = json.load(f)
+    doc["training"]["precision_aware_optimizer"] = True
+    aware = os.path.join(tmp, "llama8b_offload_precision_aware.json")
+    with open(aware, "w") as f:
+        json.dump(doc, f)
+    check(checked_megatron_flags(trainsim, aware, tmp).get("--use-precision-aware-optimizer") is True, "offload: precision-aware asked for")
     files, err = export(trainsim, plan, "deepspeed", tmp)
     cfg = json.loads(files["ds_config.json"])
     upstream.check_deepspeed_config(cfg, "offload ds_config.json")
     check(cfg["zero_optimization"]["offload_optimizer"].get("ratio") == 0.25, f"ds offload {cfg['zero_optimization']['offload_optimizer']}")
-    print("ok  a quarter offloaded: --optimizer-offload-fraction 0.25; DeepSpeed offload_optimizer.ratio 0.25")
+    print("ok  a quarter offloaded: --optimizer-offload-fraction 0.25; DeepSpeed offload_optimizer.ratio 0.25; precision-aware only when asked for")
     # ZeRO-Infinity: parameters and optimizer states on NVMe, as DeepSpeed's offload_param / offload_optimizer name them;
     # Megatron cannot run it and says so.
     plan = os.path.join(PLANS, "llama70b_sft_1xh100_zero_infinity.json")

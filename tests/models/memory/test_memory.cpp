@@ -380,6 +380,14 @@ TEST_CASE("Megatron's offloaded optimizer keeps the fp32 master on the GPU and s
   CHECK(quarter.optimizer == trainsim::test::approx(stepped * (0.75 * 12 + 0.25 * 4)));
   CHECK(quarter.host == trainsim::test::approx(stepped * 0.25 * 16));
   doc["training"].erase("offload_optimizer_fraction");
+  // --use-precision-aware-optimizer: HybridDeviceOptimizer makes the master from its host copy; the host holds the same.
+  doc["training"]["precision_aware_optimizer"] = true;
+  const StageMemory aware = run().first;
+  CHECK(aware.optimizer == 0);
+  CHECK(aware.host == trainsim::test::approx(stepped * 16));
+  doc["training"]["precision_aware_optimizer"] = "yes";
+  CHECK_THROWS_WITH_AS(parse_scenario(doc), doctest::Contains("/training/precision_aware_optimizer"), InputError);
+  doc["training"].erase("precision_aware_optimizer");
   doc["training"]["framework"] = {{"preset", "megatron-core"}, {"offload_keeps_device_master", false}};
   const auto [host_master, host_master_step] = run();
   CHECK(host_master.optimizer == 0);

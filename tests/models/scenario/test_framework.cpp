@@ -428,24 +428,27 @@ TEST_CASE("Qwen3-30B-A3B SFT on 16 A800: megatron-core about an order of magnitu
   CHECK(ratio < 9.5 * 2);
 }
 
-TEST_CASE("ms-swift's Megatron DPO of Qwen3-30B-A3B on 8 A100: within 15% of the script's 65 GiB a GPU") {
-  // examples/train/megatron/rlhf/dpo/moe.sh at ms-swift 8ae0ade71 reads "8 * 65GiB; 13s/it" (a device figure, the CUDA
-  // context included); ms-swift #6027 then dropped the reference model's DDP gradient buffer and the header became
-  // "8 * 46GiB". The example holds that buffer (reference_model_gradient_buffer) and Megatron's offloaded optimizer keeps
-  // its fp32 master on the GPU (offload_keeps_device_master): both releases within 15%.
+TEST_CASE("ms-swift's Megatron DPO of Qwen3-30B-A3B runs the precision-aware optimizer: no fp32 master on the GPU") {
+  // examples/train/megatron/rlhf/dpo/moe.sh at ms-swift 8ae0ade71 offloads the optimizer with
+  // --use_precision_aware_optimizer true: the distributed optimizer then makes no fp32 main-parameter shards
+  // (distrib_optimizer.py, "main params are held by" the optimizer) and HybridDeviceOptimizer makes the master from
+  // its host copy. Without that flag Megatron keeps the master on the GPU (offload_keeps_device_master): 4 B there per
+  // parameter it steps, against 16 B (master, two moments, gradient copy) on the host either way.
   std::ifstream in(std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/examples/qwen3-30b-a3b-dpo-8xa100-megatron.json");
   REQUIRE(in);
   Json doc = Json::parse(in);
-  auto gib = [&] {
+  auto worst = [&] {
     const Scenario s = parse_scenario(doc);
-    return MemoryModel(s.model, s.training, s.hardware).estimate(s.parallel).worst.total / (1024.0 * 1024 * 1024);
+    return MemoryModel(s.model, s.training, s.hardware).estimate(s.parallel).worst;
   };
-  const double before_6027 = gib();
-  doc["training"]["framework"]["reference_model_gradient_buffer"] = false;
-  const double after_6027 = gib();
-  MESSAGE("DPO example: " << before_6027 << " GiB (ms-swift: 65), without the reference's buffer " << after_6027 << " GiB (46)");
-  CHECK(std::abs(before_6027 / 65 - 1) < 0.15);
-  CHECK(std::abs(after_6027 / 46 - 1) < 0.15);
+  const StageMemory aware = worst();
+  doc["training"]["precision_aware_optimizer"] = false;
+  const StageMemory plain = worst();
+  CHECK(aware.optimizer == 0);
+  CHECK(plain.host == trainsim::test::approx(aware.host));
+  CHECK(plain.optimizer == trainsim::test::approx(aware.host / 4));
+  MESSAGE("DPO example: " << aware.total / 1073741824.0 << " GiB a GPU (ms-swift: 65), " << plain.total / 1073741824.0
+                          << " without the precision-aware optimizer");
 }
 
 TEST_CASE("a framework runs only the parallel dimensions it has") {
