@@ -56,7 +56,7 @@ struct CommOp {
 // The most collectives one layer's list holds: per pass (4 at most: forward, DPO's reference, full recompute,
 // backward) TP all-gather + reduce-scatter, CP, EP all-to-all, the expert-TP all-gather + reduce-scatter, ZeRO-3
 // gather; then ZeRO-3 reduce and HSDP all-reduce. (Megatron's `moe` recompute module adds the MoE block's three once
-// more, but only under selective recompute: 3 passes, 3 x 7 + 3 + 2 fewer.)
+// more, but only under selective recompute, which has 3 passes: 3 x 7 + 3 + 2 = 26.)
 inline constexpr int kLayerCommOps = 4 * 7 + 2;
 
 template <int Capacity>
