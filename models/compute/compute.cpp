@@ -213,9 +213,10 @@ double power_limited_fraction(double tdp_watts, double flops_per_s, double energ
 }
 
 double power_limited_fraction(double tdp_watts, double tensor_power_w, const PowerDuty& duty) {
-  const double t = duty.tensor_s, other_s = duty.memory_s + duty.idle_s;
+  const double t = duty.tensor_s, other_s = duty.memory_s + duty.cuda_core_s + duty.idle_s;
   if (!(tdp_watts > 0) || !(tensor_power_w > 0) || !(t > 0)) return 1.0;
-  const double other_j = (duty.memory_s * kMemoryKernelPowerShare + duty.idle_s * kIdlePowerShare) * tdp_watts;
+  const double other_j =
+      (duty.memory_s * kMemoryKernelPowerShare + duty.cuda_core_s * kCudaCorePowerShare + duty.idle_s * kIdlePowerShare) * tdp_watts;
   if (t * tensor_power_w + other_j <= tdp_watts * (t + other_s)) return 1.0;
   // f(r) = P·r³ - a·r - TDP = 0 with a = (TDP·(M + I) - M·Pm - I·Pi) / T >= 0 (the rest draws less than the TDP):
   // f(0) < 0 < f(1) and f is convex for r > 0, so Newton from r = 1 falls monotonically onto the one root.
@@ -273,13 +274,13 @@ double split_k_launches(const GemmCost& c, double m, double n) {
 }
 
 // fp32 GEMMs on the CUDA cores (FFMA): PyTorch's default for fp32 matmuls (torch.backends.cuda.matmul.allow_tf32
-// is False), at the GPU's fp32 peak and the tensor-core GEMM ceiling (no shaped fit: the tf32 one does not apply),
+// is False), at kFfmaCeiling of the GPU's fp32 peak at the top clock (no shaped fit: the tf32 one does not apply),
 // in kFfmaTile-square output tiles.
 GemmCost cuda_core_fp32_cost(const GpuSpec& gpu, const GpuComputeTraits& tr) {
   GemmCost c = gemm_cost(gpu, tr, Precision::Fp32);
   if (gpu.flops_fp32 <= 0) return c;
   c.fit = nullptr;
-  c.seconds_per_flop = tr.tensor_slowdown / (gpu.flops_fp32 * tr.gemm_ceiling);
+  c.seconds_per_flop = 1 / (gpu.flops_fp32 * kFfmaCeiling);
   if (c.sms > 0) c.tm = c.tn = kFfmaTile, c.inv_tm = c.inv_tn = 1 / kFfmaTile;
   c.tensor_cores = false;
   return c;

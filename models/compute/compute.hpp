@@ -77,10 +77,14 @@ double power_limited_fraction(double tdp_watts, double flops_per_s, double energ
 // 379 W at the top clock (0.54), the board between kernels at the top clock 99-120 W (0.156, their mean).
 inline constexpr double kMemoryKernelPowerShare = 0.54;
 inline constexpr double kIdlePowerShare = 0.156;
+// fp32 GEMMs on the CUDA cores (FFMA): two Mixtral-8x7B layers in full fine-tuning, 189 of their 239 ms of GPU time
+// in FFMA expert GEMMs, held the top clock at 659 W on a 700 W H200 SXM, unlimited (0.94;
+// calibrate/measurements/corpus/census/step_power-*.json).
+inline constexpr double kCudaCorePowerShare = 659.0 / 700.0;
 // A workload's seconds at the top clock by the power they draw: tensor-core kernels (GEMMs, fused attention),
-// memory-bound kernels, and the GPU waiting (for the host, between kernels).
+// memory-bound kernels, fp32 GEMMs on the CUDA cores, and the GPU waiting (for the host, between kernels).
 struct PowerDuty {
-  double tensor_s = 0, memory_s = 0, idle_s = 0;
+  double tensor_s = 0, memory_s = 0, idle_s = 0, cuda_core_s = 0;
 };
 // The clock fraction r a GPU holds under its power limit when the limit holds the average power over the workload
 // (the limiter averages over longer than one kernel): the tensor-core time T stretches to T/r at power P·r³, the
@@ -129,6 +133,7 @@ struct LayerCompute {          // one transformer layer, one micro-batch, one GP
   double recompute_s = 0;      // extra forward work under training.recompute (selective: attention core; full: whole layer forward)
   double forward_flops = 0, backward_flops = 0, recompute_flops = 0;   // executed FLOPs on this GPU (GEMMs + attention)
   double gemm_s = 0, attention_s = 0, memory_bound_s = 0;              // split of forward_s + backward_s, for breakdowns
+  double cuda_core_gemm_s = 0;  // of gemm_s: fp32 GEMMs on the CUDA cores (FFMA), which draw less power than the tensor cores
   // Detail (FLOPs, forward + backward, recompute excluded): GEMMs of the projections/MLP/experts/adapters
   // and the attention core (QK^T, AV).
   double gemm_flops = 0, attention_flops = 0;

@@ -23,8 +23,23 @@ struct GemmCost {
 };
 GemmCost gemm_cost(const GpuSpec& gpu, const GpuComputeTraits& tr, Precision p);
 // fp32 GEMMs on the CUDA cores (FFMA): PyTorch's default for fp32 matmuls (torch.backends.cuda.matmul.allow_tf32
-// is False), at the GPU's fp32 peak and the tensor-core GEMM ceiling (no shaped fit: the tf32 one does not apply).
+// is False), at kFfmaCeiling of the GPU's fp32 peak and its top clock (no shaped fit: the tf32 one does not apply).
 GemmCost cuda_core_fp32_cost(const GpuSpec& gpu, const GpuComputeTraits& tr);
+// What cuBLAS's FFMA kernels reach of the fp32 peak in a training step: two Mixtral-8x7B layers in full fine-tuning ran
+// 8.66 TFLOP of FFMA expert GEMMs in 186 ms on an H100 SXM (PyTorch 2.11), 46.6 TFLOP/s, 0.70 of its 66.9
+// (calibrate/measurements/corpus/census/kernel_times-*.json); one dense fp32 matmul of 8,192 to 131,072 rows reaches
+// 0.75-0.77 (grouped_mm_rate-*.json), the step's shapes less. They hold the top clock: the CUDA cores draw less than
+// the tensor cores (kCudaCorePowerShare), so no power limit slows them. Taken for every GPU, no other having been
+// measured.
+inline constexpr double kFfmaCeiling = 0.70;
+// Host time per GEMM of a loop that runs inside one op's C++ code, between the host sync that sizes it and the next
+// op: ATen's _grouped_mm_fallback (torch's grouped_mm over fp32 tensors, which has no grouped kernel) reads the group
+// offsets to the host (offs.cpu()) and calls at::mm_out once per expert. Measured on an H100 SXM with PyTorch 2.11
+// (calibrate/measurements/corpus/census/grouped_mm_rate-*.json): at 64 tokens per expert, where each GEMM's GPU time is
+// 5-9 us, the loop over 128 Qwen3-30B-A3B experts took 26.5 (gate_up) and 28.4 us (down) per expert in the forward and
+// 21.5 and 25.4 in the input-gradient backward; 26 us, their median rounded. Split-K launches inside one GEMM are
+// included (the measured time is per at::mm_out).
+inline constexpr double kAtenLoopGemmHostS = 26e-6;
 // Output tile edge of cuBLAS's FFMA kernels at MoE expert shapes: profiled on an H100 (PyTorch 2.11, four
 // Qwen3-30B-A3B layers over fp32 parameters, 128 tokens per expert), 2,572 of the 3,845 FFMA GEMM launches were
 // sm80_xmma_gemm_f32f32 tilesize64x64x8 kernels, the rest 128x64 and 64x128 (calibrate/measurements/corpus/census/

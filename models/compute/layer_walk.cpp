@@ -356,6 +356,7 @@ struct LayerWalk {
     out.gemm_s = all.gemm_s;
     out.attention_s = all.attention_s;
     out.memory_bound_s = all.memory_s;
+    out.cuda_core_gemm_s = all.cuda_core_s;
     out.gemm_flops = all.gemm_flops;
     out.attention_flops = all.attention_flops;
     out.kernels_forward = forward.kernels;
@@ -433,7 +434,7 @@ LayerCompute layer_compute(const ModelSpec& m, const TrainingSpec& t, const Para
   auto mix = [&](double LayerCompute::*f) { out.*f = (1 - linear) * a.*f + linear * b.*f; };
   for (double LayerCompute::*f : {&LayerCompute::forward_s, &LayerCompute::backward_s, &LayerCompute::recompute_s, &LayerCompute::forward_flops,
                                   &LayerCompute::backward_flops, &LayerCompute::recompute_flops, &LayerCompute::gemm_s, &LayerCompute::attention_s,
-                                  &LayerCompute::memory_bound_s, &LayerCompute::gemm_flops, &LayerCompute::attention_flops,
+                                  &LayerCompute::memory_bound_s, &LayerCompute::cuda_core_gemm_s, &LayerCompute::gemm_flops, &LayerCompute::attention_flops,
                                   &LayerCompute::kernels_forward, &LayerCompute::kernels_backward, &LayerCompute::host_s})
     mix(f);
   return out;
@@ -449,7 +450,8 @@ GpuComputeTraits layer_power_traits(const ModelSpec& m, const TrainingSpec& t, c
   if (!(tr.tdp_w > 0) || !(tr.tensor_power_w > 0)) return tr;
   const LayerCompute top = layer_compute(m, t, p, gpu, tr, m.is_moe());
   tr.tensor_slowdown = 1 / power_limited_fraction(tr.tdp_w, tr.tensor_power_w,
-                                                  PowerDuty{top.gemm_s + top.attention_s, top.memory_bound_s, top.host_s});
+                                                  PowerDuty{top.gemm_s - top.cuda_core_gemm_s + top.attention_s, top.memory_bound_s,
+                                                            top.host_s, top.cuda_core_gemm_s});
   return tr;
 }
 

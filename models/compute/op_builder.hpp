@@ -18,22 +18,44 @@ namespace trainsim::compute_detail {
 // Time and FLOPs of a group of ops, split into GEMMs, attention core and memory-bound ops.
 struct Acc {
   double gemm_s = 0, attention_s = 0, memory_s = 0;
+  double cuda_core_s = 0;  // of gemm_s: fp32 GEMMs on the CUDA cores (FFMA)
   double gemm_flops = 0, attention_flops = 0;
   double kernels = 0;  // kernel launches
   double hook_s = 0;   // host time beside the launches (ZeRO-3's per-module fetch hooks)
+  // GEMM loops inside one op's C++ code (aten_loop): their launches (of `kernels`), GPU time (of time()) and the
+  // host time they expose.
+  double loop_kernels = 0, loop_s = 0, loop_exposed_s = 0;
   double time() const { return gemm_s + attention_s + memory_s; }
   double flops() const { return gemm_flops + attention_flops; }
   void add(const Acc& o, double times = 1) {
     gemm_s += times * o.gemm_s, attention_s += times * o.attention_s, memory_s += times * o.memory_s;
+    cuda_core_s += times * o.cuda_core_s;
     gemm_flops += times * o.gemm_flops, attention_flops += times * o.attention_flops;
     kernels += times * o.kernels, hook_s += times * o.hook_s;
+    loop_kernels += times * o.loop_kernels, loop_s += times * o.loop_s, loop_exposed_s += times * o.loop_exposed_s;
   }
-  double host(double gap_s) const { return kernels * gap_s + hook_s; }
+  // Host time of the kernels launched from Python (each `gap_s`), the C++ loops' launches excepted.
+  double host(double gap_s) const { return (kernels - loop_kernels) * gap_s + hook_s; }
   // The GPU waits for the host where issuing this pass's kernels takes longer than running them. A
   // kernel cannot start before it is launched, and the host launches ahead of the GPU, so per pass
   // time = max(GPU time, host time); the layers of a stage are alike, so the per-layer max is the stack's.
-  double host_exposed(double gap_s) const { return std::max(0.0, host(gap_s) - time()); }
+  // A C++ loop starts from a host sync, so the host is never ahead when it begins: its own exposed time adds, and
+  // the Python launches hide behind the rest of the pass only. Not behind a loop's GPU time either: the pass's
+  // Python launches follow a loop whose lead the next sync takes (an MoE layer's forward launches its attention
+  // after the down projection's loop, which at 128 tokens per expert is itself host-bound, and its backward after
+  // the gate/up weight gradient's).
+  double host_exposed(double gap_s) const { return std::max(0.0, host(gap_s) - (time() - loop_s)) + loop_exposed_s; }
 };
+
+// A loop of `count` GEMMs of `seconds` GPU time in all, launched by one op's C++ code after a host sync (ATen's
+// _grouped_mm_fallback): each GEMM starts when both its launch (kAtenLoopGemmHostS after the previous) and the
+// previous GEMM are done, so the host time per GEMM beyond its GPU time is exposed, and at least the first launch
+// after the sync is.
+inline void aten_loop(Acc& acc, double seconds, double count, double launches) {
+  acc.loop_kernels += launches;
+  acc.loop_s += seconds;
+  acc.loop_exposed_s += std::max(kAtenLoopGemmHostS, count * std::max(0.0, kAtenLoopGemmHostS - seconds / count));
+}
 
 // The host time a pass exposes when part of it, `loop` (the forward of a per-expert MoE loop, `iterations`
 // experts), synchronises the host with the GPU once per expert: the GPU drains at each sync, so each
@@ -161,6 +183,7 @@ struct OpBuilder {
   static double gemm(Acc& acc, const GemmCost& c, const GemmShape& g, bool serial = false, bool bias = false) {
     const double t = serial ? g.count * cost_time(c, {g.m, g.n, g.k, 1}) : cost_time(c, g);
     acc.gemm_s += t;
+    if (!c.tensor_cores) acc.cuda_core_s += t;
     acc.gemm_flops += gemm_flops(g);
     acc.kernels += launches(c, g, serial, bias);
     return t;
@@ -228,13 +251,19 @@ struct OpBuilder {
     if (tokens <= 0 || in <= 0 || out <= 0 || count <= 0) return;
     Acc f, b;
     const bool serial = (serial_count || serial_gemms) && count > 1;
+    // serial_gemms: each of fprop, dgrad and wgrad is one grouped_mm call, a C++ loop over the experts.
+    auto priced = [&](Acc& acc, const GemmCost& cost, const GemmShape& g, bool biased) {
+      const double t = gemm(acc, cost, g, serial, biased);
+      if (serial_gemms && serial) aten_loop(acc, t, g.count, launches(cost, g, true, biased));
+      return t;
+    };
     const GemmShape fprop{tokens, out, in, count}, dgrad{tokens, in, out, count}, wgrad{out, in, tokens, count};
-    record_gemm(false, LayerOp::Gemm, name, "fprop", c, fprop, gemm(f, c, fprop, serial, bias), serial, bias);
-    record_gemm(true, LayerOp::Gemm, name, "dgrad", c, dgrad, gemm(b, c, dgrad, serial), serial);
+    record_gemm(false, LayerOp::Gemm, name, "fprop", c, fprop, priced(f, c, fprop, bias), serial, bias);
+    record_gemm(true, LayerOp::Gemm, name, "dgrad", c, dgrad, priced(b, c, dgrad, false), serial);
     if (trained) {
       GemmCost cw = c;  // the output read and written in the gradient buffer where the GEMM accumulates into it
       if (wgrad_output_bytes > 0) cw.output_bytes = wgrad_output_bytes;
-      record_gemm(true, LayerOp::Gemm, name, "wgrad", cw, wgrad, gemm(b, cw, wgrad, serial), serial);
+      record_gemm(true, LayerOp::Gemm, name, "wgrad", cw, wgrad, priced(b, cw, wgrad, false), serial);
     }
     if (c.operand_bytes < 2) {  // fp8
       const double fb = 3 * tokens * in * count, bb = 3 * tokens * out * count;

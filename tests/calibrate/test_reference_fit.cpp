@@ -97,6 +97,11 @@ TEST_CASE("power limit over a layer's duty: the average power meets the TDP, by 
   CHECK(power_limited_fraction(tr.tdp_w, tr.tensor_power_w, PowerDuty{0.73 * 0.92, 0.27, 0}) == trainsim::test::approx(0.92).epsilon(0.01));
   // And back to back: 0.869 measured (695 of 800 TFLOP/s), which the preset's energy per FLOP was derived from.
   CHECK(1 / tr.tensor_slowdown == trainsim::test::approx(0.869).epsilon(0.002));
+  // fp32 GEMMs on the CUDA cores draw 659 of 700 W at the top clock (kCudaCorePowerShare, measured): 1 s of them
+  // beside 1 s of 1000 W tensor-core work averages 829.5 W at the top clock, over the limit; r solves
+  // 1000 r^3 - (700 - 659) r - 700 = 0, r = 0.9033 (bisection by hand). Counted as tensor-core work instead it would be
+  // the pure-tensor (700 / 1000)^(1/3) = 0.888.
+  CHECK(power_limited_fraction(700, 1000, PowerDuty{1, 0, 0, 1}) == trainsim::test::approx(0.9033).epsilon(0.0005));
 }
 
 TEST_CASE("gradient norm, clipping and zeroing: memory-bound passes over the local gradients, once per step") {

@@ -6,10 +6,13 @@
 
 #include "tests/approx.hpp"
 
+#include <algorithm>
 #include <string>
+#include <utility>
 
 #include "models/calibration/fitted_parameters.hpp"
 #include "models/compute/compute.hpp"
+#include "models/compute/op_builder.hpp"
 #include "models/core/errors.hpp"
 #include "models/memory/memory.hpp"
 #include "models/scenario/framework.hpp"
@@ -110,6 +113,63 @@ TEST_CASE("transformers 5.x experts over fp32 parameters run as fp32 CUDA-core G
   // Under the 4.x loop (nn.Linear experts under autocast) they are 16-bit again.
   const Scenario v4 = one_gpu(mixtral_2l(), Json{{"preset", "transformers"}, {"version", "4.57"}});
   CHECK(find_op(v4, "moe.experts.gate.fprop", "forward", true).precision == Precision::Bf16);
+}
+
+TEST_CASE("fp32 experts: FFMA GEMMs at 0.70 of the fp32 peak at the top clock, whatever the tensor cores' power limit") {
+  // Two Mixtral layers at 2,048 tokens, top-2 of 8 experts: 512 tokens per expert. The gate/up forward, 8 GEMMs of
+  // 512 x 28,672 over k = 4,096 in 64x64 tiles: 8 x 448 = 3,584 tiles over 132 SMs, 28 waves, 3,584 / (28 x 132) =
+  // 0.9697 of them busy; 2 x 512 x 28,672 x 4,096 x 8 = 9.620e11 FLOP at 66.9 TFLOP/s x 0.70 x 0.9697 = 45.41 TFLOP/s:
+  // 21.18 ms. (kernel_times census: the step's FFMA GEMMs ran 46.6 TFLOP/s; with the tensor cores' limit, as before,
+  // they were priced about 38.)
+  const Scenario full = one_gpu(mixtral_2l(), "transformers");
+  const LayerOp op = find_op(full, "moe.experts.gate_up.fprop", "forward", true);
+  CHECK(op.flops == trainsim::test::approx(2.0 * 512 * 28672 * 4096 * 8));
+  CHECK(op.predicted_s == trainsim::test::approx(op.flops / (66.9e12 * 0.70 * 3584 / (28 * 132.0))));
+}
+
+TEST_CASE("ATen's grouped_mm loop over fp32 experts: host-paced after its sync, 26 us per GEMM") {
+  using compute_detail::Acc;
+  using compute_detail::aten_loop;
+  // 128 experts of 10 us each: the host launches one every 26 us, so the loop takes 128 x 26 us and exposes
+  // 128 x 16 us = 2.048 ms; 8 experts of 1 ms each run at the GPU's pace and expose only the first launch, 26 us.
+  Acc host_paced, gpu_paced;
+  aten_loop(host_paced, 128 * 10e-6, 128, 128);
+  aten_loop(gpu_paced, 8 * 1e-3, 8, 8);
+  CHECK(host_paced.loop_exposed_s == trainsim::test::approx(2.048e-3));
+  CHECK(gpu_paced.loop_exposed_s == trainsim::test::approx(26e-6));
+  // A pass of 10 Python launches at 30 us (0.3 ms of host) over 1 ms of other GPU work plus the host-paced loop:
+  // the Python launches hide behind the 1 ms (the loop's own GPU time hides nothing after its sync); exposed 2.048 ms.
+  Acc pass;
+  pass.gemm_s = 1e-3, pass.kernels = 10;
+  pass.gemm_s += 128 * 10e-6, pass.kernels += 128;
+  aten_loop(pass, 128 * 10e-6, 128, 128);
+  CHECK(pass.host(30e-6) == trainsim::test::approx(0.3e-3));
+  CHECK(pass.host_exposed(30e-6) == trainsim::test::approx(2.048e-3));
+  // 60 Python launches (1.8 ms) over the same 1 ms: 0.8 ms more.
+  pass.kernels += 50;
+  CHECK(pass.host_exposed(30e-6) == trainsim::test::approx(2.848e-3));
+
+  // In a layer: four Qwen3-30B-A3B-shaped layers at 2,048 tokens, top-8 of 128 experts, 128 tokens per expert. Each of
+  // the six expert GEMMs (gate/up and down; forward, input and weight gradients) is one grouped_mm call; the host
+  // time of the layer covers at least each call's loop exposure, priced from its GEMMs' times as above.
+  const Json qwen3 = {{"model_type", "qwen3_moe"}, {"num_hidden_layers", 4}, {"hidden_size", 2048}, {"num_attention_heads", 32},
+                      {"num_key_value_heads", 4}, {"head_dim", 128}, {"intermediate_size", 6144}, {"moe_intermediate_size", 768},
+                      {"num_experts", 128}, {"num_experts_per_tok", 8}, {"vocab_size", 151936}, {"hidden_act", "silu"}};
+  const Scenario s = one_gpu(qwen3, "transformers");
+  double loops = 0;
+  for (const char* name : {"moe.experts.gate_up", "moe.experts.down"})
+    for (const auto& [direction, role] : {std::pair{"forward", "fprop"}, {"backward", "dgrad"}, {"backward", "wgrad"}}) {
+      const LayerOp op = find_op(s, std::string(name) + "." + role, direction, true);
+      REQUIRE(op.gemm.count == 128);
+      CHECK((std::string(role) == "wgrad" ? op.gemm.k : op.gemm.m) == 2048.0 * 8 / 128);  // tokens per expert
+      loops += std::max(26e-6, 128 * std::max(0.0, 26e-6 - op.predicted_s / 128));
+    }
+  const LayerCompute lc = layer_compute(s.model, s.training, s.parallel, s.hardware.gpu, true);
+  CHECK(loops > 26e-6 * 6);  // the down projection's GEMMs at 128 tokens take less than 26 us each
+  CHECK(lc.host_s >= loops * (1 - 1e-9));
+  // bf16 experts (LoRA over a bf16 model) run grouped kernels: no such loop, no host wait.
+  const Scenario lora = one_gpu(qwen3, "transformers", "lora");
+  CHECK(layer_compute(lora.model, lora.training, lora.parallel, lora.hardware.gpu, true).host_s < loops);
 }
 
 TEST_CASE("experts_implementation: a preset option that sets traits; the 5.x eager loop writes whole-parameter gradients") {
