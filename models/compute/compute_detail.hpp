@@ -91,6 +91,12 @@ inline constexpr double kCudnnForwardKernels = 2, kCudnnBackwardKernels = 9;
 // loop at 8192 tokens): 2,064 kernels forward and 4,625 backward for 128 experts, 16 and 36 per expert, less the
 // expert MLP's 5 and 9.
 inline constexpr double kLoopRoutingKernelsForward = 11, kLoopRoutingKernelsBackward = 27;
+// torch.sort on the GPU (aten/src/ATen/native/cuda/Sort.h, should_use_small_sort): up to 4,096 elements one in-place
+// key/value kernel; more, cub's radix sort over the int64 keys: a histogram, an exclusive sum and 8 one-sweep passes,
+// 9 kernels more. Profiled on an H100 (calibrate/measurements/corpus/census/kernel_census-*): a Qwen3-30B-A3B layer's
+// forward at 2,048 tokens (16,384 routed rows) ran 8 DeviceRadixSortOnesweep kernels, a histogram and an exclusive
+// sum where Mixtral's (4,096 rows) ran one radixSortKVInPlace.
+inline constexpr double kSortInPlaceRows = 4096, kLargeSortExtraKernels = 9;
 
 // QLoRA's NF4 weights (spec.hpp kNf4BytesPerParam) are dequantized to 16 bits before every forward and backward
 // GEMM (bitsandbytes).

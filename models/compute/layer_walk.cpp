@@ -237,10 +237,12 @@ struct LayerWalk {
       ob.memory({"moe", "router_topk"}, (ab + 4) * routing_tokens * E, (4 + 4 + ab) * routing_tokens * E);   // softmax/top-k in fp32
       // Permute and unpermute: read the tokens, write the top-k copies, and back (Megatron-Core token dispatcher).
       const double permute = 2 * ab * h * (routing_tokens + routed);
-      // A grouped dispatcher permutes and unpermutes in one kernel each; a per-expert loop launches the routing
-      // kernels above per expert.
-      const double routing_kernels_fwd = fw.moe_grouped_gemm ? 2 : kLoopRoutingKernelsForward * local_experts;
-      const double routing_kernels_bwd = fw.moe_grouped_gemm ? 2 : kLoopRoutingKernelsBackward * local_experts;
+      // Grouped experts: the framework's dispatch and combine kernels (Megatron's fused permute and unpermute, one
+      // each; transformers' eager ops), a sort of the routed rows where it sorts; a per-expert loop launches the
+      // routing kernels above per expert.
+      const double sort_kernels = fw.moe_dispatch_sorts && routed > kSortInPlaceRows ? kLargeSortExtraKernels : 0.0;
+      const double routing_kernels_fwd = fw.moe_grouped_gemm ? fw.moe_dispatch_kernels_forward + sort_kernels : kLoopRoutingKernelsForward * local_experts;
+      const double routing_kernels_bwd = fw.moe_grouped_gemm ? fw.moe_dispatch_kernels_backward : kLoopRoutingKernelsBackward * local_experts;
       const bool synced = !fw.moe_grouped_gemm && fw.moe_loop_host_sync;
       const Acc before = ob.fwd;
       ob.memory({"moe", "permute"}, permute, permute, routing_kernels_fwd, routing_kernels_bwd);

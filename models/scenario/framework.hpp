@@ -178,6 +178,15 @@ struct FrameworkTraits {
   // passes over the expert weights per step, in their dtype, beyond the GEMMs; 0: adapters on the tokens, a small
   // A·B pair per expert Linear (peft over nn.Linear experts, Megatron's and ms-swift's LoRA).
   double moe_expert_adapter_merge_passes = 0;
+  // Kernels of the token dispatch and combine around grouped experts, per MoE layer and pass, beside the router's
+  // softmax and top-k and the experts themselves: Megatron-Core's fused permute and unpermute (2 and 2); transformers
+  // 5.x's grouped_mm_experts_forward runs them as eager ops (the sort, gathers, offsets, masks, weighting and combine,
+  // and their backward). Only where moe_grouped_gemm: a per-expert loop's routing is counted per expert.
+  double moe_dispatch_kernels_forward = 2, moe_dispatch_kernels_backward = 2;
+  // The dispatch sorts the routed rows with torch.sort, whose kernels depend on their number: ATen sorts up to 4,096
+  // rows in place in one kernel, which moe_dispatch_kernels_forward counts, and more with cub's radix sort, 9 kernels
+  // more (compute_detail.hpp, kLargeSortExtraKernels).
+  bool moe_dispatch_sorts = false;
   // Full recompute runs through torch.utils.checkpoint without reentrance (transformers' gradient checkpointing,
   // torchtitan's checkpoint_wrapper): saved-tensor hooks in Python around every saved tensor, host time the fitted
   // checkpoint_hook_us prices. false: an autograd Function that saves the layer's inputs only (Megatron's

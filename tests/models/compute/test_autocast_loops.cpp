@@ -36,6 +36,12 @@ Json llama_1b() {
   return {{"model_type", "llama"}, {"num_hidden_layers", 16}, {"hidden_size", 2048}, {"num_attention_heads", 32}, {"num_key_value_heads", 8},
           {"intermediate_size", 8192}, {"vocab_size", 128256}, {"hidden_act", "silu"}};
 }
+// Qwen3-30B-A3B's layer shape, four layers.
+Json qwen3_4l() {
+  return {{"model_type", "qwen3_moe"}, {"num_hidden_layers", 4}, {"hidden_size", 2048}, {"num_attention_heads", 32}, {"num_key_value_heads", 4},
+          {"head_dim", 128}, {"intermediate_size", 6144}, {"moe_intermediate_size", 768}, {"num_experts", 128}, {"num_experts_per_tok", 8},
+          {"vocab_size", 151936}, {"hidden_act", "silu"}};
+}
 // Mixtral-8x7B's layer shape, two layers.
 Json mixtral_2l() {
   return {{"model_type", "mixtral"}, {"num_hidden_layers", 2}, {"hidden_size", 4096}, {"num_attention_heads", 32}, {"num_key_value_heads", 8},
@@ -152,10 +158,7 @@ TEST_CASE("ATen's grouped_mm loop over fp32 experts: host-paced after its sync, 
   // In a layer: four Qwen3-30B-A3B-shaped layers at 2,048 tokens, top-8 of 128 experts, 128 tokens per expert. Each of
   // the six expert GEMMs (gate/up and down; forward, input and weight gradients) is one grouped_mm call; the host
   // time of the layer covers at least each call's loop exposure, priced from its GEMMs' times as above.
-  const Json qwen3 = {{"model_type", "qwen3_moe"}, {"num_hidden_layers", 4}, {"hidden_size", 2048}, {"num_attention_heads", 32},
-                      {"num_key_value_heads", 4}, {"head_dim", 128}, {"intermediate_size", 6144}, {"moe_intermediate_size", 768},
-                      {"num_experts", 128}, {"num_experts_per_tok", 8}, {"vocab_size", 151936}, {"hidden_act", "silu"}};
-  const Scenario s = one_gpu(qwen3, "transformers");
+  const Scenario s = one_gpu(qwen3_4l(), "transformers");
   double loops = 0;
   for (const char* name : {"moe.experts.gate_up", "moe.experts.down"})
     for (const auto& [direction, role] : {std::pair{"forward", "fprop"}, {"backward", "dgrad"}, {"backward", "wgrad"}}) {
@@ -168,8 +171,38 @@ TEST_CASE("ATen's grouped_mm loop over fp32 experts: host-paced after its sync, 
   CHECK(loops > 26e-6 * 6);  // the down projection's GEMMs at 128 tokens take less than 26 us each
   CHECK(lc.host_s >= loops * (1 - 1e-9));
   // bf16 experts (LoRA over a bf16 model) run grouped kernels: no such loop, no host wait.
-  const Scenario lora = one_gpu(qwen3, "transformers", "lora");
+  const Scenario lora = one_gpu(qwen3_4l(), "transformers", "lora");
   CHECK(layer_compute(lora.model, lora.training, lora.parallel, lora.hardware.gpu, true).host_s < loops);
+}
+
+TEST_CASE("transformers 5.x MoE dispatch: the eager sort, gathers, masks and combine, kernel for kernel as profiled") {
+  // kernel_census (calibrate/measurements/corpus/census/kernel_census-*-2026-11-27.json), per MoE layer outside the
+  // expert GEMM loops: two Mixtral-8x7B layers at 2,048 tokens ran 76 kernels forward and 144 backward (4 of them
+  // zero fills); a Qwen3-30B-A3B layer 101 forward, its torch.sort over 16,384 routed rows in cub's radix sort (8
+  // one-sweep passes, a histogram, an exclusive sum) where Mixtral's 4,096 sort in place in one kernel.
+  auto outside_loop = [](const Scenario& sc, const char* pass) {
+    double kernels = 0;
+    for (const auto& o : layer_ops(sc.model, sc.training, sc.parallel, sc.hardware.gpu, true))
+      if (o.pass == std::string(pass) && !(o.kind == LayerOp::Gemm && o.name.rfind("moe.experts.", 0) == 0)) kernels += o.kernels;
+    return kernels;
+  };
+  const Scenario mixtral = one_gpu(mixtral_2l(), "transformers"), qwen3 = one_gpu(qwen3_4l(), "transformers");
+  CHECK(outside_loop(mixtral, "forward") == 76);
+  CHECK(outside_loop(qwen3, "forward") == 101);
+  CHECK(outside_loop(mixtral, "backward") == doctest::Approx(144).epsilon(0.05));  // the model: 140 (autograd's view copies short, as in a Llama layer)
+  CHECK(find_op(mixtral, "moe.permute", "forward", true).kernels == 31);
+  CHECK(find_op(qwen3, "moe.permute", "forward", true).kernels == 31 + 9);
+  CHECK(find_op(qwen3, "moe.permute", "backward", true).kernels == 52);
+  // Megatron-Core's fused permute and unpermute: one kernel each way.
+  const Scenario megatron = one_gpu(qwen3_4l(), "megatron-core");
+  CHECK(find_op(megatron, "moe.permute", "forward", true).kernels == 2);
+  CHECK(find_op(megatron, "moe.permute", "backward", true).kernels == 2);
+  // The traits are overridable, validated and written back.
+  const FrameworkTraits fewer = parse_framework(Json{{"preset", "transformers"}, {"moe_dispatch_kernels_forward", 10}}, "/training/framework");
+  CHECK(fewer.moe_dispatch_kernels_forward == 10);
+  CHECK(framework_to_json(fewer) == Json{{"preset", "transformers"}, {"moe_dispatch_kernels_forward", 10}});
+  CHECK_THROWS_WITH_AS(parse_framework(Json{{"preset", "transformers"}, {"moe_dispatch_kernels_backward", -1}}, "/training/framework"),
+                       doctest::Contains("/training/framework/moe_dispatch_kernels_backward"), InputError);
 }
 
 TEST_CASE("experts_implementation: a preset option that sets traits; the 5.x eager loop writes whole-parameter gradients") {
