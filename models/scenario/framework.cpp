@@ -81,26 +81,18 @@ constexpr FlagTrait kFlagTraits[] = {
     {"moe_dispatch_sorts", &FrameworkTraits::moe_dispatch_sorts},
 };
 
-// The traits in microseconds, each once, like the flags above.
-struct MicrosecondTrait {
+// The plain-number traits (microseconds, kernel counts), each once, like the flags above, with their upper bound.
+struct NumberTrait {
   const char* key;
   double FrameworkTraits::*member;
-  double max_us;
+  double max_value;
 };
-constexpr MicrosecondTrait kMicrosecondTraits[] = {
+constexpr NumberTrait kNumberTraits[] = {
     {"kernel_launch_gap_us", &FrameworkTraits::kernel_launch_gap_us, limits::kMaxLaunchGapUs},
     {"backward_launch_gap_us", &FrameworkTraits::backward_launch_gap_us, limits::kMaxLaunchGapUs},
     {"zero3_module_fetch_us", &FrameworkTraits::zero3_module_fetch_us, limits::kMaxModuleFetchUs},
-};
-
-// The traits counting kernels, each once, like the flags above.
-struct KernelCountTrait {
-  const char* key;
-  double FrameworkTraits::*member;
-};
-constexpr KernelCountTrait kKernelCountTraits[] = {
-    {"moe_dispatch_kernels_forward", &FrameworkTraits::moe_dispatch_kernels_forward},
-    {"moe_dispatch_kernels_backward", &FrameworkTraits::moe_dispatch_kernels_backward},
+    {"moe_dispatch_kernels_forward", &FrameworkTraits::moe_dispatch_kernels_forward, limits::kMaxKernelsPerOp},
+    {"moe_dispatch_kernels_backward", &FrameworkTraits::moe_dispatch_kernels_backward, limits::kMaxKernelsPerOp},
 };
 
 // Reads the traits present in `values` (plain JSON values) over `base`; `require_all` for preset files.
@@ -131,10 +123,8 @@ FrameworkTraits read_traits(const Json& values, const std::string& path, Framewo
                                                         limits::kMaxWeightPassesPerStep);
   for (const FlagTrait& f : kFlagTraits)
     if (need(f.key)) base.*f.member = r.get_bool(f.key, base.*f.member, "");
-  for (const MicrosecondTrait& u : kMicrosecondTraits)
-    if (need(u.key)) base.*u.member = r.get_number(u.key, 0, "", 0, u.max_us);
-  for (const KernelCountTrait& k : kKernelCountTraits)
-    if (need(k.key)) base.*k.member = r.get_number(k.key, 0, "", 0, limits::kMaxKernelsPerOp);
+  for (const NumberTrait& n : kNumberTraits)
+    if (need(n.key)) base.*n.member = r.get_number(n.key, 0, "", 0, n.max_value);
   if (need("attention_kernel"))
     base.attention_kernel = r.get_enum("attention_kernel", {"cudnn", "flash2"}, "cudnn", "") == "flash2" ? AttentionKernel::Flash2 : AttentionKernel::Fused;
   if (need("selective_recompute"))
@@ -150,8 +140,7 @@ FrameworkTraits read_traits(const Json& values, const std::string& path, Framewo
                "grad_bucket_hidden_squared", "param_gather_bucket_hidden_squared", "attention_kernel", "selective_recompute", "moe_dispatcher",
                "pipeline_split", "moe_expert_adapter_merge_passes"});
   for (const FlagTrait& f : kFlagTraits) r.mark_read({f.key});
-  for (const MicrosecondTrait& u : kMicrosecondTraits) r.mark_read({u.key});
-  for (const KernelCountTrait& k : kKernelCountTraits) r.mark_read({k.key});
+  for (const NumberTrait& n : kNumberTraits) r.mark_read({n.key});
   r.reject_unknown();
   return base;
 }
@@ -283,11 +272,9 @@ Json framework_to_json(const FrameworkTraits& f) {
   Json j = {{"preset", f.name}};
   for (const auto& key : f.overridden) {
     const auto flag = std::find_if(std::begin(kFlagTraits), std::end(kFlagTraits), [&](const FlagTrait& t) { return key == t.key; });
-    const auto us = std::find_if(std::begin(kMicrosecondTraits), std::end(kMicrosecondTraits), [&](const MicrosecondTrait& t) { return key == t.key; });
-    const auto count = std::find_if(std::begin(kKernelCountTraits), std::end(kKernelCountTraits), [&](const KernelCountTrait& t) { return key == t.key; });
+    const auto number = std::find_if(std::begin(kNumberTraits), std::end(kNumberTraits), [&](const NumberTrait& t) { return key == t.key; });
     if (flag != std::end(kFlagTraits)) j[key] = f.*flag->member;
-    else if (us != std::end(kMicrosecondTraits)) j[key] = f.*us->member;
-    else if (count != std::end(kKernelCountTraits)) j[key] = f.*count->member;
+    else if (number != std::end(kNumberTraits)) j[key] = f.*number->member;
     else if (key == "grad_bucket_elements") j[key] = f.grad_bucket_elements;
     else if (key == "grad_bucket_elements_per_dp_rank") j[key] = f.grad_bucket_elements_per_dp_rank;
     else if (key == "param_gather_unit") j[key] = f.param_gather_unit == GatherUnit::Bucket ? "bucket" : "layer";

@@ -46,6 +46,14 @@ std::string input_error(const Json& framework) {
 }
 
 double seconds(Collective op, double bytes, GroupPlacement g, const CommModel& comm) { return collective_time(op, bytes, g, comm).time_s; }
+
+// The step time of an example scenario (scenarios/examples/FILE).
+double example_step(const char* file) {
+  std::ifstream in(std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/examples/" + file);
+  REQUIRE(in);
+  const Scenario s = parse_scenario(Json::parse(in));
+  return StepModel(s.model, s.training, s.hardware).estimate(s.parallel).time_s;
+}
 }  // namespace
 
 TEST_CASE("framework presets: seven registered, traits as their upstream defaults") {
@@ -416,13 +424,7 @@ TEST_CASE("Qwen3-30B-A3B SFT on 16 A800: megatron-core about an order of magnitu
   // ms-swift's Megatron-SWIFT documentation measured 9.6 s/it with Megatron-Core (tp 2, ep 8) and 91.2 s/it with
   // transformers + DeepSpeed ZeRO-3 on the same 16 A800s: 9.5x. The example scenarios are those two runs; the
   // predicted ratio must lie within a factor of two of the measured one.
-  auto step = [](const char* file) {
-    std::ifstream in(std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/examples/" + file);
-    REQUIRE(in);
-    const Scenario s = parse_scenario(Json::parse(in));
-    return StepModel(s.model, s.training, s.hardware).estimate(s.parallel).time_s;
-  };
-  const double ratio = step("qwen3-30b-a3b-sft-16xa800-deepspeed.json") / step("qwen3-30b-a3b-sft-16xa800-megatron.json");
+  const double ratio = example_step("qwen3-30b-a3b-sft-16xa800-deepspeed.json") / example_step("qwen3-30b-a3b-sft-16xa800-megatron.json");
   MESSAGE("transformers + DeepSpeed ZeRO-3 over megatron-core: " << ratio << "x (ms-swift: 9.5x)");
   CHECK(ratio > 9.5 / 2);
   CHECK(ratio < 9.5 * 2);
@@ -432,14 +434,8 @@ TEST_CASE("ms-swift's dense benchmark on the same A800s: Megatron-Core, ZeRO-2 a
   // ms-swift's Megatron-SWIFT documentation (the Benchmark section, with the scripts of commit 9d297f99a): full SFT of
   // Qwen2.5-14B on one node of 8 A800s, 8K packed sequences, global batch 16: 9.04 s/it with Megatron-Core (tp 4),
   // 10.32 with DeepSpeed ZeRO-2, 10.56 with ZeRO-3. The example scenarios are those runs; a run nobody here tuned to.
-  auto step = [](const char* file) {
-    std::ifstream in(std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/examples/" + file);
-    REQUIRE(in);
-    const Scenario s = parse_scenario(Json::parse(in));
-    return StepModel(s.model, s.training, s.hardware).estimate(s.parallel).time_s;
-  };
-  const double megatron = step("qwen2.5-14b-sft-8xa800-megatron.json"), zero2 = step("qwen2.5-14b-sft-8xa800-zero2.json"),
-               zero3 = step("qwen2.5-14b-sft-8xa800-zero3.json");
+  const double megatron = example_step("qwen2.5-14b-sft-8xa800-megatron.json"), zero2 = example_step("qwen2.5-14b-sft-8xa800-zero2.json"),
+               zero3 = example_step("qwen2.5-14b-sft-8xa800-zero3.json");
   MESSAGE("ms-swift dense benchmark: Megatron-Core " << megatron << " s (9.04), ZeRO-2 " << zero2 << " s (10.32), ZeRO-3 " << zero3 << " s (10.56)");
   CHECK(megatron == trainsim::test::approx(9.04).epsilon(0.15));
   CHECK(zero2 == trainsim::test::approx(10.32).epsilon(0.15));
