@@ -318,8 +318,10 @@ double intra_bw(const CommModel& m, int g) {
 // its own group's collective at the same time (Megatron's groups of one kind are symmetric), so each rank gets
 // nics_per_node / gpus_per_node NICs: 8 GPUs, 8 NICs -> one NIC per rank; a group with 8 ranks on the node
 // drives all 8 NICs in aggregate.
+// A GPU's traffic to the NICs crosses its own PCIe link too, so more NICs than GPUs add nothing past that link.
 double nic_share(const CommModel& m) {
-  return m.nic_bandwidth * static_cast<double>(m.nics_per_node) / static_cast<double>(m.gpus_per_node);
+  const double share = m.nic_bandwidth * static_cast<double>(m.nics_per_node) / static_cast<double>(m.gpus_per_node);
+  return m.gpu_link_bandwidth > 0 ? std::min(share, m.gpu_link_bandwidth) : share;
 }
 
 double nic_single(const CommModel& m) { return std::min(m.nic_bandwidth, nic_share(m)); }
@@ -386,7 +388,8 @@ CommModel make_comm_model(const HardwareSpec& h) {
   for (int i = 0; i < 3; ++i) m.ll_max_bus_bandwidth[i] = ll_caps[i] * scale * 1e9;
   m.intra_mesh = h.intra_node.kind == "infinity-fabric" || h.intra_node.kind == "hccs";
   m.hccl = h.gpu.vendor == "huawei";
-  m.nic_bandwidth = h.inter_node.bandwidth * m.inter_efficiency->ring;
+  m.nic_bandwidth = nic_line_rate(h) * m.inter_efficiency->ring;
+  m.gpu_link_bandwidth = h.gpu.host_link_rate * m.inter_efficiency->ring;
   m.inter_latency_s = h.inter_node.latency_s;
   return m;
 }

@@ -75,7 +75,8 @@ struct CommModel {
   bool intra_nvlink = true;         // NVLink node fabric: NCCL's NVLink hop latencies and LL128 apply
   double ll_max_bus_bandwidth[3] = {141e9, 45e9, 35e9};  // NCCL's LL cap (bytes/s) on 1 / 2 / more nodes
   bool intra_mesh = false;          // full mesh (Infinity Fabric, HCCS): g ranks use (g-1)/(gpus_per_node-1) of it
-  double nic_bandwidth = 0;         // achievable per NIC, one direction: link * efficiency
+  double nic_bandwidth = 0;         // achievable per NIC, one direction: line rate (nic_line_rate) * efficiency
+  double gpu_link_bandwidth = 0;    // the GPU's PCIe link at the same efficiency: its share of the NICs' ceiling (0: not stated)
   double inter_latency_s = 0;       // per network hop (preset `latency`)
   bool hccl = false;                // Ascend: HCCL's algorithms (collectives_hccl.cpp) instead of NCCL's tuner
   const FabricEfficiency* intra_efficiency = nullptr;

@@ -172,7 +172,7 @@ CheckpointContext checkpoint_context(const CheckpointSize& size, const Checkpoin
   c.gpus_per_node = std::max(1, std::min(h.gpus_per_node, h.num_gpus));
   c.write_bandwidth = c.read_bandwidth = shared_bandwidth(tier, c.nodes, s.storage.concurrent_jobs);
   c.host_bandwidth = s.host_bandwidth > 0 ? s.host_bandwidth : host_link_bandwidth(h.gpu);
-  c.peer_bandwidth = std::max(1, h.nics_per_node) * (h.inter_node.bandwidth > 0 ? h.inter_node.bandwidth : 50e9);
+  c.peer_bandwidth = std::max(1, h.nics_per_node) * (h.inter_node.bandwidth > 0 ? nic_line_rate(h) : 50e9);
   c.overhead_s = s.overhead_s;
   c.incremental_fraction = s.incremental_fraction;
   c.full_every = s.full_every;

@@ -48,6 +48,11 @@ Scenario parse_scenario(const Json& doc, bool check_layout) {
                       format_number(100 * fabric_efficiency(s.hardware.inter_node).ring, 3) + "% of its line rate and " +
                       format_number(s.hardware.inter_node.latency_s * 1e6, 3) +
                       " us a hop (collectives.cpp); the step's communication rows show which collective pays for it");
+  if (s.hardware.num_nodes > 1 && nic_line_rate(s.hardware) < s.hardware.inter_node.bandwidth)
+    s.notes.push_back("hardware: " + s.hardware.inter_node.name + " NICs run at most at the " + s.hardware.gpu.name + "'s PCIe link (" +
+                      s.hardware.gpu.host_link + ", " + format_quantity(s.hardware.gpu.host_link_rate, Quantity::Bandwidth) +
+                      " a direction): priced at " + format_number(nic_line_rate(s.hardware) * 8e-9, 3) + " Gb/s a NIC, not " +
+                      format_number(s.hardware.inter_node.bandwidth * 8e-9, 3));
   if (check_layout) {
     if (std::string note = pipeline_balance_note(s.model.num_hidden_layers, s.parallel); !note.empty()) s.notes.push_back(note);
   }

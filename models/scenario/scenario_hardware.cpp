@@ -129,8 +129,16 @@ GpuSpec parse_gpu(const Json& value, const std::string& path) {
   g.default_intra_node = r.get_string("intra_node", "pcie5", "");
   g.default_inter_node = r.get_string("inter_node", "ib-ndr-400", "");
   g.default_gpus_per_node = r.get_int("gpus_per_node", 8, "", 1, limits::kMaxGpusPerNode);
+  if (r.has("host_link")) {
+    const FabricSpec link = parse_fabric(r.raw("host_link"), r.child_path("host_link"));
+    if (link.kind != "pcie")
+      throw InputError(r.child_path("host_link"), json_value_text(r.raw("host_link")), "a PCIe link (pcie4, pcie5 or a fabric of kind \"pcie\")",
+                       "host_link is the GPU's PCIe link to its host and NICs");
+    g.host_link = link.name;
+    g.host_link_rate = link.bandwidth;
+  }
   read_compute_traits(r, &g);
-  r.mark_read({"preset", "price_source", "traits_source", "hbm_copy_source", "inter_node_source"});
+  r.mark_read({"preset", "price_source", "traits_source", "hbm_copy_source", "inter_node_source", "host_link_source"});
   r.reject_unknown();
   return g;
 }

@@ -1,5 +1,7 @@
 #include "models/scenario/spec.hpp"
 
+#include <algorithm>
+
 #include "models/step/pipeline_schedule.hpp"
 
 namespace trainsim {
@@ -60,7 +62,14 @@ const char* to_string(PositionEmbedding p) {
 
 const char* to_string(NormKind n) { return n == NormKind::LayerNorm ? "layernorm" : "rmsnorm"; }
 
-double host_link_bandwidth(const GpuSpec& g) { return g.flops_fp8 > 0 && g.memory_bandwidth > 3e12 ? 53e9 : 26e9; }
+double host_link_bandwidth(const GpuSpec& g) {
+  if (g.host_link_rate > 0) return g.host_link_rate * kPcieCopyEfficiency;
+  return (g.flops_fp8 > 0 && g.memory_bandwidth > 3e12 ? 63e9 : 31.5e9) * kPcieCopyEfficiency;
+}
+
+double nic_line_rate(const HardwareSpec& h) {
+  return h.gpu.host_link_rate > 0 ? std::min(h.inter_node.bandwidth, h.gpu.host_link_rate) : h.inter_node.bandwidth;
+}
 
 const char* to_string(OffloadDevice d) { return d == OffloadDevice::Nvme ? "nvme" : d == OffloadDevice::Cpu ? "cpu" : "none"; }
 

@@ -284,6 +284,10 @@ struct GpuSpec {
   std::string default_intra_node;
   std::string default_inter_node = "ib-ndr-400";  // the preset's usual inter-node fabric (gpus.json "inter_node")
   int default_gpus_per_node = 8;
+  // The GPU's PCIe link to its host and to the NICs beside it (gpus.json "host_link": a pcie fabric preset): its
+  // name and raw rate per direction; empty and 0 when not stated.
+  std::string host_link;
+  double host_link_rate = 0;
   // What the compute model knows beyond the datasheet (models/compute/compute.hpp, gpu_compute_traits), each from a
   // source in the preset: SM count and GEMM output tile (tile/wave quantization; 0 SMs = none), published
   // GEMM ceilings, the measured device-to-device copy bandwidth (0 = unknown: a mean fraction), and which
@@ -387,9 +391,16 @@ struct OptimizerStateBytes {
   double total() const { return master + states; }
 };
 OptimizerStateBytes optimizer_state_bytes(const TrainingSpec& t);
-// PCIe link between a GPU and its host, one direction, as achievable bandwidth: Hopper and later parts sit on
-// PCIe Gen5 x16 (~53 GB/s), earlier ones on Gen4 x16 (~26 GB/s) (NVIDIA datasheets).
+// PCIe link between a GPU and its host, one direction, as achievable copy bandwidth: the stated link's raw rate
+// times kPcieCopyEfficiency; a GPU that states none is taken to sit on Gen5 x16 if it has fp8 and more than
+// 3 TB/s of memory bandwidth (Hopper and later), else on Gen4 x16.
 double host_link_bandwidth(const GpuSpec& g);
+// Pinned host <-> device copies reach about 26 of PCIe 4.0 x16's 31.5 GB/s and 53 of 5.0 x16's 63 (NVIDIA's
+// bandwidthTest / nvbandwidth on A100 and H100 hosts): 0.83 of the raw rate, the rest TLP headers and flow control.
+inline constexpr double kPcieCopyEfficiency = 0.83;
+// A NIC moves at most what its PCIe slot carries: GPUDirect RDMA runs GPU -> PCIe switch -> NIC, both links of
+// the platform's generation (the GPU's). The fabric's line rate, capped by the GPU's stated host link.
+double nic_line_rate(const HardwareSpec& h);
 // Stored activations: the training dtype's size, 16-bit under fp8 (norms, attention and activation functions
 // run in bf16 there).
 double activation_bytes(Precision p);

@@ -205,10 +205,17 @@ TEST_CASE("collective all-to-all across nodes uses one NIC per GPU") {
   // = 127/120 x 47.5 = 50.27 GB/s, whatever the node's NIC count.
   CHECK(a1.bus_bandwidth == trainsim::test::approx(127.0 / 120.0 * 47.5 * GB).epsilon(0.01));
   CHECK(a2.time_s == trainsim::test::approx(a1.time_s));
-  // All-reduce, by contrast, spreads its channels over both NICs of each GPU: twice the bandwidth.
-  const double ar1 = collective_time(Collective::AllReduce, kLarge, {16, 1}, one_nic).bus_bandwidth;
-  const double ar2 = collective_time(Collective::AllReduce, kLarge, {16, 1}, two_nics).bus_bandwidth;
+  // All-reduce, by contrast, spreads its channels over both NICs of each GPU, as far as the GPU's own PCIe link
+  // carries it: two 200 Gb/s NICs (25 GB/s each) fit in an H100's Gen5 x16 (63 GB/s): twice the bandwidth ...
+  const HardwareSpec one_roce = hardware({{"gpu", "h100-sxm-80gb"}, {"num_gpus", 128}, {"inter_node", {{"fabric", "roce-200"}}}});
+  const HardwareSpec two_roce = hardware({{"gpu", "h100-sxm-80gb"}, {"num_gpus", 128}, {"inter_node", {{"fabric", "roce-200"}, {"nics_per_node", 16}}}});
+  const double ar1 = collective_time(Collective::AllReduce, kLarge, {16, 1}, one_roce).bus_bandwidth;
+  const double ar2 = collective_time(Collective::AllReduce, kLarge, {16, 1}, two_roce).bus_bandwidth;
   CHECK(ar2 == trainsim::test::approx(2 * ar1).epsilon(0.01));
+  // ... two 400 Gb/s NICs (100 GB/s) do not: the GPU's link passes 63 of them, 1.26 times one NIC's 50.
+  const double ndr1 = collective_time(Collective::AllReduce, kLarge, {16, 1}, one_nic).bus_bandwidth;
+  const double ndr2 = collective_time(Collective::AllReduce, kLarge, {16, 1}, two_nics).bus_bandwidth;
+  CHECK(ndr2 == trainsim::test::approx(63.0 / 50.0 * ndr1).epsilon(0.01));
   // Inside a node all-to-all runs at the node link's ring efficiency: 0.822 x 450 = 370 GB/s.
   CHECK(near(collective_time(Collective::AllToAll, kLarge, {8, 8}, one_nic).bus_bandwidth, 370 * GB, 0.01));
 }
@@ -416,4 +423,37 @@ TEST_CASE("NCCL over TCP sockets: about half the wire, 7.2 us a hop (NVIDIA/nccl
   // The hop: an 8-byte send between two nodes pays NCCL's base plus one socket hop (7.2 us at LL), where RDMA pays 2.7.
   const double tiny_tcp = collective_time(Collective::SendRecv, 8, {2, 1}, tcp).time_s, tiny_rdma = collective_time(Collective::SendRecv, 8, {2, 1}, rdma).time_s;
   CHECK(tiny_tcp - tiny_rdma == doctest::Approx(7.2e-6 - 2.7e-6).epsilon(1e-3));
+}
+
+TEST_CASE("a NIC moves at most what the GPU platform's PCIe link carries (GPUDirect RDMA crosses its switches)") {
+  // NDR 400 Gb/s is 50 GB/s a direction; an A100/A800 platform's PCIe Gen4 x16 carries 31.5 (16 GT/s x 16 lanes x
+  // 128/130 / 8, the pcie4 preset): the NIC is priced at 31.5 GB/s x InfiniBand's 0.95, where a Hopper platform's Gen5
+  // x16 (63 GB/s) passes the full 50 x 0.95, and HDR's 25 GB/s fits in Gen4 untouched.
+  const CommModel a800_ndr = make_comm_model(hardware({{"gpu", "a800-sxm-80gb"}, {"num_gpus", 16}, {"inter_node", {{"fabric", "ib-ndr-400"}}}}));
+  const CommModel a800_hdr = make_comm_model(hardware({{"gpu", "a800-sxm-80gb"}, {"num_gpus", 16}}));
+  const CommModel h100_ndr = make_comm_model(node_of("h100-sxm-80gb", 16));
+  CHECK(a800_ndr.nic_bandwidth == trainsim::test::approx(31.5 * GB * 0.95));
+  CHECK(a800_hdr.nic_bandwidth == trainsim::test::approx(25 * GB * 0.95));
+  CHECK(h100_ndr.nic_bandwidth == trainsim::test::approx(50 * GB * 0.95));
+  // An all-to-all across two A800 nodes, one NIC per GPU, 8 of 16 chunks off the node: (15/16) S / T with
+  // T = (8/16) S / (31.5 x 0.95 GB/s) plus latency: busbw just under 15/8 x 29.925 = 56.1 GB/s.
+  const CollectiveCost a2a = collective_time(Collective::AllToAll, kLarge, {16, 8}, a800_ndr);
+  CHECK(a2a.bus_bandwidth <= 15.0 / 8.0 * 29.925 * GB);
+  CHECK(a2a.bus_bandwidth >= 0.97 * 15.0 / 8.0 * 29.925 * GB);
+  // The scenario says what it priced, on more than one node only.
+  const Json a800_ndr_job = {{"model", "llama3-8b"},
+                             {"hardware", {{"gpu", "a800-sxm-80gb"}, {"num_gpus", 16}, {"inter_node", {{"fabric", "ib-ndr-400"}}}}}};
+  const Scenario two_nodes = parse_scenario(a800_ndr_job);
+  const auto capped = std::find_if(two_nodes.notes.begin(), two_nodes.notes.end(), [](const std::string& n) { return n.find("PCIe link") != std::string::npos; });
+  REQUIRE(capped != two_nodes.notes.end());
+  CHECK(capped->find("priced at 252 Gb/s a NIC, not 400") != std::string::npos);
+  Json one_node = a800_ndr_job;
+  one_node["hardware"]["num_gpus"] = 8;
+  for (const std::string& n : parse_scenario(one_node).notes) CHECK(n.find("PCIe link") == std::string::npos);
+  // Host copies (offload) at 0.83 of the stated link: an H100 PCIe card sits on Gen5 (its datasheet), not Gen4.
+  CHECK(host_link_bandwidth(node_of("h100-pcie-80gb", 1).gpu) == trainsim::test::approx(63 * GB * kPcieCopyEfficiency));
+  CHECK(host_link_bandwidth(node_of("a100-sxm-80gb", 1).gpu) == trainsim::test::approx(31.5 * GB * kPcieCopyEfficiency));
+  // The link must be PCIe.
+  CHECK_THROWS_WITH_AS(hardware({{"gpu", {{"preset", "a100-sxm-80gb"}, {"host_link", "ib-ndr-400"}}}, {"num_gpus", 8}}),
+                       doctest::Contains("/hardware/gpu/host_link"), InputError);
 }

@@ -15,6 +15,9 @@ using namespace trainsim;
 using Json = nlohmann::json;
 
 namespace {
+// An H100's host copies: PCIe Gen5 x16, 63 GB/s a direction raw, at the 0.83 pinned copies reach (spec.hpp
+// kPcieCopyEfficiency): 52.3 GB/s.
+constexpr double kH100Copy = 63e9 * 0.83;
 Scenario gpt3(Json parallel, const char* recompute = "full", int gbs = 1536) {
   return parse_scenario({{"model", "gpt3-175b"},
                          {"training", {{"seq_len", 2048}, {"global_batch_size", gbs}, {"recompute", recompute}, {"train_tokens", "300B"}}},
@@ -207,7 +210,7 @@ TEST_CASE("every step carries the band of its framework family and regime, from 
 
 TEST_CASE("offloaded optimizer on NVMe: PCIe, the CPU step at host memory bandwidth, then NVMe read and write") {
   // Llama-3-70B on one H100, ZeRO-3 under DeepSpeed, optimizer on NVMe: per parameter, the bf16 gradient down and the
-  // bf16 weight up over PCIe Gen5 (2 + 2 B at 53 GB/s), CPU Adam reading and writing fp32 master and moments plus
+  // bf16 weight up over PCIe Gen5 (2 + 2 B at 52.3 GB/s), CPU Adam reading and writing fp32 master and moments plus
   // gradient and weight (2 x 12 + 2 + 2 = 28 B at 25 GB/s per GPU), and the 12 B of states read from and written to
   // the node's NVMe (2 x 12 B at the local-nvme tier's 12 GB/s, one GPU on the node).
   Json doc = {{"model", "llama3-70b"},
@@ -217,7 +220,7 @@ TEST_CASE("offloaded optimizer on NVMe: PCIe, the CPU step at host memory bandwi
   const Scenario cpu = parse_scenario(doc);
   const double P = count_parameters(cpu.model).total;
   const double on_cpu = StepModel(cpu.model, cpu.training, cpu.hardware).stream(cpu.parallel).optimizer_s;
-  CHECK(on_cpu == trainsim::test::approx(P * 4 / 53e9 + P * 28 / 25e9));
+  CHECK(on_cpu == trainsim::test::approx(P * 4 / kH100Copy + P * 28 / 25e9));
   doc["training"]["offload_optimizer_device"] = "nvme";
   const Scenario nvme = parse_scenario(doc);
   CHECK(StepModel(nvme.model, nvme.training, nvme.hardware).stream(nvme.parallel).optimizer_s ==
@@ -226,7 +229,7 @@ TEST_CASE("offloaded optimizer on NVMe: PCIe, the CPU step at host memory bandwi
 
 TEST_CASE("an offloaded optimizer steps fused on the host, or as torch.optim's single-tensor loop: a memory pass per op") {
   // Llama-3-8B on 8 H100 under Megatron-Core's distributed optimizer with --optimizer-cpu-offload: each GPU updates
-  // P/8 parameters. Per parameter, the fp32 gradient down and the fp32 master up over PCIe Gen5 (4 + 4 B at 53 GB/s:
+  // P/8 parameters. Per parameter, the fp32 gradient down and the fp32 master up over PCIe Gen5 (4 + 4 B at 52.3 GB/s:
   // HybridDeviceOptimizer copies the host result back into the GPU's master), the GPU's copy of it into the bf16
   // weight (a 6 B multi-tensor pass), then the CPU step at 25 GB/s per GPU. Megatron hands torch.optim.AdamW fused=True (megatron/core/optimizer/
   // __init__.py), torch's fused CPU kernel: 2 x 12 + 4 + 2 = 30 B. Without it (the trait false: torch.optim's default
@@ -243,7 +246,7 @@ TEST_CASE("an offloaded optimizer steps fused on the host, or as torch.optim's s
   };
   const double local = count_parameters(parse_scenario(doc).model).total / 8;
   const GpuSpec h100 = parse_scenario(doc).hardware.gpu;
-  const double links = local * 8 / 53e9 + multi_tensor_time(h100, gpu_compute_traits(h100), local * 6);
+  const double links = local * 8 / kH100Copy + multi_tensor_time(h100, gpu_compute_traits(h100), local * 6);
   CHECK(optimizer_s() == trainsim::test::approx(links + local * 30 / 25e9));
   doc["training"]["framework"] = {{"preset", "megatron-core"}, {"host_optimizer_fused", false}};
   CHECK(optimizer_s() == trainsim::test::approx(links + local * 80 / 25e9));
@@ -260,7 +263,7 @@ TEST_CASE("an offloaded optimizer steps fused on the host, or as torch.optim's s
 
 TEST_CASE("offloaded parameters: each ZeRO-3 gather first fetches this GPU's shard over PCIe (and from NVMe)") {
   // Llama-3-8B on 8 H100 under DeepSpeed ZeRO-3: a layer's gather of G bytes brings the local G/8 over PCIe Gen5
-  // (53 GB/s) first, and from the node's NVMe at 12/8 GB/s a GPU when the shards live there.
+  // (52.3 GB/s) first, and from the node's NVMe at 12/8 GB/s a GPU when the shards live there.
   Json doc = {{"model", "llama3-8b"},
               {"training", {{"mode", "sft"}, {"seq_len", 4096}, {"global_batch_size", 8}, {"zero_stage", 3}, {"framework", "deepspeed"}}},
               {"hardware", {{"gpu", "h100-sxm-80gb"}, {"num_gpus", 8}}}};
@@ -276,8 +279,8 @@ TEST_CASE("offloaded parameters: each ZeRO-3 gather first fetches this GPU's sha
   REQUIRE(!none.empty());
   REQUIRE(none.size() == cpu.size());
   for (std::size_t i = 0; i < none.size(); ++i) {
-    CHECK(cpu[i].call_s == trainsim::test::approx(none[i].call_s + none[i].bytes / 8 / 53e9));
-    CHECK(nvme[i].call_s == trainsim::test::approx(none[i].call_s + none[i].bytes / 8 * (1 / 53e9 + 8 / 12e9)));
+    CHECK(cpu[i].call_s == trainsim::test::approx(none[i].call_s + none[i].bytes / 8 / kH100Copy));
+    CHECK(nvme[i].call_s == trainsim::test::approx(none[i].call_s + none[i].bytes / 8 * (1 / kH100Copy + 8 / 12e9)));
   }
 }
 
@@ -334,7 +337,7 @@ TEST_CASE("expert tensor parallelism all-gathers the routed tokens and reduce-sc
 }
 
 TEST_CASE("paged-out optimizer states page in and out over PCIe at every step") {
-  // The paged-out bytes cross the H100's PCIe Gen5 link (53 GB/s) twice a step, on top of the optimizer's own step.
+  // The paged-out bytes cross the H100's PCIe Gen5 link (52.3 GB/s) twice a step, on top of the optimizer's own step.
   Json doc = {{"model", "llama3-8b"}, {"training", {{"mode", "sft"}, {"seq_len", 2048}, {"global_batch_size", 4}, {"recompute", "full"}}},
               {"hardware", {{"gpu", "h100-sxm-80gb"}, {"num_gpus", 1}, {"gpus_per_node", 1}}}};
   const Scenario plain = parse_scenario(doc);
@@ -343,5 +346,5 @@ TEST_CASE("paged-out optimizer states page in and out over PCIe at every step") 
   const double out = MemoryModel(paged.model, paged.training, paged.hardware).worst_stage(paged.parallel).paged;
   REQUIRE(out > 0);
   CHECK(StepModel(paged.model, paged.training, paged.hardware).stream(paged.parallel).optimizer_s ==
-        trainsim::test::approx(StepModel(plain.model, plain.training, plain.hardware).stream(plain.parallel).optimizer_s + 2 * out / 53e9));
+        trainsim::test::approx(StepModel(plain.model, plain.training, plain.hardware).stream(plain.parallel).optimizer_s + 2 * out / kH100Copy));
 }
