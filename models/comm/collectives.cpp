@@ -198,24 +198,16 @@ double best_inter(Collective op, double bytes, int nodes, const CommModel& m) {
   return t;
 }
 
-// Two-level collective for a group spanning nodes with g > 1 ranks on each: the g local ranks each own
-// 1/g of the buffer and run the inter-node step on it in parallel, one per local rank, each over its NIC
-// share (together the node's NICs the group can use). Phases run one after the other (no pipelining).
+// Two-level all-reduce for a group spanning nodes with g > 1 ranks on each: the g local ranks each own 1/g of
+// the buffer and run the inter-node step on it in parallel, one per local rank, each over its NIC share
+// (together the node's NICs the group can use). Phases run one after the other (no pipelining). All-reduce
+// only: NCCL runs all-gather and reduce-scatter as a ring over every rank (or PAT at one GPU per node, NVLS and
+// CollNet where the hardware has them), never in two levels (src/graph/tuning.cc: the algorithms it allows per
+// collective), so their latency grows with the ranks, not the nodes.
 double hierarchical_time(Collective op, double bytes, Shape s, const CommModel& m) {
-  if (s.nodes <= 1 || s.g <= 1) return kInf;
-  const double shard = bytes / s.g;
-  switch (op) {
-    case Collective::AllReduce:
-      return best_intra(Collective::ReduceScatter, bytes, s.g, m) + best_inter(Collective::AllReduce, shard, s.nodes, m) +
-             best_intra(Collective::AllGather, bytes, s.g, m);
-    case Collective::AllGather:  // gather the node's shards across nodes, then inside the node
-      return best_inter(Collective::AllGather, shard, s.nodes, m) + best_intra(Collective::AllGather, bytes, s.g, m);
-    case Collective::ReduceScatter:
-      return best_intra(Collective::ReduceScatter, bytes, s.g, m) +
-             best_inter(Collective::ReduceScatter, shard, s.nodes, m);
-    default:
-      return kInf;
-  }
+  if (op != Collective::AllReduce || s.nodes <= 1 || s.g <= 1) return kInf;
+  return best_intra(Collective::ReduceScatter, bytes, s.g, m) + best_inter(Collective::AllReduce, bytes / s.g, s.nodes, m) +
+         best_intra(Collective::AllGather, bytes, s.g, m);
 }
 
 // [T05] pairwise exchange: n-1 steps, S/n to each peer. Local peers go over the node link, remote peers over

@@ -24,7 +24,7 @@ enum class CollectiveAlgorithm {
   Ring,          // all-reduce / all-gather / reduce-scatter; spans nodes
   Tree,          // all-reduce only: intra-node chain + inter-node double binary tree (NCCL 2.4+)
   Nvls,          // NVLink SHARP in-switch reduction/multicast; one node, fabric with has_nvls
-  Hierarchical,  // intra-node reduce-scatter, inter-node collective per local rank, intra-node all-gather
+  Hierarchical,  // all-reduce: intra-node reduce-scatter, inter-node all-reduce per local rank, intra-node all-gather
   Pairwise,      // all-to-all: n-1 pairwise exchanges (Thakur et al. 2005 §3.5)
   PointToPoint,  // send/recv
 };

@@ -265,6 +265,18 @@ TEST_CASE("collective algorithms that do not apply, NVLS scope, meshes and point
   CHECK(std::isinf(collective_time(Collective::AllReduce, GiB, {16, 8}, h100, CollectiveAlgorithm::Nvls).time_s));
   CHECK(std::isinf(collective_time(Collective::AllGather, GiB, {8, 8}, h100, CollectiveAlgorithm::Tree).time_s));
   CHECK(std::isinf(collective_time(Collective::AllReduce, GiB, {8, 8}, h100, CollectiveAlgorithm::Hierarchical).time_s));
+  // NCCL runs all-gather and reduce-scatter as a ring over all ranks, PAT at one GPU per node, NVLS or CollNet
+  // (src/graph/tuning.cc), never in two levels: across nodes of 8 A100s the tuner's pick is the ring, whose latency
+  // grows with the ranks. 1,536 ranks on 192 nodes, 100 MB (a 5e7-element fp16 ZeRO-3 bucket): the ring's
+  // 191 network hops and 1,344 NVLink hops cost more than the bytes do at 190 GB/s a node.
+  const HardwareSpec big = node_of("a100-sxm-80gb", 1536);
+  for (Collective op : {Collective::AllGather, Collective::ReduceScatter}) {
+    CHECK(std::isinf(collective_time(op, GiB, {16, 8}, a100, CollectiveAlgorithm::Hierarchical).time_s));
+    const CollectiveCost c = collective_time(op, 100e6, {1536, 8}, big);
+    CHECK(std::string(c.algorithm) == "ring");
+    CHECK(c.time_s == trainsim::test::approx(collective_time(op, 100e6, {1536, 8}, big, CollectiveAlgorithm::Ring).time_s));
+    CHECK(c.time_s > 2 * 100e6 * 1535.0 / 1536.0 / (8 * 0.95 * 25 * GB));
+  }
   CHECK(collective_time(Collective::AllReduce, GiB, {1, 1}, h100).time_s == 0.0);
   CHECK(collective_time(Collective::AllReduce, 0, {8, 8}, h100).time_s == 0.0);
 
