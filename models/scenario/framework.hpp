@@ -192,6 +192,12 @@ struct FrameworkTraits {
   // checkpoint_hook_us prices. false: an autograd Function that saves the layer's inputs only (Megatron's
   // CheckpointFunction, reentrant checkpointing).
   bool checkpoint_saved_tensor_hooks = false;
+  // The pipeline engine sends and receives each activation and gradient in its own blocking call: four
+  // transfers a micro-batch and model chunk stand between a stage's compute (DeepSpeed's PipelineEngine:
+  // SendActivation, RecvActivation, SendGrad, RecvGrad, deepspeed/runtime/pipe/p2p.py refusing async_op). false: a
+  // stage's send and its receive go out together in one batched call, two a micro-batch (Megatron's
+  // send_forward_recv_backward / send_backward_recv_forward, torch.distributed.pipelining's batched p2p).
+  bool pipeline_p2p_blocking = false;
   // An offloaded optimizer steps on the host in one fused pass per parameter (DeepSpeed's CPUAdam, torch's fused CPU
   // kernels), or as torch.optim's single-tensor loop, one pass over host memory per elementwise op (torch.optim runs
   // that on CPU tensors unless fused is asked for: foreach is CUDA-only). Priced in step_stream.cpp,

@@ -295,10 +295,12 @@ StepStream StepModel::stream(const ParallelLayout& p, const LayoutWork& work) co
   if (t.zero_stage >= 3 && (p.dp * p.cp > 1 || params_at != OffloadDevice::None)) add_zero3(c, groups, params_, fetch_s_per_byte);
 
   // Pipeline point-to-point: each stage boundary passes activations forward and their gradients back, once
-  // per model chunk (vpp) per micro-batch; with sequence parallelism each TP rank sends its 1/tp.
+  // per model chunk (vpp) per micro-batch; with sequence parallelism each TP rank sends its 1/tp. A stage pairs its
+  // send with its receive in one batched call (two transfers a micro-batch on its path), or, in DeepSpeed's engine,
+  // waits on each of the four alone (FrameworkTraits::pipeline_p2p_blocking).
   if (p.pp > 1)
     s.stage_comm.add(c.op(ParallelDim::Pp, Collective::SendRecv, Pass::Forward, c.paired_chunks ? OverlapWindow::PairedChunk : OverlapWindow::None,
-                          c.act_bytes / (c.sp ? p.tp : 1), 2.0 * p.vpp, c.groups.pp));
+                          c.act_bytes / (c.sp ? p.tp : 1), (c.fw.pipeline_p2p_blocking ? 4.0 : 2.0) * p.vpp, c.groups.pp));
 
   // The first rank's parameters: stage 0's, and under a bidirectional schedule the last stage's too (its second
   // copy of the model: the two copies' gradients join the data-parallel reduction).

@@ -719,3 +719,32 @@ TEST_CASE("FSDP's root unit -- embeddings, final norm, LM head -- stays gathered
   const StageMemory b = MemoryModel(resharded.model, resharded.training, resharded.hardware).stage(resharded.parallel, 0);
   CHECK(a.weights - b.weights == doctest::Approx((2 * 525336576.0 + 4096) * 2));
 }
+
+TEST_CASE("DeepSpeed's pipeline engine waits on each of a micro-batch's four transfers; Megatron pairs them") {
+  // deepspeed/runtime/pipe/schedule.py TrainSchedule and p2p.py (blocking send / recv only) against Megatron's
+  // send_forward_recv_backward / send_backward_recv_forward (one batched isend/irecv pair each).
+  CHECK(find_framework("megatron-deepspeed")->pipeline_p2p_blocking);
+  CHECK_FALSE(find_framework("megatron-core")->pipeline_p2p_blocking);
+  CHECK_FALSE(find_framework("fsdp2")->pipeline_p2p_blocking);
+  // BLOOM-176B's layout (tp 4, pp 12, 384 A100s, two sequences a micro-batch): the exposed pipeline time is the
+  // per-transfer time x the transfers on the stage's path, so the engine's four double Megatron-style pairing's two;
+  // the compute stays, and the step grows by that and by the bubble, whose fill and drain carry the transfers too.
+  auto bloom = [](bool blocking) {
+    const Scenario s = parse_scenario(
+        {{"model", "bloom-176b"},
+         {"training", {{"seq_len", 2048}, {"global_batch_size", 2048}, {"precision", "bf16"}, {"recompute", "full"}, {"zero_stage", 1},
+                       {"framework", {{"preset", "megatron-deepspeed"}, {"pipeline_p2p_blocking", blocking}}}}},
+         {"parallel", {{"tp", 4}, {"pp", 12}, {"dp", 8}, {"micro_batch_size", 2}}},
+         {"hardware", {{"gpu", "a100-sxm-80gb"}, {"num_gpus", 384}}}});
+    return StepModel(s.model, s.training, s.hardware).estimate(s.parallel);
+  };
+  const StepEstimate paired = bloom(false), blocking = bloom(true);
+  REQUIRE(paired.breakdown.pp_comm_s > 0);
+  CHECK(blocking.breakdown.pp_comm_s == trainsim::test::approx(2 * paired.breakdown.pp_comm_s).epsilon(1e-9));
+  CHECK(blocking.breakdown.compute_s == paired.breakdown.compute_s);
+  CHECK(blocking.breakdown.bubble_s > paired.breakdown.bubble_s);
+  CHECK(blocking.time_s - paired.time_s ==
+        trainsim::test::approx(paired.breakdown.pp_comm_s + blocking.breakdown.bubble_s - paired.breakdown.bubble_s).epsilon(1e-6));
+  // The override round-trips through the scenario reader.
+  CHECK(input_error({{"preset", "megatron-deepspeed"}, {"pipeline_p2p_blocking", "yes"}}).find("pipeline_p2p_blocking") != std::string::npos);
+}
