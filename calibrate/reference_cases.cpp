@@ -64,13 +64,6 @@ std::string source_of(const std::string& file, const Json& c) {
   return key.empty() ? file.substr(0, file.rfind('.')) : key;
 }
 
-// Narayanan et al. SC'21 §5.1: hardware FLOPs per iteration with full recompute,
-// 96·B·s·L·h²·(1 + s/(6h) + V/(16·L·h)): the formula behind Table 1's TFLOP/s.
-double megatron_hfu_flops(const ModelSpec& m, double batch, double s) {
-  const double L = m.num_hidden_layers, h = m.hidden_size, V = m.vocab_size;
-  return 96 * batch * s * L * h * h * (1 + s / (6 * h) + V / (16 * L * h));
-}
-
 // The best layout of the search where the source leaves parts of it out; false when none fits.
 bool search_layout(Scenario& s, const FittedParameters* fitted) {
   SearchOptions so;
@@ -85,6 +78,11 @@ bool search_layout(Scenario& s, const FittedParameters* fitted) {
 }
 
 }  // namespace
+
+double megatron_hfu_flops(const ModelSpec& m, double batch, double s) {
+  const double L = m.num_hidden_layers, h = m.hidden_size, V = m.vocab_size;
+  return 96 * batch * s * L * h * h * (1 + s / (6 * h) + V / (16 * L * h));
+}
 
 Json reference_case_scenario(const Json& c) {
   return without_notes(Json{{"model", c.at("model")}, {"training", c.at("training")}, {"parallel", c.at("parallel")}, {"hardware", c.at("hardware")}});

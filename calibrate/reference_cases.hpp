@@ -50,6 +50,10 @@ struct ReferenceSet {
 // "note" keys the files keep as comments at any depth.
 nlohmann::json reference_case_scenario(const nlohmann::json& c);
 
+// Narayanan et al. SC'21 §5.1: hardware FLOPs per iteration with full recompute,
+// 96·B·s·L·h²·(1 + s/(6h) + V/(16·L·h)): the formula behind Table 1's and Table 2's TFLOP/s.
+double megatron_hfu_flops(const ModelSpec& m, double batch, double s);
+
 // Where the reference runs are: the published files (../shared/reference) and the corpus measured with
 // calibrate/measurements/corpus/run_corpus.py (every *.json of its results folder, in the format of
 // h100_single_gpu_runs.json; empty: none).
