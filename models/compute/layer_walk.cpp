@@ -246,9 +246,11 @@ struct LayerWalk {
       const bool synced = !fw.moe_grouped_gemm && fw.moe_loop_host_sync;
       const Acc before = ob.fwd;
       ob.memory({"moe", "permute"}, permute, permute, routing_kernels_fwd, routing_kernels_bwd);
-      // Grouped GEMM: each expert GEMM of the local experts in one kernel sharing waves; a loop: one GEMM per
-      // expert, each with the per-expert token count as M (tile/wave quantization per expert) and its own launch.
+      // Grouped GEMM: each expert GEMM of the local experts in one kernel sharing waves, or one cuBLAS call per
+      // expert over the framework's streams (moe_gemm_streams); a loop: one GEMM per expert, each with the per-expert
+      // token count as M (tile/wave quantization per expert) and its own launch.
       ob.serial_count = !fw.moe_grouped_gemm;
+      ob.gemm_streams = fw.moe_grouped_gemm ? fw.moe_gemm_streams : 0.0;
       // Experts in the parameters' dtype (moe_experts_in_weight_dtype) over fp32 parameters under autocast: fp32
       // GEMMs on the CUDA cores, no weight casts, fp32 activations between them.
       const bool fp32_experts = fw.moe_experts_in_weight_dtype && ob.autocast_casts && trained;
@@ -277,6 +279,7 @@ struct LayerWalk {
         ob.memory({"moe", "experts", "weight_grad_scatter"}, 0, local_experts * 4 * grad_bytes * weights, 0, 2 * local_experts);
       }
       ob.serial_count = false;
+      ob.gemm_streams = 0;
       ob.fwd.hook_s += local_experts * hooked.per_expert * module_fetch_s;
       ob.bwd.hook_s += local_experts * hooked.per_expert * module_fetch_s;
       if (synced) {

@@ -3,6 +3,7 @@
 // each op's time, FLOPs, HBM bytes and kernels to its pass (Acc) and, when Record, lists the op (LayerOp) for the
 // proxy run and the reports; recompute modules and eager op sequences are tracked as the ops go by.
 #include <bit>
+#include <cmath>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -25,6 +26,9 @@ struct Acc {
   // GEMM loops inside one op's C++ code (aten_loop): their launches (of `kernels`), GPU time (of time()) and the
   // host time they expose.
   double loop_kernels = 0, loop_s = 0, loop_exposed_s = 0;
+  // Grouped experts run as one GEMM call per expert from C++ with no sync before it (streamed_gemm): the calls and
+  // their launches (of `kernels`), each call costing the host kAtenLoopGemmHostS instead of a Python launch gap.
+  double cpp_gemms = 0, cpp_launches = 0;
   double time() const { return gemm_s + attention_s + memory_s; }
   double flops() const { return gemm_flops + attention_flops; }
   void add(const Acc& o, double times = 1) {
@@ -33,9 +37,13 @@ struct Acc {
     gemm_flops += times * o.gemm_flops, attention_flops += times * o.attention_flops;
     kernels += times * o.kernels, hook_s += times * o.hook_s;
     loop_kernels += times * o.loop_kernels, loop_s += times * o.loop_s, loop_exposed_s += times * o.loop_exposed_s;
+    cpp_gemms += times * o.cpp_gemms, cpp_launches += times * o.cpp_launches;
   }
-  // Host time of the kernels launched from Python (each `gap_s`), the C++ loops' launches excepted.
-  double host(double gap_s) const { return (kernels - loop_kernels) * gap_s + hook_s; }
+  // Host time of the kernels launched from Python (each `gap_s`), the C++ loops' launches excepted, and of the
+  // per-expert GEMM calls made from C++ (none where a CUDA graph replays the step: gap_s = 0).
+  double host(double gap_s) const {
+    return (kernels - loop_kernels - cpp_launches) * gap_s + (gap_s > 0 ? cpp_gemms * kAtenLoopGemmHostS : 0.0) + hook_s;
+  }
   // The GPU waits for the host where issuing this pass's kernels takes longer than running them. A
   // kernel cannot start before it is launched, and the host launches ahead of the GPU, so per pass
   // time = max(GPU time, host time); the layers of a stage are alike, so the per-layer max is the stack's.
@@ -156,6 +164,10 @@ struct OpBuilder {
   // Framework traits: GEMMs with count > 1 run as a loop of count separate GEMMs (per-expert MoE loop), and
   // which memory-bound ops run as eager op sequences.
   bool serial_count = false;
+  // Grouped GEMMs with count > 1 run as count GEMM calls from C++ over this many CUDA streams (framework
+  // moe_gemm_streams: Transformer Engine's GroupedLinear 4, the grouped_gemm package's cuBLAS mode 1); 0: one
+  // grouped kernel.
+  double gemm_streams = 0;
   bool serial_gemms = false;  // only the GEMMs run one per expert (grouped_mm's loop over fp32 experts)
   bool eager_rmsnorm = false, eager_rope = false, eager_activation = false;
   bool autocast_casts = false;  // fp32 parameters cast per use by torch.autocast (framework autocast_fp32_weights)
@@ -186,6 +198,20 @@ struct OpBuilder {
     if (!c.tensor_cores) acc.cuda_core_s += t;
     acc.gemm_flops += gemm_flops(g);
     acc.kernels += launches(c, g, serial, bias);
+    return t;
+  }
+  // count GEMMs as separate cuBLAS calls from a C++ loop, round-robin over `streams` CUDA streams (Transformer
+  // Engine's multi_stream_cublas_gemm; the grouped_gemm package's CublasGroupedGemm on one stream): up to `streams`
+  // GEMMs run at once and share the SMs, so the tiles of each such round fill waves together, and each GEMM is a call
+  // of its own on the host. A GEMM of few tokens per expert leaves SMs idle that one grouped kernel would fill.
+  static double streamed_gemm(Acc& acc, const GemmCost& c, const GemmShape& g, double streams, bool bias) {
+    const double rounds = std::floor(g.count / streams), rest = g.count - rounds * streams;
+    const double t = rounds * cost_time(c, {g.m, g.n, g.k, streams}) + (rest > 0 ? cost_time(c, {g.m, g.n, g.k, rest}) : 0.0);
+    acc.gemm_s += t;
+    if (!c.tensor_cores) acc.cuda_core_s += t;
+    acc.gemm_flops += gemm_flops(g);
+    const double n = launches(c, g, true, bias);
+    acc.kernels += n, acc.cpp_launches += n, acc.cpp_gemms += g.count;
     return t;
   }
   double mem(double bytes) const { return bytes * seconds_per_byte; }
@@ -251,19 +277,22 @@ struct OpBuilder {
     if (tokens <= 0 || in <= 0 || out <= 0 || count <= 0) return;
     Acc f, b;
     const bool serial = (serial_count || serial_gemms) && count > 1;
+    const bool streamed = !serial && gemm_streams > 0 && count > 1;
     // serial_gemms: each of fprop, dgrad and wgrad is one grouped_mm call, a C++ loop over the experts.
     auto priced = [&](Acc& acc, const GemmCost& cost, const GemmShape& g, bool biased) {
+      if (streamed) return streamed_gemm(acc, cost, g, gemm_streams, biased);
       const double t = gemm(acc, cost, g, serial, biased);
       if (serial_gemms && serial) aten_loop(acc, t, g.count, launches(cost, g, true, biased));
       return t;
     };
     const GemmShape fprop{tokens, out, in, count}, dgrad{tokens, in, out, count}, wgrad{out, in, tokens, count};
-    record_gemm(false, LayerOp::Gemm, name, "fprop", c, fprop, priced(f, c, fprop, bias), serial, bias);
-    record_gemm(true, LayerOp::Gemm, name, "dgrad", c, dgrad, priced(b, c, dgrad, false), serial);
+    const bool per_gemm = serial || streamed;  // a launch per GEMM
+    record_gemm(false, LayerOp::Gemm, name, "fprop", c, fprop, priced(f, c, fprop, bias), per_gemm, bias);
+    record_gemm(true, LayerOp::Gemm, name, "dgrad", c, dgrad, priced(b, c, dgrad, false), per_gemm);
     if (trained) {
       GemmCost cw = c;  // the output read and written in the gradient buffer where the GEMM accumulates into it
       if (wgrad_output_bytes > 0) cw.output_bytes = wgrad_output_bytes;
-      record_gemm(true, LayerOp::Gemm, name, "wgrad", cw, wgrad, priced(b, cw, wgrad, false), serial);
+      record_gemm(true, LayerOp::Gemm, name, "wgrad", cw, wgrad, priced(b, cw, wgrad, false), per_gemm);
     }
     if (c.operand_bytes < 2) {  // fp8
       const double fb = 3 * tokens * in * count, bb = 3 * tokens * out * count;

@@ -126,6 +126,7 @@ FrameworkTraits read_traits(const Json& values, const std::string& path, Framewo
     if (need(f.key)) base.*f.member = r.get_bool(f.key, base.*f.member, "");
   for (const NumberTrait& n : kNumberTraits)
     if (need(n.key)) base.*n.member = r.get_number(n.key, 0, "", 0, n.max_value);
+  if (need("moe_gemm_streams")) base.moe_gemm_streams = r.get_int("moe_gemm_streams", 0, "", 0, limits::kMaxGemmStreams);
   if (need("attention_kernel"))
     base.attention_kernel = r.get_enum("attention_kernel", {"cudnn", "flash2"}, "cudnn", "") == "flash2" ? AttentionKernel::Flash2 : AttentionKernel::Fused;
   if (need("selective_recompute"))
@@ -139,7 +140,7 @@ FrameworkTraits read_traits(const Json& values, const std::string& path, Framewo
   // Every trait is a known key (for "did you mean" on a misspelt override), whether given or not.
   r.mark_read({"preset", "version", "grad_bucket_elements", "grad_bucket_elements_per_dp_rank", "param_gather_unit", "param_gather_bucket_elements",
                "grad_bucket_hidden_squared", "param_gather_bucket_hidden_squared", "attention_kernel", "selective_recompute", "moe_dispatcher",
-               "pipeline_split", "moe_expert_adapter_merge_passes"});
+               "pipeline_split", "moe_expert_adapter_merge_passes", "moe_gemm_streams"});
   for (const FlagTrait& f : kFlagTraits) r.mark_read({f.key});
   for (const NumberTrait& n : kNumberTraits) r.mark_read({n.key});
   r.reject_unknown();
@@ -283,6 +284,7 @@ Json framework_to_json(const FrameworkTraits& f) {
     else if (key == "grad_bucket_hidden_squared") j[key] = f.grad_bucket_hidden_squared;
     else if (key == "param_gather_bucket_hidden_squared") j[key] = f.param_gather_bucket_hidden_squared;
     else if (key == "moe_expert_adapter_merge_passes") j[key] = f.moe_expert_adapter_merge_passes;
+    else if (key == "moe_gemm_streams") j[key] = static_cast<int>(f.moe_gemm_streams);
     else if (key == "attention_kernel") j[key] = f.attention_kernel == AttentionKernel::Flash2 ? "flash2" : "cudnn";
     else if (key == "selective_recompute")
       j[key] = f.selective_recompute == SelectiveRecompute::EveryOtherMatmul ? "every-other-matmul" : "attention-core";

@@ -69,6 +69,11 @@ struct FrameworkTraits {
   // Kernels: MoE experts as one grouped GEMM (vs a loop of per-expert GEMMs); fused norm / RoPE / gated
   // activation (vs the eager op sequence of the reference modeling code, layer_walk.cpp).
   bool moe_grouped_gemm = true;
+  // How grouped experts reach the GPU: 0, one grouped kernel whose tiles share the waves (torch._grouped_mm, CUTLASS
+  // grouped GEMM); n > 0, one cuBLAS GEMM call per local expert from C++, round-robin over n CUDA streams
+  // (Transformer Engine's GroupedLinear: 4; the grouped_gemm package's default cuBLAS mode: 1), each call its own
+  // launch on the host and its own tiles, sharing the SMs only with the n - 1 beside it. Only where moe_grouped_gemm.
+  double moe_gemm_streams = 0;
   bool fused_norm = true, fused_rope = true, fused_activation = true;
   // Cross-entropy over the logits as one fused kernel (vs logits.float() + log_softmax + nll, compute.cpp edge_compute).
   bool fused_cross_entropy = true;

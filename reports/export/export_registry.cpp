@@ -417,11 +417,18 @@ std::string bash_array(const std::string& name, const std::vector<Argument>& arg
   return out + ")\n";
 }
 
-std::vector<std::pair<std::string, std::string>> launch_environment(const ExportPlan& p) {
+std::vector<LaunchVariable> launch_environment(const ExportPlan& p) {
   // megatron/training/arguments.py: tensor or context parallelism requires CUDA_DEVICE_MAX_CONNECTIONS=1 (before
   // Blackwell), and Megatron-FSDP (ZeRO-2/3 here) requires it unset or > 1; FSDP wins, with a warning.
-  std::vector<std::pair<std::string, std::string>> env;
-  if ((p.layout.tp > 1 || p.layout.cp > 1) && p.training.zero_stage < 2) env.emplace_back("CUDA_DEVICE_MAX_CONNECTIONS", "1");
+  std::vector<LaunchVariable> env;
+  if ((p.layout.tp > 1 || p.layout.cp > 1) && p.training.zero_stage < 2)
+    env.push_back({"CUDA_DEVICE_MAX_CONNECTIONS", "1", "tp or cp > 1: one device work queue keeps Megatron's TP communication in issue order"});
+  // Transformer Engine's GroupedLinear makes one cuBLAS call per expert over 4 streams unless
+  // NVTE_USE_CUTLASS_GROUPED_GEMM selects its CUTLASS grouped kernel (transformer_engine/common/gemm/cublaslt_gemm.cu
+  // nvte_multi_tensor_gemm, Hopper): a plan priced with one grouped kernel (moe_gemm_streams 0) launches with it.
+  const FrameworkTraits& fw = framework_for(p.training, p.layout);
+  if (p.model.is_moe() && fw.moe_grouped_gemm && fw.moe_gemm_streams == 0)
+    env.push_back({"NVTE_USE_CUTLASS_GROUPED_GEMM", "1", "experts as one grouped kernel, as priced (moe_gemm_streams 0; Hopper)"});
   return env;
 }
 

@@ -129,8 +129,12 @@ std::string deepspeed_config_json(const ExportPlan& plan, const std::string& tar
 int deepspeed_zero_stage(const TrainingSpec& t);
 
 // Environment Megatron's layers need: CUDA_DEVICE_MAX_CONNECTIONS=1 when tp or cp > 1 (Megatron requires it for
-// overlapping TP communication with compute), unless Megatron-FSDP forbids it.
-std::vector<std::pair<std::string, std::string>> launch_environment(const ExportPlan& plan);
+// overlapping TP communication with compute), unless Megatron-FSDP forbids it; NVTE_USE_CUTLASS_GROUPED_GEMM=1 where
+// the experts were priced as one grouped kernel (moe_gemm_streams 0).
+struct LaunchVariable {
+  std::string name, value, why;
+};
+std::vector<LaunchVariable> launch_environment(const ExportPlan& plan);
 
 // A double-quoted YAML scalar.
 std::string yaml_quote(const std::string& s);

@@ -17,9 +17,9 @@ StackLaunch megatron_stack(const ExportPlan& p) {
   s.args_name = "MEGATRON_ARGS";
   s.args = megatron_arguments(p);
   s.setup = {"MEGATRON_DIR=\"${MEGATRON_DIR:-" + v.megatron_dir + "}\""};
-  for (const auto& kv : launch_environment(p)) {
-    s.env.push_back(kv);
-    s.env_notes.push_back("tp or cp > 1: one device work queue keeps Megatron's TP communication in issue order");
+  for (const LaunchVariable& var : launch_environment(p)) {
+    s.env.emplace_back(var.name, var.value);
+    s.env_notes.push_back(var.why);
   }
   s.warnings = megatron_warnings(p);
   if (v.vendor == "huawei") s.warnings.push_back("MindSpeed-LLM takes Megatron-LM's arguments; check its docs for the flags of your release");

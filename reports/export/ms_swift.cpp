@@ -278,8 +278,7 @@ class MsSwiftExporter final : public Exporter {
     body.push_back("export PYTORCH_CUDA_ALLOC_CONF=\"${PYTORCH_CUDA_ALLOC_CONF:-expandable_segments:True}\"  # as ms-swift's examples run");
     for (const auto& line : vendor_launch(p.hardware.gpu).setup_lines) body.push_back(line);
     if (megatron)
-      for (const auto& kv : launch_environment(p))
-        body.push_back("export " + kv.first + "=" + kv.second + "  # tp or cp > 1: Megatron's TP communication in issue order");
+      for (const LaunchVariable& v : launch_environment(p)) body.push_back("export " + v.name + "=" + v.value + "  # " + v.why);
     std::string array = bash_array("SWIFT_ARGS", megatron ? megatron_swift_arguments(p) : swift_arguments(p));
     array.pop_back();
     body.push_back(array);

@@ -255,6 +255,25 @@ def megatron_flag_checks(trainsim, tmp):
     check(a.get("--norm-epsilon") == "1e-06" and a.get("--moe-router-score-function") == "softmax" and "--moe-router-pre-softmax" not in a,
           f"qwen3: {a.get('--norm-epsilon')} {a.get('--moe-router-score-function')}")
     print("ok  qwen3-30b-a3b: --norm-epsilon 1e-06, softmax router")
+    # Grouped experts as priced: Transformer Engine's per-expert cuBLAS calls on 4 streams (the megatron-core preset)
+    # launch as TE's default; priced as one grouped kernel (moe_gemm_streams 0), the launch asks TE for its CUTLASS
+    # grouped GEMM (NVTE_USE_CUTLASS_GROUPED_GEMM, transformer_engine/common/gemm/cublaslt_gemm.cu).
+    plan = os.path.join(PLANS, "qwen3_30b_a3b_sft_16xmi300x_megatron.json")
+    with open(plan) as f:
+        doc = json.load(f)
+    doc["hardware"]["gpu"] = "h100-sxm-80gb"
+    on_streams = os.path.join(tmp, "qwen3_30b_a3b_sft_16xh100_streams.json")
+    with open(on_streams, "w") as f:
+        json.dump(doc, f)
+    doc["training"]["framework"] = {"preset": "megatron-core", "moe_gemm_streams": 0}
+    grouped = os.path.join(tmp, "qwen3_30b_a3b_sft_16xh100_grouped.json")
+    with open(grouped, "w") as f:
+        json.dump(doc, f)
+    for path, want in ((on_streams, False), (grouped, True)):
+        files, _ = export(trainsim, path, "megatron", tmp)
+        got = bool(re.search(r"^export NVTE_USE_CUTLASS_GROUPED_GEMM=1\b", files["pretrain_gpt.sh"], re.M))
+        check(got == want, f"{os.path.basename(path)}: NVTE_USE_CUTLASS_GROUPED_GEMM=1 {'missing' if want else 'set'}")
+    print("ok  grouped experts: NVTE_USE_CUTLASS_GROUPED_GEMM=1 only where priced as one grouped kernel")
     # bf16 Adam moments as priced: Megatron's precision-aware optimizer; DeepSpeed keeps fp32 states and says so.
     a = checked_megatron_flags(trainsim, os.path.join(PLANS, "llama8b_pretrain_8xh100_bf16_moments.json"), tmp)
     check(a.get("--use-precision-aware-optimizer") is True and a.get("--exp-avg-dtype") == "bf16" and a.get("--exp-avg-sq-dtype") == "bf16",

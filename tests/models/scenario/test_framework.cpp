@@ -357,7 +357,10 @@ TEST_CASE("MoE as a per-expert loop: one GEMM per expert with its own waves and 
       if (o.name == name) return o;
     return LayerOp{};
   };
-  Scenario loop = mixtral(Json{{"preset", "transformers"}, {"version", "4.57"}}), grouped = mixtral("megatron-core");
+  // One grouped kernel: Megatron-Core's experts with its grouped GEMM in one kernel (moe_gemm_streams 0, a CUTLASS
+  // grouped GEMM) rather than Transformer Engine's per-expert calls on four streams (test_grouped_experts.cpp).
+  Scenario loop = mixtral(Json{{"preset", "transformers"}, {"version", "4.57"}}),
+           grouped = mixtral(Json{{"preset", "megatron-core"}, {"moe_gemm_streams", 0}});
   const GpuSpec& gpu = loop.hardware.gpu;
   // The loop runs the modeling code's expert module: gate_proj and up_proj as two GEMMs, each once per expert.
   const LayerOp gate = op(loop, "moe.experts.gate.fprop"), up = op(loop, "moe.experts.up.fprop");
