@@ -8,6 +8,7 @@
 
 #include "models/calibration/calibration.hpp"
 #include "models/compute/compute.hpp"
+#include "models/compute/expert_load.hpp"
 #include "models/compute/linear_attention.hpp"
 #include "models/compute/op_builder.hpp"
 #include "models/compute/recompute_policy.hpp"
@@ -223,14 +224,15 @@ struct LayerWalk {
       });
       linear_weights += mlp_weights(m, f);
     } else ob.module(kRecomputeMoe, [&] {
-      // Router on the tokens this rank holds; tokens routed to top-k experts, balanced over E experts.
-      // Expert parallel: E/ep local experts, each receiving routed·ep/E tokens of this rank's share; expert
-      // tensor parallel all-gathers the tokens of the etp group and splits each expert's inner size by etp.
+      // Router on the tokens this rank holds; tokens routed to top-k experts over E experts.
+      // Expert parallel: E/ep local experts, each receiving routed·ep/E tokens of this rank's share, more on the
+      // busiest rank, whose pace the layer keeps (expert_load.hpp); expert tensor parallel all-gathers the tokens of
+      // the etp group and splits each expert's inner size by etp.
       const double E = m.num_experts, topk = m.num_experts_per_tok;
       const double routing_tokens = tokens / (sp ? tp : 1);
       const double routed = routing_tokens * topk;
       const double local_experts = E / p.ep;
-      const double tokens_per_expert = routed * p.ep * p.etp / E;
+      const double tokens_per_expert = expert_tokens_on_busiest_rank(m, t, p, routing_tokens);
       const double f_expert = dd(m.moe_intermediate_size) / p.etp;
       ob.stream_casts({"moe", "input_cast"}, routing_tokens * h, 1);
       ob.dense({"moe", "router"}, routing_tokens, h, E, 1, trained, ob.high);

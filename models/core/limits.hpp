@@ -47,6 +47,7 @@ constexpr double kMaxBucketHiddenSquared = 1e4;  // bucket sizes as multiples of
 constexpr double kMaxWeightPassesPerStep = 100;  // memory passes over a weight per step (peft's merged expert adapters: 12.5)
 constexpr double kMaxKernelsPerOp = 10000;  // kernels one op of a layer launches per pass (transformers' MoE dispatch: 50)
 constexpr int kMaxGemmStreams = 1024;    // CUDA streams a grouped GEMM spreads its per-expert calls over
+constexpr double kMaxExpertLoadCv = 100;  // an expert's token count's coefficient of variation under a router
 
 // Hardware, in SI units.
 inline constexpr QuantityRange kGpuMemory{1073741824.0, 17592186044416.0};   // 1 GiB .. 16 TiB

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "models/compute/expert_load.hpp"
 #include "models/compute/linear_attention.hpp"
 #include "models/compute/recompute_policy.hpp"
 #include "models/scenario/framework.hpp"
@@ -102,11 +103,12 @@ LayerActivations layer_activations(const ModelSpec& m, const TrainingSpec& t, co
     mlp_inner = (gated * e + act_out + g) * sb * m.intermediate_size / tp;
   } else {
     const double tokens = sb / (sp ? tp : 1);                     // tokens this rank routes
-    const double routed = tokens * m.num_experts_per_tok;         // expert inputs it routes (balanced routing)
+    const double routed = tokens * m.num_experts_per_tok;         // expert inputs it routes
     // Expert tensor parallelism all-gathers the routed tokens of the etp group after the all-to-all (Megatron's
     // MoEAlltoAllTokenDispatcher, gather_from_sequence_parallel_region over the expert-TP group): each rank's
-    // experts keep etp times the rows, each etp-th of the inner size wide.
-    const double expert_rows = routed * p.etp;
+    // experts keep etp times the rows, each etp-th of the inner size wide; the busiest rank its load's multiple of
+    // them (expert_load.hpp).
+    const double expert_rows = routed * p.etp * busiest_expert_rank_load(m, t, p);
     // Router input (the router GEMM stays in 16/32 bits), fp32 routing probabilities, mask.
     outside += e * sb * h + 4 * sb * m.num_experts + hidden_mask * sb * h;
     // Expert outputs are kept for the weighted combine unless the probabilities scale the activation instead.

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "models/comm/collectives.hpp"
+#include "models/compute/expert_load.hpp"
 #include "models/compute/recompute_policy.hpp"
 #include "models/compute/transformer.hpp"
 #include "models/core/json_reader.hpp"
@@ -12,6 +13,22 @@
 #include "models/step/data_feed.hpp"
 
 namespace trainsim {
+
+namespace {
+// How the routed tokens load the expert-parallel ranks, said where it changes the answer (expert_load.hpp).
+std::string expert_load_note(const Scenario& s) {
+  if (!s.model.is_moe() || s.parallel.ep <= 1) return "";
+  const std::string ranks = std::to_string(s.parallel.ep) + " expert-parallel ranks";
+  if (s.training.moe_expert_load_cv <= 0)
+    return "training: routing taken as even over the " + ranks +
+           " (uniform, as forced load balancing routes, or a router trained from scratch with an auxiliary loss); under dropless "
+           "routing a pretrained router loads its busiest rank more: training.moe_expert_load_cv (1.76 for Qwen3-235B's in "
+           "Megatron's dropless runs)";
+  return "training: the busiest of the " + ranks + " receives " + format_number(busiest_expert_rank_load(s.model, s.training, s.parallel), 3) +
+         "x the mean routed tokens (moe_expert_load_cv " + format_number(s.training.moe_expert_load_cv, 3) +
+         "): its experts, all-to-alls and activations set the MoE layers' pace and memory";
+}
+}  // namespace
 
 Scenario parse_scenario(const Json& doc, bool check_layout) {
   if (!doc.is_object()) throw InputError("/", json_value_text(doc), "a JSON object with sections model, training, parallel, hardware");
@@ -59,6 +76,7 @@ Scenario parse_scenario(const Json& doc, bool check_layout) {
   if (s.training.framework.name.empty())
     s.defaults.push_back({"/training/framework", implied_framework_name(s.training, s.parallel),
                           std::string("implied by the layout (") + kImpliedFrameworkRule + "; plan picks it per candidate layout)"});
+  if (std::string note = expert_load_note(s); !note.empty()) s.notes.push_back(note);
   const FrameworkTraits& fw = framework_for(s.training, s.parallel);
   if (s.parallel.tp_comm_overlap && s.parallel.tp > 1 && !fw.tp_comm_overlap_available)
     s.notes.push_back("parallel: tp_comm_overlap has no effect in " + fw.name + " (no TP communication overlap): TP communication is exposed");
@@ -171,6 +189,7 @@ Json to_json(const TrainingSpec& t) {
   if (t.grad_precision_given) j["grad_precision"] = to_string(t.grad_precision);  // else the framework's, decided again on reload
   if (t.moment_precision != Precision::Fp32) j["optimizer_moments_dtype"] = to_string(t.moment_precision);
   if (t.offload_optimizer && t.offload_fraction < 1) j["offload_optimizer_fraction"] = t.offload_fraction;
+  if (t.moe_expert_load_cv > 0) j["moe_expert_load_cv"] = t.moe_expert_load_cv;
   if (t.offload_optimizer && t.optimizer_offload_device == OffloadDevice::Nvme) j["offload_optimizer_device"] = "nvme";
   if (t.param_offload != OffloadDevice::None) j["offload_params"] = to_string(t.param_offload);
   if (t.master_precision != Precision::Fp32) j["master_weights_dtype"] = to_string(t.master_precision);

@@ -181,6 +181,10 @@ struct TrainingSpec {
   // With offload_optimizer, the share of the optimizer states (and their step) on the host; the rest stays on the GPU
   // (Megatron --optimizer-offload-fraction, DeepSpeed offload_optimizer.ratio).
   double offload_fraction = 1.0;
+  // MoE under dropless routing: the coefficient of variation of the tokens an expert receives per micro-batch that
+  // the router adds beyond sampling (0: uniform, as forced load balancing routes; a trained router that specialises
+  // its experts more). The busiest expert-parallel rank sets each MoE layer's pace (expert_load.hpp).
+  double moe_expert_load_cv = 0;
   OffloadDevice optimizer_offload_device = OffloadDevice::Cpu;  // with offload_optimizer (DeepSpeed offload_optimizer.device)
   // ZeRO-3's parameter shards off the GPU (DeepSpeed offload_param.device): fetched over PCIe (from NVMe through host
   // memory) before each gather; the GPU keeps only the layers being gathered.

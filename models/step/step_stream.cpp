@@ -6,6 +6,7 @@
 
 #include "models/calibration/calibration.hpp"
 #include "models/compute/compute.hpp"
+#include "models/compute/expert_load.hpp"
 #include "models/compute/moe_dispatch.hpp"
 #include "models/memory/memory.hpp"
 #include "models/scenario/framework.hpp"
@@ -142,7 +143,11 @@ void add_expert_parallel(StreamContext& c) {
   if (!m.is_moe() || p.ep <= 1) return;
   // DeepEP sends a token once per node and GPU holding its experts, not once per expert (moe_dispatch.hpp).
   const double share = dispatch_traffic_share(c.fw.moe_dispatcher, m.num_experts, m.num_experts_per_tok, c.groups.ep);
-  const double routed_bytes = c.tokens / (c.sp ? p.tp : 1) * m.num_experts_per_tok * m.hidden_size * 2 * share;
+  // The busiest rank receives (and in the combine sends back) its load's multiple of the mean, and the all-to-all
+  // ends when it has (expert_load.hpp).
+  const double routing_tokens = c.tokens / (c.sp ? p.tp : 1);
+  const double busiest = busiest_expert_rank_load(m, t, p);
+  const double routed_bytes = routing_tokens * m.num_experts_per_tok * m.hidden_size * 2 * share * busiest;
   const OverlapWindow w = c.paired_chunks ? OverlapWindow::PairedChunk : OverlapWindow::None;
   const CommOp a2a = c.op(ParallelDim::Ep, Collective::AllToAll, Pass::Forward, w, routed_bytes, 2, c.groups.ep);
   c.each_pass(c.s.moe.comm, a2a, 2);
@@ -151,7 +156,7 @@ void add_expert_parallel(StreamContext& c) {
   // token_dispatcher.py); the backward runs each as the other. Every rank's routed rows, 16-bit, etp times over.
   CommOp etp_gather{}, etp_scatter{};
   if (p.etp > 1) {
-    const double gathered = c.tokens / (c.sp ? p.tp : 1) * m.num_experts_per_tok * m.hidden_size * 2 * p.etp;
+    const double gathered = routing_tokens * m.num_experts_per_tok * m.hidden_size * 2 * p.etp * busiest;
     etp_gather = c.op(ParallelDim::Ep, Collective::AllGather, Pass::Forward, w, gathered, 1, c.groups.etp);
     etp_scatter = c.op(ParallelDim::Ep, Collective::ReduceScatter, Pass::Forward, w, gathered, 1, c.groups.etp);
     c.each_pass(c.s.moe.comm, etp_gather, 1);
