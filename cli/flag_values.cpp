@@ -60,6 +60,8 @@ const std::vector<FieldFlag>& field_flags() {
       {"--flash-attention", "/training/flash_attention", FlagType::Boolean, "true/false"},
       {"--offload-optimizer", "/training/offload_optimizer", FlagType::Boolean, "true/false"},
       {"--lora-rank", "/training/lora/rank", FlagType::Integer, "LoRA rank"},
+      {"--moe-expert-load-cv", "/training/moe_expert_load_cv", FlagType::Number,
+       "MoE, dropless routing: the router's coefficient of variation of an expert's tokens per micro-batch (0 = uniform)"},
       {"--tp", "/parallel/tp", FlagType::Integer, "tensor parallel"},
       {"--pp", "/parallel/pp", FlagType::Integer, "pipeline parallel"},
       {"--dp", "/parallel/dp", FlagType::Integer, "data parallel"},

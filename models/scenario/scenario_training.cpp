@@ -203,7 +203,7 @@ TrainingSpec parse_training(const Json& section, const ModelSpec& model, std::ve
   read_offload(r, t);
   t.packing = r.get_bool("packing", true, "sequences packed to seq_len");
   if (r.has("moe_expert_load_cv") && !model.is_moe())
-    throw InputError(path + "/moe_expert_load_cv", json_value_text(r.raw("moe_expert_load_cv")), "no such field for a dense model",
+    throw InputError(path + "/moe_expert_load_cv", json_value_text(r.raw("moe_expert_load_cv")), "left out for a dense model",
                      "it describes how a MoE router loads its experts");
   t.moe_expert_load_cv = r.get_number("moe_expert_load_cv", 0, "", 0, limits::kMaxExpertLoadCv);
   // Named framework (with trait overrides); when absent, parse_scenario records the one the layout implies.
