@@ -12,26 +12,31 @@ namespace {
 
 constexpr std::size_t kQuadratureMaxN = 1024;
 
+// Simpson's rule on [-8, 9], step 0.005: the integrand x n phi Phi^(n-1) is below 1e-12 outside for every n here.
+constexpr int kIntervals = 3400;
+constexpr double kLo = -8, kHi = 9, kStep = (kHi - kLo) / kIntervals;
+
 double normal_cdf(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
 
-// E[max] for n = 1..kQuadratureMaxN at once: Simpson's rule on [-8, 9] (the integrand is below 1e-12 outside), the
-// powers Phi^(n-1) carried from one n to the next.
+// x_i and its Simpson weight times x phi(x): the integral is n times the sum over i of this times Phi(x_i)^(n-1).
+double abscissa(int i) { return kLo + i * kStep; }
+double weighted_density(int i) {
+  const double x = abscissa(i), simpson = (i == 0 || i == kIntervals) ? 1.0 : (i % 2 ? 4.0 : 2.0);
+  return simpson * kStep / 3 * x * std::exp(-0.5 * x * x) / std::sqrt(2 * std::numbers::pi);
+}
+
+// E[max] for n = 1..kQuadratureMaxN at once, the powers Phi^(n-1) carried from one n to the next.
 const std::array<double, kQuadratureMaxN + 1>& quadrature_table() {
   static const std::array<double, kQuadratureMaxN + 1> table = [] {
-    constexpr std::size_t kIntervals = 3400;  // even; step 0.005
-    constexpr double kLo = -8, kHi = 9, kStep = (kHi - kLo) / kIntervals;
-    std::vector<double> x(kIntervals + 1), weight(kIntervals + 1), cdf(kIntervals + 1), power(kIntervals + 1);
-    for (std::size_t i = 0; i <= kIntervals; ++i) {
-      x[i] = kLo + static_cast<double>(i) * kStep;
-      const double simpson = (i == 0 || i == kIntervals) ? 1.0 : (i % 2 ? 4.0 : 2.0);
-      weight[i] = simpson * kStep / 3 * x[i] * std::exp(-0.5 * x[i] * x[i]) / std::sqrt(2 * std::numbers::pi);
-      cdf[i] = normal_cdf(x[i]);
-      power[i] = 1;  // Phi^(n-1) for n = 1
+    std::vector<double> weight(kIntervals + 1), cdf(kIntervals + 1), power(kIntervals + 1, 1.0);
+    for (int i = 0; i <= kIntervals; ++i) {
+      weight[static_cast<std::size_t>(i)] = weighted_density(i);
+      cdf[static_cast<std::size_t>(i)] = normal_cdf(abscissa(i));
     }
     std::array<double, kQuadratureMaxN + 1> out{};
     for (std::size_t n = 1; n <= kQuadratureMaxN; ++n) {
       double sum = 0;
-      for (std::size_t i = 0; i <= kIntervals; ++i) {
+      for (std::size_t i = 0; i < weight.size(); ++i) {
         sum += weight[i] * power[i];
         power[i] *= cdf[i];
       }
@@ -44,16 +49,10 @@ const std::array<double, kQuadratureMaxN + 1>& quadrature_table() {
 
 // The same integral for one n beyond the table, Phi^(n-1) as exp((n-1) log Phi).
 double expected_max_by_quadrature(int n) {
-  constexpr int kIntervals = 3400;
-  constexpr double kLo = -8, kHi = 9, kStep = (kHi - kLo) / kIntervals;
   double sum = 0;
-  for (int i = 0; i <= kIntervals; ++i) {
-    const double x = kLo + i * kStep, cdf = normal_cdf(x);
-    if (cdf <= 0) continue;
-    const double simpson = (i == 0 || i == kIntervals) ? 1.0 : (i % 2 ? 4.0 : 2.0);
-    sum += simpson * x * std::exp(-0.5 * x * x + (n - 1) * std::log(cdf)) / std::sqrt(2 * std::numbers::pi);
-  }
-  return n * sum * kStep / 3;
+  for (int i = 0; i <= kIntervals; ++i)
+    if (const double cdf = normal_cdf(abscissa(i)); cdf > 0) sum += weighted_density(i) * std::exp((n - 1) * std::log(cdf));
+  return n * sum;
 }
 
 }  // namespace
