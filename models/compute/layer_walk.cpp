@@ -252,7 +252,7 @@ struct LayerWalk {
       // expert over the framework's streams (moe_gemm_streams); a loop: one GEMM per expert, each with the per-expert
       // token count as M (tile/wave quantization per expert) and its own launch.
       ob.serial_count = !fw.moe_grouped_gemm;
-      ob.gemm_streams = fw.moe_grouped_gemm ? fw.moe_gemm_streams : 0.0;
+      ob.gemm_streams = fw.moe_grouped_gemm ? fw.moe_gemm_streams : 0;
       // Experts in the parameters' dtype (moe_experts_in_weight_dtype) over fp32 parameters under autocast: fp32
       // GEMMs on the CUDA cores, no weight casts, fp32 activations between them.
       const bool fp32_experts = fw.moe_experts_in_weight_dtype && ob.autocast_casts && trained;

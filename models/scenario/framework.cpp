@@ -284,7 +284,7 @@ Json framework_to_json(const FrameworkTraits& f) {
     else if (key == "grad_bucket_hidden_squared") j[key] = f.grad_bucket_hidden_squared;
     else if (key == "param_gather_bucket_hidden_squared") j[key] = f.param_gather_bucket_hidden_squared;
     else if (key == "moe_expert_adapter_merge_passes") j[key] = f.moe_expert_adapter_merge_passes;
-    else if (key == "moe_gemm_streams") j[key] = static_cast<int>(f.moe_gemm_streams);
+    else if (key == "moe_gemm_streams") j[key] = f.moe_gemm_streams;
     else if (key == "attention_kernel") j[key] = f.attention_kernel == AttentionKernel::Flash2 ? "flash2" : "cudnn";
     else if (key == "selective_recompute")
       j[key] = f.selective_recompute == SelectiveRecompute::EveryOtherMatmul ? "every-other-matmul" : "attention-core";

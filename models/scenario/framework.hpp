@@ -73,7 +73,7 @@ struct FrameworkTraits {
   // grouped GEMM); n > 0, one cuBLAS GEMM call per local expert from C++, round-robin over n CUDA streams
   // (Transformer Engine's GroupedLinear: 4; the grouped_gemm package's default cuBLAS mode: 1), each call its own
   // launch on the host and its own tiles, sharing the SMs only with the n - 1 beside it. Only where moe_grouped_gemm.
-  double moe_gemm_streams = 0;
+  int moe_gemm_streams = 0;
   bool fused_norm = true, fused_rope = true, fused_activation = true;
   // Cross-entropy over the logits as one fused kernel (vs logits.float() + log_softmax + nll, compute.cpp edge_compute).
   bool fused_cross_entropy = true;
