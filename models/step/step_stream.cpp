@@ -250,27 +250,41 @@ void add_zero3(StreamContext& c, const DataParallelGroups& g, const ModelParams&
 // --overlap-param-gather, DDP) the gradient reduction hides behind the last backward pass and the parameter
 // all-gather behind the next forward pass, and what does not fit is exposed; elsewhere (DeepSpeed below ZeRO-3,
 // its pipeline engine) both block.
-void add_gradient_sync(StreamContext& c, const DataParallelGroups& g, double trainable_dense, double trainable_expert, bool sharded) {
+//
+// Buckets fill in the order gradients arrive, the reverse of the parameters' (Megatron param_and_grad_buffer.py
+// _compute_default_per_buffer_param_layout walks params[::-1] and closes a bucket once it holds bucket_size
+// elements; PyTorch DDP and DeepSpeed's reduce buckets follow the backward too), so the token embedding, the first
+// parameter and the last gradient, closes the last bucket: at least `tail_params` elements (the embedding on this
+// rank) reduce after the backward has ended, and gather first, before the next forward can start. The fold keeps
+// that one call exposed (op_stream.cpp), so it is a call of its own here.
+void add_gradient_sync(StreamContext& c, const DataParallelGroups& g, double trainable_dense, double trainable_expert, bool sharded,
+                       double dense_tail_params) {
   const ParallelLayout& p = c.p;
   const FrameworkTraits& fw = c.fw;
   const double grad_bytes_per_param = bytes_per_element(gradient_precision(c.t, p));
   const OverlapWindow reduce_w = fw.overlap_grad_reduce ? OverlapWindow::LastBackward : OverlapWindow::None;
   const OverlapWindow gather_w = fw.overlap_grad_reduce && fw.overlap_param_gather ? OverlapWindow::FirstForward : OverlapWindow::None;
-  auto sync = [&](double params, GroupPlacement group, GroupPlacement replicas) {
+  auto sync = [&](double params, GroupPlacement group, GroupPlacement replicas, double tail_params) {
     const double bucket = std::max(fw.grad_bucket(c.m.hidden_size), fw.grad_bucket_elements_per_dp_rank * group.size);
     const double calls = bucket > 0 ? std::max(1.0, std::ceil(params / bucket)) : 1.0;
-    if (group.size > 1) {
-      c.s.step_comm.add(c.op(ParallelDim::Dp, sharded ? Collective::ReduceScatter : Collective::AllReduce, Pass::Step, reduce_w,
-                             params * grad_bytes_per_param / calls, calls, group));
-      if (sharded)
-        c.s.step_comm.add(c.op(ParallelDim::Dp, Collective::AllGather, Pass::Step, gather_w, params * bytes_per_element(c.t.precision) / calls, calls, group));
+    // Equal buckets, or where the embedding is larger than one, a last bucket of its size and the rest in equal buckets.
+    const double tail = tail_params > params / calls ? std::min(params, tail_params) : 0.0;
+    const double rest = params - tail, rest_calls = rest > 0 ? (bucket > 0 ? std::max(1.0, std::ceil(rest / bucket)) : 1.0) : 0.0;
+    for (const auto& [part, n] : {std::pair{tail, tail > 0 ? 1.0 : 0.0}, std::pair{rest, rest_calls}}) {
+      if (!(n > 0)) continue;
+      if (group.size > 1) {
+        c.s.step_comm.add(c.op(ParallelDim::Dp, sharded ? Collective::ReduceScatter : Collective::AllReduce, Pass::Step, reduce_w,
+                               part * grad_bytes_per_param / n, n, group));
+        if (sharded)
+          c.s.step_comm.add(c.op(ParallelDim::Dp, Collective::AllGather, Pass::Step, gather_w, part * bytes_per_element(c.t.precision) / n, n, group));
+      }
     }
     // Distributed-optimizer instances (hybrid sharding): each reduce-scattered shard all-reduced across them.
     if (replicas.size > 1)
       c.s.step_comm.add(c.op(ParallelDim::Dp, Collective::AllReduce, Pass::Step, reduce_w, params * grad_bytes_per_param / group.size / calls, calls, replicas));
   };
-  if (p.dp * p.cp > 1 && trainable_dense > 0) sync(trainable_dense, g.dp, g.replica);
-  if (trainable_expert > 0 && p.expert_dp() > 1) sync(trainable_expert, g.edp, g.expert_replica);
+  if (p.dp * p.cp > 1 && trainable_dense > 0) sync(trainable_dense, g.dp, g.replica, dense_tail_params);
+  if (trainable_expert > 0 && p.expert_dp() > 1) sync(trainable_expert, g.edp, g.expert_replica, 0.0);
 }
 }  // namespace
 
@@ -318,7 +332,9 @@ StepStream StepModel::stream(const ParallelLayout& p, const LayoutWork& work) co
   const double trainable_dense = t.trains_base_weights() ? sp0.dense : adapters * sp0.layers / m.num_hidden_layers / p.tp;
   const double trainable_expert = t.trains_base_weights() ? sp0.expert : 0.0;
   const bool sharded = t.zero_stage >= 1 || t.distributed_optimizer;
-  if (t.zero_stage < 3) add_gradient_sync(c, groups, trainable_dense, trainable_expert, sharded);
+  // The token embedding on this rank (stage 0's, split over tp), when it trains.
+  const double embedding_params = t.trains_base_weights() ? params_.embedding / p.tp + params_.position_embedding : 0.0;
+  if (t.zero_stage < 3) add_gradient_sync(c, groups, trainable_dense, trainable_expert, sharded, embedding_params);
 
   // Optimizer step over the parameters this GPU updates.
   const double grad_bytes_per_param = bytes_per_element(gradient_precision(t, p));

@@ -160,11 +160,15 @@ TEST_CASE("DP gradient reduce and parameter gather go in buckets: ceil(B/b) call
   CHECK(e9.breakdown.dp_comm_s == trainsim::test::approx(nine_calls).epsilon(1e-9));
   CHECK(e9.breakdown.dp_comm_s > e1.breakdown.dp_comm_s);  // same bytes, 8 more latencies per collective
 
-  // Megatron-Core reduces fp32 main gradients (4 B) and overlaps; switched off, the same buckets (max(40M, 1M x 8) = 40M: ceil(8.03e9 / 4e7) = 201 calls) add in full.
+  // Megatron-Core reduces fp32 main gradients (4 B) and overlaps; switched off, its buckets add in full. Buckets of
+  // max(40M, 1M x 8) = 40M elements, filled in backward order: the last holds the token embedding, 128,256 x 4,096 =
+  // 525,336,576 parameters, more than a bucket (param_and_grad_buffer.py closes a bucket once it reaches the size);
+  // the other 7,504,924,672 go in ceil(187.6) = 188 buckets.
   Scenario serial = llama8b(Json{{"preset", "megatron-core"}, {"overlap_grad_reduce", false}}, 1);
   Scenario overlapped = llama8b("megatron-core", 1);
-  const double calls = 201;
-  const double total = calls * seconds(Collective::ReduceScatter, 4 * P / calls, dp, comm) + calls * seconds(Collective::AllGather, 2 * P / calls, dp, comm);
+  const double E = 128256.0 * 4096, rest = P - E, calls = 188;
+  const double total = seconds(Collective::ReduceScatter, 4 * E, dp, comm) + seconds(Collective::AllGather, 2 * E, dp, comm) +
+                       calls * seconds(Collective::ReduceScatter, 4 * rest / calls, dp, comm) + calls * seconds(Collective::AllGather, 2 * rest / calls, dp, comm);
   const StepEstimate es = StepModel(serial.model, serial.training, serial.hardware).estimate(serial.parallel);
   const StepEstimate eo = StepModel(overlapped.model, overlapped.training, overlapped.hardware).estimate(overlapped.parallel);
   CHECK(es.breakdown.dp_comm_s == trainsim::test::approx(total).epsilon(1e-9));
@@ -197,20 +201,22 @@ TEST_CASE("overlap is bounded by dependencies and is not free: exposed tails and
   // NCCL holds 16 channels, one thread block each, on an H100's 132 SMs (NVIDIA/nccl #892): f = 16/132. A
   // collective c overlapping compute w takes max(c, w + f·c), so f·c stays exposed even when c < w.
   const double f = 16.0 / 132.0;
-  // Megatron-Core with overlap on one node, ZeRO-1: 201 buckets of 8.03e9 / 201 parameters. The backward of
-  // one 4096-token micro-batch (tens of ms) covers 200 reduce-scatter calls, but the last bucket is filled only
-  // when the backward ends; the first parameter bucket is needed before the first forward layer. Exposed: one
-  // call of each in full, plus f of the 200 overlapped calls of each.
-  const double P = 8030261248.0, calls = 201;
+  // Megatron-Core with overlap on one node, ZeRO-1: the token embedding's bucket (525,336,576 parameters, the last
+  // filled in backward order) and 188 buckets of the other 7,504,924,672 (previous test). The backward of one
+  // 4096-token micro-batch (tens of ms) covers the 188 reduce-scatter calls, but the embedding's bucket is filled
+  // only when the backward ends, and its weights are needed before the first forward layer. Exposed: that bucket's
+  // reduce-scatter and all-gather in full, plus f of the 188 overlapped calls of each.
+  const double P = 8030261248.0, E = 128256.0 * 4096, calls = 188;
   Scenario s = llama8b("megatron-core", 1);
   const CommModel comm = make_comm_model(s.hardware);
   const GroupPlacement dp{8, 8};
-  const double one_reduce = seconds(Collective::ReduceScatter, 4 * P / calls, dp, comm);
-  const double one_gather = seconds(Collective::AllGather, 2 * P / calls, dp, comm);
+  const double tail_reduce = seconds(Collective::ReduceScatter, 4 * E, dp, comm), tail_gather = seconds(Collective::AllGather, 2 * E, dp, comm);
+  const double one_reduce = seconds(Collective::ReduceScatter, 4 * (P - E) / calls, dp, comm);
+  const double one_gather = seconds(Collective::AllGather, 2 * (P - E) / calls, dp, comm);
   const StepEstimate e = StepModel(s.model, s.training, s.hardware).estimate(s.parallel);
   CHECK(calls * one_reduce < e.breakdown.compute_s * 2 / 3);  // the reduce fits behind the backward...
   CHECK(e.breakdown.dp_comm_s ==  // ...but its tail does not, and the rest costs f of its time
-        trainsim::test::approx(one_reduce + f * (calls - 1) * one_reduce + one_gather + f * (calls - 1) * one_gather).epsilon(1e-9));
+        trainsim::test::approx(tail_reduce + f * calls * one_reduce + tail_gather + f * calls * one_gather).epsilon(1e-9));
 
   // FSDP2 (ZeRO-3, one layer per gather and reduce-scatter, prefetched), 4 micro-batches: per micro-batch and
   // layer the forward gather g and the backward gather + reduce-scatter g + r fit behind the layer's compute and

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "models/comm/collectives.hpp"
+#include "models/compute/transformer.hpp"
 #include "models/core/errors.hpp"
 #include "models/layout/search.hpp"
 #include "models/memory/memory.hpp"
@@ -84,13 +85,28 @@ TEST_CASE("op stream: ZeRO-3 gathers per pass and the DP step ops") {
   // before the next forward; both overlap (--overlap-grad-reduce --overlap-param-gather).
   const Scenario z1 = gpt3_layout({{"distributed_optimizer", true}}, {{"tp", 8}, {"pp", 1}, {"dp", 8}, {"micro_batch_size", 1}});
   const StepStream s1 = StepModel(z1.model, z1.training, z1.hardware).stream(z1.parallel);
-  REQUIRE(s1.step_comm.size == 2);
-  CHECK(s1.step_comm.ops[0].collective == Collective::ReduceScatter);
-  CHECK(s1.step_comm.ops[0].window == OverlapWindow::LastBackward);
-  CHECK(s1.step_comm.ops[1].collective == Collective::AllGather);
-  CHECK(s1.step_comm.ops[1].window == OverlapWindow::FirstForward);
-  // Both move the same parameters in the same buckets: gradients down, updated 16-bit weights back.
-  CHECK(s1.step_comm.ops[0].calls == s1.step_comm.ops[1].calls);
+  REQUIRE(s1.step_comm.size == 4);
+  for (int i : {0, 2}) {
+    CHECK(s1.step_comm.ops[i].collective == Collective::ReduceScatter);
+    CHECK(s1.step_comm.ops[i].window == OverlapWindow::LastBackward);
+    CHECK(s1.step_comm.ops[i + 1].collective == Collective::AllGather);
+    CHECK(s1.step_comm.ops[i + 1].window == OverlapWindow::FirstForward);
+    // Both move the same parameters in the same buckets: fp32 gradients down, updated 16-bit weights back.
+    CHECK(s1.step_comm.ops[i].calls == s1.step_comm.ops[i + 1].calls);
+    CHECK(s1.step_comm.ops[i].bytes == approx(2 * s1.step_comm.ops[i + 1].bytes));
+  }
+  // Buckets fill in backward order (Megatron's param_and_grad_buffer.py walks the parameters reversed), so the last
+  // holds the embeddings, the first parameters: tokens 50,257 x 12,288 / tp 8 = 77,194,752 and GPT-3's learned
+  // positions 2,048 x 12,288 = 25,165,824 (replicated), more than a bucket of max(40M, 1M x dp 8) = 40M, in one call
+  // of their own; the stage's other parameters in 40M buckets.
+  const double embedding = 50257.0 * 12288 / 8 + 2048.0 * 12288;
+  CHECK(z1.model.vocab_size == 50257);
+  CHECK(z1.model.position_embedding == PositionEmbedding::Learned);
+  CHECK(s1.step_comm.ops[0].calls == 1);
+  CHECK(s1.step_comm.ops[0].bytes == approx(4 * embedding));
+  const double params = stage_parameters(z1.model, count_parameters(z1.model), z1.parallel, 0).total();
+  CHECK(s1.step_comm.ops[2].calls == std::ceil((params - embedding) / 40e6));
+  CHECK(s1.step_comm.ops[2].bytes * s1.step_comm.ops[2].calls == approx(4 * (params - embedding)));
 }
 
 TEST_CASE("op stream: the fold of a hand-built stream") {
@@ -185,11 +201,13 @@ TEST_CASE("op stream: hybrid sharding shards within 8 GPUs and all-reduces the s
   // instance, and the reduce-scattered shard all-reduced across the 4 instances, all after the last backward.
   const Scenario inst = gpt3_layout({{"distributed_optimizer", true}}, {{"tp", 8}, {"pp", 1}, {"dp", 8}, {"dp_replicate", 4}, {"micro_batch_size", 1}});
   const StepStream si = StepModel(inst.model, inst.training, inst.hardware).stream(inst.parallel);
-  REQUIRE(si.step_comm.size == 3);
+  REQUIRE(si.step_comm.size == 5);  // the embedding's bucket and the rest: reduce-scatter and all-gather each
   CHECK(si.step_comm.ops[0].group.size == 2);
-  CHECK(si.step_comm.ops[2].collective == Collective::AllReduce);
-  CHECK(si.step_comm.ops[2].group.size == 4);
-  CHECK(si.step_comm.ops[2].bytes == approx(si.step_comm.ops[0].bytes / 2));
+  CHECK(si.step_comm.ops[4].collective == Collective::AllReduce);
+  CHECK(si.step_comm.ops[4].group.size == 4);
+  // Each instance's reduce-scattered half of the gradients, all-reduced across the instances.
+  const auto moved = [&](int i) { return si.step_comm.ops[i].bytes * si.step_comm.ops[i].calls; };
+  CHECK(moved(4) == approx((moved(0) + moved(2)) / 2));
 }
 
 TEST_CASE("dp_replicate: refused without ZeRO sharding or when it does not divide dp; written back") {
