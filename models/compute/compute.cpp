@@ -364,6 +364,11 @@ EdgeCompute edge_compute(const ModelSpec& m, const TrainingSpec& t, const Parall
     fwd += (2 * ab + 1) * tokens_outside * h;
     if (trained) bwd += (2 * ab + 1) * tokens_outside * h;
   }
+  // Gradient accumulation through autograd (autograd_accumulation_share): the trained edges' gradients added into
+  // .grad on the micro-batches after the first (read two, write one, in the parameters' dtype).
+  const FrameworkTraits& fw = framework_for(t, p);
+  const double accumulate = trained ? autograd_accumulation_share(t, p) * 3 * (autocast_casts_weights(fw, t) ? 4.0 : ab) : 0.0;
+  bwd += accumulate * (dd(m.vocab_size) / tp * h + (m.position_embedding == PositionEmbedding::Learned ? dd(m.max_position_embeddings) * h : 0.0));
   out.embedding_s = memory_bound_time(gpu, tr, passes_fwd * fwd) + memory_bound_time(gpu, tr, bwd);
 
   // Head: final norm, LM head (vocab parallel, kept in 16 bits under fp8 as Megatron/TE do), cross-entropy.
@@ -384,12 +389,12 @@ EdgeCompute edge_compute(const ModelSpec& m, const TrainingSpec& t, const Parall
   // 4; backward: nll's dense fp32 gradient (write 4), log_softmax backward (read 4 + 4, write 4), the cast back
   // (read 4, write ab). Fused: read the logits, keep an fp32 softmax; read it, write the 16-bit gradient. Fused
   // keeping only the log-sum-exp: read the logits; read them again, write the gradient.
-  const FrameworkTraits& fw = framework_for(t, p);
   const double fused_fwd = fw.cross_entropy_keeps_softmax ? ab + 4 : ab, fused_bwd = fw.cross_entropy_keeps_softmax ? 4 + ab : 2 * ab;
   const double ce_fwd = (fw.fused_cross_entropy ? fused_fwd : ab + 16) * tokens * vocab,
                ce_bwd = (fw.fused_cross_entropy ? fused_bwd : 20 + ab) * tokens * vocab;
+  const double head_accumulate = accumulate * ((m.tie_word_embeddings ? 0.0 : vocab * h) + h);  // untied LM head, final norm
   out.head_s = passes_fwd * (head_fwd + memory_bound_time(gpu, tr, norm_fwd + ce_fwd)) + head_bwd +
-               memory_bound_time(gpu, tr, norm_bwd + ce_bwd);
+               memory_bound_time(gpu, tr, norm_bwd + ce_bwd + head_accumulate);
   out.head_flops = flops;
   if (m.mtp_layers > 0) {
     // Each multi-token-prediction module (its transformer layer is counted with the stage's layers): norms on

@@ -77,6 +77,9 @@ struct LayerWalk {
     ob.stream_bytes = ob.autocast_casts && trained ? 4.0 : ab;  // full training over fp32 parameters: an fp32 stream
     ob.separate_projections = fw.separate_projections;
     ob.wgrad_output_bytes = wgrad_accumulation_bytes(t, p);  // Megatron's gradient_accumulation_fusion into main_grad
+    ob.grad_accumulation_share = autograd_accumulation_share(t, p);  // a plain loop's .grad += per micro-batch
+    ob.grad_accumulation_bytes = ob.autocast_casts ? 4.0 : ab;        // .grad in its parameter's dtype
+    ob.trains_norms = trained;
     ob.eager_activation = !fw.fused_activation;
     ob.fwd.hook_s += hooked.outside * module_fetch_s, ob.bwd.hook_s += hooked.outside * module_fetch_s;
   }
@@ -84,7 +87,7 @@ struct LayerWalk {
   void attention_inputs() {
     // --- attention block
     // Per-head widths of Q·K^T and of P·V (head_dim both, except under MLA).
-    ob.module(kRecomputeLayernorm, [&] { ob.norm({"attention", "norm"}, tokens_outside * h); });
+    ob.module(kRecomputeLayernorm, [&] { ob.norm({"attention", "norm"}, tokens_outside * h, h); });
     // Softmax attention's output gate (Qwen3-Next): a second q-sized half of the q projection, sigmoid(gate) x output.
     attention_weights = trainsim::attention_weights(m).per_rank(tp);  // per GPU, for QLoRA dequantization
     if (linear_attention) {
@@ -113,13 +116,13 @@ struct LayerWalk {
       // Megatron's mla_up_proj recompute module: the up-projections and the rotary embedding.
       if (ql > 0) {
         ob.dense({"attention", "q_down"}, tokens, h, ql, 1, trained, ob.linear);
-        ob.norm({"attention", "q_norm"}, tokens * ql, ab);
+        ob.norm({"attention", "q_norm"}, tokens * ql, ql, ab);
         ob.module(kRecomputeMlaUpProj, [&] { ob.dense({"attention", "q_up"}, tokens, ql, heads * dqk, 1, trained, ob.linear); });
       } else {
         ob.dense({"attention", "q"}, tokens, h, heads * dqk, 1, trained, ob.linear);
       }
       ob.dense({"attention", "kv_down"}, tokens, h, kvl + rope, 1, trained, ob.linear);
-      ob.norm({"attention", "kv_norm"}, tokens * kvl, ab);
+      ob.norm({"attention", "kv_norm"}, tokens * kvl, kvl, ab);
       ob.module(kRecomputeMlaUpProj, [&] {
         ob.dense({"attention", "kv_up"}, tokens, kvl, heads * (m.qk_nope_head_dim + dv), 1, trained, ob.linear);
         const double rotated = tokens * (heads + 1) * rope;
@@ -139,7 +142,7 @@ struct LayerWalk {
       if (l.k) ob.lora("attention", "k_lora", tokens, h, kv_heads * d, 1);
       if (l.v) ob.lora("attention", "v_lora", tokens, h, kv_heads * d, 1);
       const double qk_elements = tokens * (heads + kv_heads) * d;
-      if (m.qk_norm) ob.norm({"attention", "qk_norm"}, qk_elements, ab, 2);  // q_norm and k_norm
+      if (m.qk_norm) ob.norm({"attention", "qk_norm"}, qk_elements, d, ab, 2);  // q_norm and k_norm
       if (m.position_embedding == PositionEmbedding::Rope) ob.rope({"attention", "rope"}, qk_elements);  // rotate Q, K
     }
   }
@@ -213,7 +216,7 @@ struct LayerWalk {
 
   void feed_forward() {
     // --- MLP block
-    ob.module(kRecomputeLayernorm, [&] { ob.norm({"mlp", "norm"}, tokens_outside * h); });
+    ob.module(kRecomputeLayernorm, [&] { ob.norm({"mlp", "norm"}, tokens_outside * h, h); });
     linear_weights = attention_weights;
     if (!moe_layer) {
       const double f = m.intermediate_size / tp;

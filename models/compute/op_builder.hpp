@@ -179,6 +179,10 @@ struct OpBuilder {
   // HBM bytes per element of a weight-gradient GEMM's output: 0 = written once in the GEMM's own output dtype; under
   // wgrad_accumulation_fusion, read and written in the gradient buffer's dtype (8 in fp32).
   double wgrad_output_bytes = 0;
+  // Gradient accumulation through autograd (autograd_accumulation_share): the share of micro-batches that add each
+  // trained parameter's new gradient into .grad, and the gradient's bytes per element (its parameter's dtype).
+  double grad_accumulation_share = 0, grad_accumulation_bytes = 4;
+  bool trains_norms = false;  // the norms' weights train (their gradients accumulate too)
 
   OpBuilder(const GemmCost& linear_cost, const GemmCost& high_cost, double spb, double activation_bytes, double rank)
       : linear(linear_cost), high(high_cost), seconds_per_byte(spb), ab(activation_bytes), lora_rank(rank) {}
@@ -262,6 +266,16 @@ struct OpBuilder {
     record_memory(false, LayerOp::MemoryBound, name, "", fwd_bytes, tf, fwd_kernels);
     record_memory(true, LayerOp::MemoryBound, name, "", bwd_bytes, tb, bwd_kernels);
   }
+  // Autograd's add of a micro-batch's gradients into .grad for `tensors` parameter tensors of `params` elements in
+  // all (read two gradients, write one; one kernel each), on average per micro-batch: grad_accumulation_share of it.
+  void accumulate_gradients(const OpName& name, double params, double tensors) {
+    if (!(grad_accumulation_share > 0) || !(tensors > 0)) return;
+    const double bytes = grad_accumulation_share * 3 * grad_accumulation_bytes * params, kernels = grad_accumulation_share * tensors;
+    const double t = mem(bytes);
+    bwd.memory_s += t;
+    bwd.kernels += kernels;
+    record_memory(true, LayerOp::MemoryBound, name, "grad_accumulate", bytes, t, kernels);
+  }
   // An eager op sequence over `elements`, run `launches` times (a per-expert loop runs it once per expert).
   void memory(const OpName& name, double elements, const EagerCost& e, double launches = 1) {
     memory(name, e.fwd_bytes * elements, e.bwd_bytes * elements, launches * e.fwd_kernels, launches * e.bwd_kernels);
@@ -294,6 +308,7 @@ struct OpBuilder {
       if (wgrad_output_bytes > 0) cw.output_bytes = wgrad_output_bytes;
       record_gemm(true, LayerOp::Gemm, name, "wgrad", cw, wgrad, priced(b, cw, wgrad, false), per_gemm);
     }
+    if (trained) accumulate_gradients(name, in * out * count, serial_count ? count : 1);
     if (c.operand_bytes < 2) {  // fp8
       const double fb = 3 * tokens * in * count, bb = 3 * tokens * out * count;
       const double tf = mem(fb), tb = mem(bb), casts = serial ? count : 1;
@@ -371,10 +386,12 @@ struct OpBuilder {
   // (transformers Qwen3Attention: q_norm(q_proj(x))). An eager RMSNorm is the op sequence above; LayerNorm is one aten
   // kernel in eager PyTorch as well.
   // `tensors`: separate norm modules over the elements (Qwen3's q_norm and k_norm: two), each its own launches.
-  void norm(const OpName& name, double elements, double input_bytes = 0, double tensors = 1) {
+  // `weights`: each norm module's weight elements (their gradients accumulate where the norms train).
+  void norm(const OpName& name, double elements, double weights, double input_bytes = 0, double tensors = 1) {
     const double io = input_bytes > 0 ? input_bytes : stream_bytes;
     if (eager_rmsnorm) memory(name, elements, eager_rmsnorm_cost(io), tensors);
     else memory(name, 2 * io * elements, 3 * io * elements, tensors, tensors);
+    if (trains_norms) accumulate_gradients(name, tensors * weights, tensors);
   }
   // RoPE on the query and key elements (two tensors): fused, read and write once each way, one kernel per
   // tensor; eager, the op sequence of eager_rope_cost per tensor. Over an fp32 stream the eager sequence multiplies
@@ -408,6 +425,7 @@ struct OpBuilder {
     const double launches = serial_count ? count : 1;  // a per-expert loop: each expert's own
     if (casts) policy_only_memory({name.group, name.module, "bias_cast"}, 6 * out * count, 0, launches, 0);
     if (trained) memory({name.group, name.module, "bias_grad"}, 0, ab * tokens * out * count + (casts ? 6 * out * count : 0), 0, (casts ? 2 : 1) * launches);
+    if (trained) accumulate_gradients(name, out * count, launches);
   }
   // Autocast's casts of an fp32 stream (stream_bytes 4) to 16 bits for each of `consumers` linear layers reading
   // it (q, k, v: three): read 4, write ab per element each; backward casts each input gradient back (read ab, write

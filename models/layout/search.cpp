@@ -224,12 +224,13 @@ class SearchWorker {
 
   // Every training variant of one layout: checked, its memory, and where it fits its step and cost, scored.
   void layout(const ParallelLayout& p, int gpu_index, int gpus) {
-    // Per-layer work once per recompute mode, framework (the implied one changes with the ZeRO stage) and
-    // weight-gradient traffic (Megatron's fused accumulation stops at ZeRO-2), computed when a variant of that mode
-    // first fits.
+    // Per-layer work once per recompute mode, framework (the implied one changes with the ZeRO stage),
+    // weight-gradient traffic (Megatron's fused accumulation stops at ZeRO-2) and autograd's gradient accumulation
+    // (below ZeRO only), computed when a variant of that mode first fits.
     std::array<StepModel::LayoutWork, kMaxSearchedRecomputeChoices> layer_work;
     std::array<const FrameworkTraits*, kMaxSearchedRecomputeChoices> work_framework{};
     std::array<double, kMaxSearchedRecomputeChoices> work_wgrad_bytes{};
+    std::array<double, kMaxSearchedRecomputeChoices> work_accumulation{};
     for (std::size_t v = 0; v < setup_.trainings.size(); ++v) {
       const TrainingSpec& t = setup_.trainings[v];
       if (check_layout(base_.model, t, p, gpus) != LayoutIssue::None) continue;
@@ -246,11 +247,13 @@ class SearchWorker {
       const StepModel& sm = steps_[gpu_index][v];
       const std::size_t mode = v % setup_.modes;
       const FrameworkTraits& fw = framework_for(t, p);
-      const double wgrad_bytes = wgrad_accumulation_bytes(t, p);
-      if (!work_framework[mode] || work_framework[mode]->name != fw.name || work_wgrad_bytes[mode] != wgrad_bytes) {
+      const double wgrad_bytes = wgrad_accumulation_bytes(t, p), accumulation = autograd_accumulation_share(t, p);
+      if (!work_framework[mode] || work_framework[mode]->name != fw.name || work_wgrad_bytes[mode] != wgrad_bytes ||
+          work_accumulation[mode] != accumulation) {
         layer_work[mode] = sm.work(p);
         work_framework[mode] = &fw;
         work_wgrad_bytes[mode] = wgrad_bytes;
+        work_accumulation[mode] = accumulation;
       }
       const StepEstimate st = sm.estimate(p, layer_work[mode]);
       const TrainingCost cost = sm.training_cost(st, p);

@@ -67,6 +67,7 @@ constexpr FlagTrait kFlagTraits[] = {
     {"clip_grad_norm", &FrameworkTraits::clip_grad_norm},
     {"clip_scales_always", &FrameworkTraits::clip_scales_always},
     {"zero_grad_memset", &FrameworkTraits::zero_grad_memset},
+    {"autograd_grad_accumulation", &FrameworkTraits::autograd_grad_accumulation},
     {"autocast_fp32_weights", &FrameworkTraits::autocast_fp32_weights},
     {"separate_projections", &FrameworkTraits::separate_projections},
     {"moe_experts_in_weight_dtype", &FrameworkTraits::moe_experts_in_weight_dtype},
@@ -330,6 +331,12 @@ Precision gradient_precision(const TrainingSpec& t, const ParallelLayout& p) {
 double wgrad_accumulation_bytes(const TrainingSpec& t, const ParallelLayout& p) {
   if (!framework_for(t, p).wgrad_accumulation_fusion || t.zero_stage >= 2) return 0;
   return 2 * bytes_per_element(gradient_precision(t, p));  // read and written
+}
+
+double autograd_accumulation_share(const TrainingSpec& t, const ParallelLayout& p) {
+  const int m = p.gradient_accumulation_steps;
+  if (m <= 1 || t.zero_stage > 0 || t.distributed_optimizer || !framework_for(t, p).autograd_grad_accumulation) return 0;
+  return (m - 1.0) / m;
 }
 
 bool offload_master_on_device(const TrainingSpec& t, const ParallelLayout& p) {

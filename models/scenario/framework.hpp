@@ -147,6 +147,11 @@ struct FrameworkTraits {
   bool clip_grad_norm = false;
   bool clip_scales_always = false;
   bool zero_grad_memset = false;
+  // Gradient accumulation through autograd (a plain loop, HF Trainer, DDP's no_sync): from the second micro-batch of a
+  // step each trainable parameter's new gradient is added into its .grad (torch/csrc/autograd/functions/
+  // accumulate_grad.h: variable_grad += new_grad; the first micro-batch's gradient is stolen, not copied): one kernel
+  // per parameter tensor reading two gradients and writing one, below ZeRO (autograd_accumulation_share).
+  bool autograd_grad_accumulation = false;
   // Parameters kept in fp32 and cast to the training precision at each use by torch.autocast (a plain loop, HF
   // Trainer with bf16=True over fp32 weights), below ZeRO-3: each trained linear's weight is cast in every forward
   // (read 4, write 2 bytes) and its gradient cast back in backward (read 2, write 4); the 16-bit copies live only
@@ -267,6 +272,11 @@ Precision gradient_precision(const TrainingSpec& t, const ParallelLayout& p);
 // (wgrad_accumulation_fusion): read and written in the gradient's dtype, 8 in fp32; 0 where it does not (the trait
 // off, or zero_stage >= 2, whose sharded gradients Megatron refuses to fuse into): the GEMM writes its output once.
 double wgrad_accumulation_bytes(const TrainingSpec& t, const ParallelLayout& p);
+
+// The share of a step's micro-batches whose gradients autograd adds into .grad (autograd_grad_accumulation): the
+// micro-batches after the first, (m - 1) / m of them on average per micro-batch; 0 with one micro-batch a step, under
+// ZeRO (sharded gradients accumulate in the framework's own buffers) or where the framework accumulates otherwise.
+double autograd_accumulation_share(const TrainingSpec& t, const ParallelLayout& p);
 
 // Whether an offloaded optimizer leaves its fp32 master on the GPU (offload_keeps_device_master): with
 // offload_optimizer, and without Megatron's precision-aware optimizer (training.precision_aware_optimizer, or
