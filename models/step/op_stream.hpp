@@ -86,6 +86,7 @@ struct StepStream {
   EdgeCompute edge;         // embedding on the first stage, LM head and loss on the last
   CommList<2> stage_comm;   // per stage and micro-batch: pipeline send/recv
   CommList<8> step_comm;    // per step: DP gradient reduction and parameter gather, dense and expert groups
+  int dense_step_comm = 0;  // step_comm's first ops: the dense group's; the rest: the expert group's
   int micro_batches = 1;
   double optimizer_s = 0;   // optimizer step (memory bound, or host bound when offloaded)
   double overhead_s = 0;    // once per step beside the optimizer: gradient norm, clipping and zeroing (step.cpp)

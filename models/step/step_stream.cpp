@@ -284,6 +284,7 @@ void add_gradient_sync(StreamContext& c, const DataParallelGroups& g, double tra
       c.s.step_comm.add(c.op(ParallelDim::Dp, Collective::AllReduce, Pass::Step, reduce_w, params * grad_bytes_per_param / group.size / calls, calls, replicas));
   };
   if (p.dp * p.cp > 1 && trainable_dense > 0) sync(trainable_dense, g.dp, g.replica, dense_tail_params);
+  c.s.dense_step_comm = c.s.step_comm.size;
   if (trainable_expert > 0 && p.expert_dp() > 1) sync(trainable_expert, g.edp, g.expert_replica, 0.0);
 }
 }  // namespace

@@ -500,23 +500,31 @@ class Simulation {
     }
   }
 
-  // The step's DP ops of one window: all but one call overlapped (started here), one call blocking later.
+  // The step's DP ops of one window: per group the window's largest call blocking later (the last gradient bucket,
+  // the first parameter bucket: the analytic fold's rule, op_stream.cpp), every other call overlapped (started here);
+  // without a window, all of them blocking.
   struct StepSync {
     Traffic overlapped[2], last[2];  // dense (dp·cp group), expert (expert-dp group)
   };
   StepSync step_sync(OverlapWindow w) const {
     StepSync s;
-    int seen = 0;
-    for (const CommOp& op : stream_.step_comm) {
-      // Ops come dense first, then expert (step.cpp); a reduce (and its gather) opens each group.
-      if (op.collective != Collective::AllGather) ++seen;
+    // The dense group's ops come first (StepStream::dense_step_comm), then the expert group's.
+    auto group = [&](int i) { return i < stream_.dense_step_comm ? 0 : 1; };
+    int largest[2] = {-1, -1};
+    for (int i = 0; i < stream_.step_comm.size; ++i) {
+      const CommOp& op = stream_.step_comm.ops[i];
+      int& l = largest[group(i)];
+      if (op.window == w && (l < 0 || op.call_s > stream_.step_comm.ops[l].call_s)) l = i;
+    }
+    for (int i = 0; i < stream_.step_comm.size; ++i) {
+      const CommOp& op = stream_.step_comm.ops[i];
       if (op.window != w) continue;
-      const int g = seen > 1 ? 1 : 0;
+      const int g = group(i);
       Traffic all;
       all.add(op, 1);
-      const double share = op.window == OverlapWindow::None ? 0.0 : (op.calls - 1) / op.calls;
-      s.overlapped[g].seconds += all.seconds * share, s.overlapped[g].bytes += all.bytes * share;
-      s.last[g].seconds += all.seconds * (1 - share), s.last[g].bytes += all.bytes * (1 - share);
+      const double blocking = op.window == OverlapWindow::None ? 1.0 : i == largest[g] ? 1.0 / op.calls : 0.0;
+      s.overlapped[g].seconds += all.seconds * (1 - blocking), s.overlapped[g].bytes += all.bytes * (1 - blocking);
+      s.last[g].seconds += all.seconds * blocking, s.last[g].bytes += all.bytes * blocking;
     }
     return s;
   }
