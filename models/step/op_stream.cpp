@@ -119,6 +119,8 @@ StageTime fold_stage(const StepStream& s, int dense_layers, int moe_layers, bool
     const Zero3Edge edge = zero3_edge(s.first_layer_dense ? s.dense : s.moe);
     t.dp += edge.forward_s + edge.backward_s;
   }
+  if (first_stage) t.dp += s.zero3_first.forward_s + s.zero3_first.backward_s;
+  if (last_stage) t.dp += s.zero3_last.forward_s + s.zero3_last.backward_s;
   // Pipeline send/recv: blocking, or under the stage's compute of the other direction (paired chunks).
   double pp_paired = 0;
   for (const CommOp& op : s.stage_comm) (op.window == OverlapWindow::PairedChunk ? pp_paired : t.pp) += op.total_s();

@@ -80,19 +80,6 @@ struct LayerStream {
   CommList<kLayerCommOps> comm;
 };
 
-struct StepStream {
-  LayerStream dense, moe;   // moe = dense for a dense model
-  bool first_layer_dense = true;  // the stage's first layer: ZeRO-3's first gather of a micro-batch hides behind nothing
-  EdgeCompute edge;         // embedding on the first stage, LM head and loss on the last
-  CommList<2> stage_comm;   // per stage and micro-batch: pipeline send/recv
-  CommList<8> step_comm;    // per step: DP gradient reduction and parameter gather, dense and expert groups
-  int dense_step_comm = 0;  // step_comm's first ops: the dense group's; the rest: the expert group's
-  int micro_batches = 1;
-  double optimizer_s = 0;   // optimizer step (memory bound, or host bound when offloaded)
-  double overhead_s = 0;    // once per step beside the optimizer: gradient norm, clipping and zeroing (step.cpp)
-  double sm_share = 0;      // share of the SMs a running collective takes from the compute it hides behind
-};
-
 // ZeRO-3's per micro-batch remainder on a stage: the first layer's gathers (one call per forward-type pass)
 // have no earlier layer to hide behind, and its last reduce-scatter comes after the last backward. Zero
 // unless the framework overlaps them (otherwise every call already blocks).
@@ -100,6 +87,24 @@ struct Zero3Edge {
   double forward_s = 0, backward_s = 0;          // analytic time: the gathers before, the reduce-scatter after
   double forward_bytes = 0, backward_bytes = 0;  // their buffers
 };
+struct StepStream {
+  LayerStream dense, moe;   // moe = dense for a dense model
+  bool first_layer_dense = true;  // the stage's first layer: ZeRO-3's first gather of a micro-batch hides behind nothing
+  EdgeCompute edge;         // embedding on the first stage, LM head and loss on the last
+  CommList<2> stage_comm;   // per stage and micro-batch: pipeline send/recv
+  CommList<8> step_comm;    // per step: DP gradient reduction and parameter gather, dense and expert groups
+  int dense_step_comm = 0;  // step_comm's first ops: the dense group's; the rest: the expert group's
+  // ZeRO-3's units outside the layers, per micro-batch (zero without ZeRO-3): the first stage's embedding, the last
+  // stage's final norm and LM head (both on one stage without a pipeline), gathered before the stage's first layer
+  // and reduce-scattered after its last backward, with no layer to hide behind in either direction.
+  Zero3Edge zero3_first, zero3_last;
+  int micro_batches = 1;
+  double optimizer_s = 0;   // optimizer step (memory bound, or host bound when offloaded)
+  double overhead_s = 0;    // once per step beside the optimizer: gradient norm, clipping and zeroing (step.cpp)
+  double sm_share = 0;      // share of the SMs a running collective takes from the compute it hides behind
+};
+
+
 Zero3Edge zero3_edge(const LayerStream& first);
 
 // Compute of a window in a layer, seconds.

@@ -243,6 +243,31 @@ void add_zero3(StreamContext& c, const DataParallelGroups& g, const ModelParams&
       layer.comm.add(c.op(ParallelDim::Dp, Collective::AllReduce, Pass::Backward, w, reduce.bytes / g.dp_ranks, reduce.calls, g.replica));
     }
   });
+
+  // The units outside the layers (FSDP's root module, DeepSpeed's embedding and head modules): gathered before the
+  // stage's first layer, once more for their backward unless the root stays gathered (root_unit_stays_gathered), and
+  // reduce-scattered after the stage's last backward, every micro-batch, with no layer's compute beside them.
+  auto unit = [&](double unit_params) {
+    Zero3Edge e;
+    if (!(unit_params > 0)) return e;
+    const double gather_bytes = unit_params * bytes_per_element(t.precision);
+    const double gathers = (fw.root_unit_stays_gathered ? 1.0 : 2.0) * per_microbatch;
+    e.forward_bytes = gathers * gather_bytes;
+    e.forward_s = gathers * (collective_time(Collective::AllGather, gather_bytes, g.dp, c.comm).time_s + gather_bytes * fetch_s_per_byte);
+    if (!t.trains_base_weights() || g.dp_ranks <= 1) return e;
+    const double grad_bytes = unit_params * (once_per_step ? 4.0 : grad_bytes_per_param);
+    e.backward_bytes = per_microbatch * grad_bytes;
+    e.backward_s = per_microbatch * collective_time(Collective::ReduceScatter, grad_bytes, g.dp, c.comm).time_s;
+    if (p.dp_replicate > 1)
+      e.backward_s += per_microbatch * collective_time(Collective::AllReduce, grad_bytes / g.dp_ranks, g.replica, c.comm).time_s;
+    return e;
+  };
+  // Megatron keeps a copy of a tied embedding on the last stage for the LM head when pp > 1 (stage_parameters).
+  // Without a pipeline both ends are one unit, as FSDP's root module holds them.
+  const double first = params.embedding / p.tp + params.position_embedding;
+  const double last = params.final_norm + (params.lm_head > 0 ? params.lm_head / p.tp : p.pp > 1 ? params.embedding / p.tp : 0.0);
+  c.s.zero3_first = unit(p.pp > 1 ? first : first + last);
+  c.s.zero3_last = p.pp > 1 ? unit(last) : Zero3Edge{};
 }
 
 // Data-parallel gradient synchronisation after the last micro-batch (below ZeRO-3), in the framework's buckets

@@ -147,6 +147,13 @@ class Simulation {
           work(stage, c).zero3 = zero3_edge(stream_.first_layer_dense ? stream_.dense : stream_.moe);
           break;
         }
+    // The units outside the layers: the embedding's on the first virtual stage, the head's on the last.
+    auto add_unit = [](Zero3Edge& to, const Zero3Edge& unit) {
+      to.forward_s += unit.forward_s, to.forward_bytes += unit.forward_bytes;
+      to.backward_s += unit.backward_s, to.backward_bytes += unit.backward_bytes;
+    };
+    add_unit(work(0, 0).zero3, stream_.zero3_first);
+    add_unit(work(p.pp - 1, chunks - 1).zero3, stream_.zero3_last);
     for (const CommOp& op : stream_.stage_comm) p2p_ = op;
     ranks_.resize(static_cast<std::size_t>(world));
     rank_ids_.resize(static_cast<std::size_t>(world));

@@ -80,6 +80,22 @@ TEST_CASE("op stream: ZeRO-3 gathers per pass and the DP step ops") {
     CHECK(op.window == (op.pass == Pass::Forward ? OverlapWindow::LayerForward : OverlapWindow::LayerBackward));
   }
   CHECK(s3.step_comm.size == 0);
+  // The root module outside the layers, one unit without a pipeline: GPT-3's tied token embedding 50,257 x 12,288
+  // and learned positions 2,048 x 12,288, and its final LayerNorm (weight and bias, 2 x 12,288): 16-bit, gathered
+  // once (FSDP2 keeps the root gathered into the backward), its fp32 gradients reduce-scattered once, per micro-batch.
+  const double root = 50257 * h + 2048 * h + 2 * h;
+  CHECK(s3.zero3_first.forward_bytes == approx(2 * root));
+  CHECK(s3.zero3_first.backward_bytes == approx(4 * root));
+  CHECK(s3.zero3_last.forward_bytes == 0);
+  // Over a pipeline each end is its stage's: the embeddings on the first, the final norm and Megatron's copy of the
+  // tied embedding for the LM head on the last; torchtitan keeps them gathered across a step's micro-batches under a
+  // pipeline (pipeline_keeps_unsharded, as the layers): 64 / 32 = 2 micro-batches, half a gather each.
+  const Scenario z3pp = gpt3_layout({{"zero_stage", 3}, {"framework", "fsdp2"}, {"recompute", "none"}},
+                                    {{"tp", 1}, {"pp", 2}, {"dp", 32}, {"micro_batch_size", 1}});
+  REQUIRE(z3pp.parallel.gradient_accumulation_steps == 2);
+  const StepStream spp = StepModel(z3pp.model, z3pp.training, z3pp.hardware).stream(z3pp.parallel);
+  CHECK(spp.zero3_first.forward_bytes == approx(2 * (50257 * h + 2048 * h) / 2));
+  CHECK(spp.zero3_last.forward_bytes == approx(2 * (2 * h + 50257 * h) / 2));
 
   // Megatron distributed optimizer on dp 8 (tp 8): reduce-scatter in buckets after the last backward, all-gather
   // before the next forward; both overlap (--overlap-grad-reduce --overlap-param-gather).
