@@ -104,7 +104,7 @@ struct LayerWalk {
       // chunk kernels); backward twice the forward.
       constexpr double kChunk = 64;
       const double chunk_products = 4 * tokens * g.value_heads / tp / kChunk;
-      ob.dense({"linear_attention", "delta_rule"}, kChunk, m.linear_key_head_dim, g.value_head_dim, chunk_products, true, ob.high);
+      ob.activation_gemm({"linear_attention", "delta_rule"}, kChunk, m.linear_key_head_dim, g.value_head_dim, chunk_products, ob.high);
       ob.memory({"linear_attention", "norm_gate"}, 3 * ab * tokens * g.value_dim / tp, 5 * ab * tokens * g.value_dim / tp);
       ob.dense({"linear_attention", "out_proj"}, tokens, g.value_dim / tp, h, 1, trained, ob.linear);
       attention_weights = gated_delta_net_split_params(m) / tp;

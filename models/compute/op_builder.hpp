@@ -339,6 +339,15 @@ struct OpBuilder {
     if (bias) linear_bias(name, tokens, out, count, trained);
   }
 
+  // A product of two activations priced as a linear layer whose second operand takes a gradient too (linear
+  // attention's chunked delta rule): both operands' gradients, and no parameter whose gradient accumulates.
+  void activation_gemm(const OpName& name, double tokens, double in, double out, double count, const GemmCost& c) {
+    const double share = grad_accumulation_share;
+    grad_accumulation_share = 0;
+    dense(name, tokens, in, out, count, true, c);
+    grad_accumulation_share = share;
+  }
+
   // LoRA adapter on a linear layer with per-GPU dims in x out (PEFT: y += B·A·x · alpha/r): X·A (in x r)
   // then ·B (r x out), both trained; the scaled adapter output is added to the base output (scale: read +
   // write, add: read two + write one per output element) and the input gradients are summed in backward.

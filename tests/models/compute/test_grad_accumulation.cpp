@@ -94,3 +94,26 @@ TEST_CASE("autograd accumulation: LoRA adds only its adapters; frameworks that a
   CHECK(accumulated(llama("deepspeed", 4, "sft", 2)).kernels == 0);
   CHECK(accumulated(llama("transformers", 4, "sft", 1)).kernels == 0);
 }
+
+TEST_CASE("autograd accumulation: linear attention's projections accumulate, its delta rule (activations) does not") {
+  // Gated DeltaNet's input projections (q, k, v, z: 2 x 16 x 128 + 2 x 32 x 128 = 12,288 outputs of 2,048 inputs) are
+  // parameters; the chunked delta rule multiplies activations, priced as a GEMM with both operands' gradients.
+  const Scenario s = parse_scenario({{"model",
+                                      {{"num_hidden_layers", 4}, {"hidden_size", 2048}, {"num_attention_heads", 16}, {"num_key_value_heads", 2},
+                                       {"head_dim", 256}, {"intermediate_size", 5120}, {"vocab_size", 151936}, {"full_attention_interval", 4},
+                                       {"linear_num_key_heads", 16}, {"linear_num_value_heads", 32}, {"linear_key_head_dim", 128},
+                                       {"linear_value_head_dim", 128}, {"linear_conv_kernel_dim", 4}}},
+                                     {"training", {{"mode", "sft"}, {"seq_len", 2048}, {"global_batch_size", 4}, {"framework", "transformers"}}},
+                                     {"parallel", {{"tp", 1}, {"pp", 1}, {"micro_batch_size", 1}}},
+                                     {"hardware", {{"gpu", "h100-sxm-80gb"}, {"num_gpus", 1}}}});
+  REQUIRE(s.model.linear_attention_share() > 0);
+  bool projection = false;
+  for (const LayerOp& o : layer_ops(s.model, s.training, s.parallel, s.hardware.gpu, false)) {
+    CHECK(o.name.find("delta_rule.grad_accumulate") == std::string::npos);
+    if (o.name == "linear_attention.in_proj_qkvz.grad_accumulate") {
+      projection = true;
+      CHECK(o.bytes == approx(0.75 * 3 * 4 * 2048.0 * 12288));
+    }
+  }
+  CHECK(projection);
+}
