@@ -68,6 +68,7 @@ constexpr FlagTrait kFlagTraits[] = {
     {"clip_scales_always", &FrameworkTraits::clip_scales_always},
     {"zero_grad_memset", &FrameworkTraits::zero_grad_memset},
     {"autograd_grad_accumulation", &FrameworkTraits::autograd_grad_accumulation},
+    {"zero2_reduce_per_micro_batch", &FrameworkTraits::zero2_reduce_per_micro_batch},
     {"autocast_fp32_weights", &FrameworkTraits::autocast_fp32_weights},
     {"separate_projections", &FrameworkTraits::separate_projections},
     {"moe_experts_in_weight_dtype", &FrameworkTraits::moe_experts_in_weight_dtype},

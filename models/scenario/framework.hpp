@@ -152,6 +152,11 @@ struct FrameworkTraits {
   // accumulate_grad.h: variable_grad += new_grad; the first micro-batch's gradient is stolen, not copied): one kernel
   // per parameter tensor reading two gradients and writing one, below ZeRO (autograd_accumulation_share).
   bool autograd_grad_accumulation = false;
+  // ZeRO-2 reduces each micro-batch's gradients as its backward produces them and accumulates the reduced partition
+  // (DeepSpeed stage_1_and_2.py reduce_ready_partitions_and_remove_grads: "if self.partition_gradients or
+  // self.is_gradient_accumulation_boundary"), so a step of m micro-batches pays m gradient reductions, not one; ZeRO-1
+  // reduces at the accumulation boundary only.
+  bool zero2_reduce_per_micro_batch = false;
   // Parameters kept in fp32 and cast to the training precision at each use by torch.autocast (a plain loop, HF
   // Trainer with bf16=True over fp32 weights), below ZeRO-3: each trained linear's weight is cast in every forward
   // (read 4, write 2 bytes) and its gradient cast back in backward (read 2, write 4); the 16-bit copies live only

@@ -289,6 +289,8 @@ void add_gradient_sync(StreamContext& c, const DataParallelGroups& g, double tra
   const double grad_bytes_per_param = bytes_per_element(gradient_precision(c.t, p));
   const OverlapWindow reduce_w = fw.overlap_grad_reduce ? OverlapWindow::LastBackward : OverlapWindow::None;
   const OverlapWindow gather_w = fw.overlap_grad_reduce && fw.overlap_param_gather ? OverlapWindow::FirstForward : OverlapWindow::None;
+  // Reductions a step: one, or one per micro-batch where ZeRO-2 reduces as each backward goes (the gather stays once).
+  const double reduces = c.t.zero_stage == 2 && fw.zero2_reduce_per_micro_batch ? std::max(1, p.gradient_accumulation_steps) : 1;
   auto sync = [&](double params, GroupPlacement group, GroupPlacement replicas, double tail_params) {
     const double bucket = std::max(fw.grad_bucket(c.m.hidden_size), fw.grad_bucket_elements_per_dp_rank * group.size);
     const double calls = bucket > 0 ? std::max(1.0, std::ceil(params / bucket)) : 1.0;
@@ -299,14 +301,14 @@ void add_gradient_sync(StreamContext& c, const DataParallelGroups& g, double tra
       if (!(n > 0)) continue;
       if (group.size > 1) {
         c.s.step_comm.add(c.op(ParallelDim::Dp, sharded ? Collective::ReduceScatter : Collective::AllReduce, Pass::Step, reduce_w,
-                               part * grad_bytes_per_param / n, n, group));
+                               part * grad_bytes_per_param / n, n * reduces, group));
         if (sharded)
           c.s.step_comm.add(c.op(ParallelDim::Dp, Collective::AllGather, Pass::Step, gather_w, part * bytes_per_element(c.t.precision) / n, n, group));
       }
     }
     // Distributed-optimizer instances (hybrid sharding): each reduce-scattered shard all-reduced across them.
     if (replicas.size > 1)
-      c.s.step_comm.add(c.op(ParallelDim::Dp, Collective::AllReduce, Pass::Step, reduce_w, params * grad_bytes_per_param / group.size / calls, calls, replicas));
+      c.s.step_comm.add(c.op(ParallelDim::Dp, Collective::AllReduce, Pass::Step, reduce_w, params * grad_bytes_per_param / group.size / calls, calls * reduces, replicas));
   };
   if (p.dp * p.cp > 1 && trainable_dense > 0) sync(trainable_dense, g.dp, g.replica, dense_tail_params);
   c.s.dense_step_comm = c.s.step_comm.size;

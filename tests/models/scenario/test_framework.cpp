@@ -160,6 +160,17 @@ TEST_CASE("DP gradient reduce and parameter gather go in buckets: ceil(B/b) call
   CHECK(e9.breakdown.dp_comm_s == trainsim::test::approx(nine_calls).epsilon(1e-9));
   CHECK(e9.breakdown.dp_comm_s > e1.breakdown.dp_comm_s);  // same bytes, 8 more latencies per collective
 
+  // Two micro-batches a step: DeepSpeed's ZeRO-2 reduces each one's gradients as its backward produces them
+  // (stage_1_and_2.py reduce_ready_partitions_and_remove_grads), ZeRO-1 once at the boundary; the gather stays once.
+  auto two_micro_batches = [&](int zero) {
+    const Scenario s = llama8b(Json{{"preset", "deepspeed"}, {"grad_bucket_elements", 1e9}, {"grad_bucket_hidden_squared", 0}}, zero, 16);
+    REQUIRE(s.parallel.gradient_accumulation_steps == 2);
+    return StepModel(s.model, s.training, s.hardware).estimate(s.parallel).breakdown.dp_comm_s;
+  };
+  const double nine_reduces = 9 * seconds(Collective::ReduceScatter, 2 * P / 9, dp, comm);
+  CHECK(two_micro_batches(2) == trainsim::test::approx(nine_calls + nine_reduces).epsilon(1e-9));
+  CHECK(two_micro_batches(1) == trainsim::test::approx(nine_calls).epsilon(1e-9));
+
   // Megatron-Core reduces fp32 main gradients (4 B) and overlaps; switched off, its buckets add in full. Buckets of
   // max(40M, 1M x 8) = 40M elements, filled in backward order: the last holds the token embedding, 128,256 x 4,096 =
   // 525,336,576 parameters, more than a bucket (param_and_grad_buffer.py closes a bucket once it reaches the size);
