@@ -132,7 +132,10 @@ void print_estimate_table(std::ostream& os, const EstimateResult& r) {
   std::string weights_what = format_count(w.parameters) + " parameters on this GPU";
   if (w.weights_held_by_autograd > 0) weights_what += ", " + gib(w.weights_held_by_autograd) + " GiB of it gathers held by autograd (memory_efficient_linear false)";
   t.add_row({"weights", gib(w.weights), weights_what});
-  t.add_row({"gradients", gib(w.gradients), std::string(to_string(gradient_precision(s.training, s.parallel))) + " gradient buffer"});
+  // Adapters keep fp32 weights, gradients and states of their own (kAdapter*Bytes), whatever the base's gradient dtype.
+  t.add_row({"gradients", gib(w.gradients),
+             s.training.trains_base_weights() ? std::string(to_string(gradient_precision(s.training, s.parallel))) + " gradient buffer"
+                                              : std::string("fp32 adapter gradients")});
   std::string offloaded;  // what lives off the GPU: host memory (optimizer states, gradient partitions, parameters), NVMe
   if (w.host > 0) offloaded += gib(w.host) + " GiB in host memory" + (w.paged > 0 ? " (" + gib(w.paged) + " GiB paged out by the paged optimizer)" : "");
   if (w.nvme > 0) offloaded += (offloaded.empty() ? "" : ", ") + gib(w.nvme) + " GiB on NVMe";

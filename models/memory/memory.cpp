@@ -265,8 +265,9 @@ StageMemory MemoryModel::stage_states(const ParallelLayout& p, int stage, const 
   if (t.trains_base_weights()) {
     // Rajbhandari et al. 2020 (ZeRO), §5: Ψ·(2 + 2 + K) bytes, divided by N_d stage by stage.
     const ModelStates states = full_model_states(sp.dense, sp.expert, n_dense, n_expert, t, grad_precision);
-    // FSDP's shards are the fp32 master copy (in `optimizer`): no 16-bit shard beside them.
-    const bool master_is_shard = shard_weights && t.precision != Precision::Fp32 && fw.fp32_sharded_parameters;
+    // FSDP's shards are the fp32 master copy (in `optimizer`): no 16-bit shard beside them (without a master copy the
+    // shards are the 16-bit parameters).
+    const bool master_is_shard = shard_weights && t.precision != Precision::Fp32 && fw.fp32_sharded_parameters && t.master_weights;
     out.weights = master_is_shard ? 0.0 : states.weights;
     // Under autocast over fp32 parameters the fp32 copy is the parameter (counted with the optimizer's master) and
     // the 16-bit copies live while autograd holds them for each linear's backward: every layer's without full

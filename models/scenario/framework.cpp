@@ -318,13 +318,14 @@ bool merges_expert_adapters(const FrameworkTraits& fw, const TrainingSpec& t) {
 }
 
 bool autocast_casts_weights(const FrameworkTraits& fw, const TrainingSpec& t) {
-  return fw.autocast_fp32_weights && t.zero_stage < 3 && t.precision != Precision::Fp32;
+  return fw.autocast_fp32_weights && t.zero_stage < 3 && t.precision != Precision::Fp32 && t.master_weights;
 }
 
 Precision gradient_precision(const TrainingSpec& t, const ParallelLayout& p) {
   if (t.precision == Precision::Fp32) return Precision::Fp32;
   if (t.grad_precision_given) return t.grad_precision;
-  if (t.zero_stage >= 1 && framework_for(t, p).zero_grads_in_training_dtype)
+  // Autograd writes a parameter's gradient in its dtype: the 16-bit parameters of training without a master copy.
+  if (!t.master_weights || (t.zero_stage >= 1 && framework_for(t, p).zero_grads_in_training_dtype))
     return t.precision == Precision::Fp8 ? Precision::Bf16 : t.precision;  // fp8 GEMMs, 16-bit parameters
   return Precision::Fp32;
 }

@@ -266,7 +266,8 @@ nlohmann::json framework_to_json(const FrameworkTraits& f);
 bool merges_expert_adapters(const FrameworkTraits& fw, const TrainingSpec& t);
 
 // Whether autocast casts the trained weights per use (autocast_fp32_weights): not under ZeRO-3, whose gathers cast
-// the shards, nor in fp32 training. The compute model prices the casts, the memory model the 16-bit copies.
+// the shards, nor in fp32 training, nor over 16-bit parameters without a master copy (nothing to cast). The compute
+// model prices the casts, the memory model the 16-bit copies.
 bool autocast_casts_weights(const FrameworkTraits& fw, const TrainingSpec& t);
 
 // The gradient buffer the optimizer reads and the data-parallel reduce moves: fp32 in fp32 training, else the

@@ -192,7 +192,8 @@ Json to_json(const TrainingSpec& t) {
   if (t.moe_expert_load_cv > 0) j["moe_expert_load_cv"] = t.moe_expert_load_cv;
   if (t.offload_optimizer && t.optimizer_offload_device == OffloadDevice::Nvme) j["offload_optimizer_device"] = "nvme";
   if (t.param_offload != OffloadDevice::None) j["offload_params"] = to_string(t.param_offload);
-  if (t.master_precision != Precision::Fp32) j["master_weights_dtype"] = to_string(t.master_precision);
+  if (!t.master_weights) j["master_weights_dtype"] = "none";
+  else if (t.master_precision != Precision::Fp32) j["master_weights_dtype"] = to_string(t.master_precision);
   if (t.precision_aware_optimizer) j["precision_aware_optimizer"] = true;
   if (t.train_tokens > 0) j["train_tokens"] = t.train_tokens;
   if (t.dataset_samples > 0) {

@@ -83,14 +83,23 @@ void read_precision_and_optimizer(JsonReader& r, TrainingSpec& t) {
   if (t.grad_precision_given) t.grad_precision = precision_of(r.get_enum("grad_precision", precisions, "fp32", ""));
   else
     r.record_default("grad_precision", "the framework's",
-                     "fp32 (Megatron-LM main_grad, PyTorch FSDP), the training dtype under DeepSpeed ZeRO (trait zero_grads_in_training_dtype)");
+                     "fp32 (Megatron-LM main_grad, PyTorch FSDP), the training dtype under DeepSpeed ZeRO (trait zero_grads_in_training_dtype) "
+                     "or without a master copy (master_weights_dtype none)");
   t.optimizer_name = r.get_enum("optimizer", {"adam", "adamw", "sgd", "adam8bit", "paged_adamw", "paged_adamw8bit"}, "adamw", "AdamW");
   t.optimizer = t.optimizer_name == "sgd" ? OptimizerKind::Sgd
                 : t.optimizer_name == "adam8bit" || t.optimizer_name == "paged_adamw8bit" ? OptimizerKind::Adam8bit
                                                                                            : OptimizerKind::Adam;
   t.paged_optimizer = t.optimizer_name.rfind("paged_", 0) == 0;
-  t.moment_precision = precision_of(r.get_enum("optimizer_moments_dtype", precisions, "fp32", ""));
-  t.master_precision = precision_of(r.get_enum("master_weights_dtype", {"fp32", "fp16"}, "fp32", ""));
+  const std::string master = r.get_enum("master_weights_dtype", {"fp32", "fp16", "none"}, "fp32", "");
+  t.master_weights = master != "none";
+  if (t.master_weights) t.master_precision = precision_of(master);
+  // Without a master copy torch.optim creates its states like the parameters (torch.zeros_like): 16-bit moments.
+  const Precision weight_precision = t.precision == Precision::Fp8 ? Precision::Bf16 : t.precision;
+  const bool moments_follow_weights = !t.master_weights && !r.has("optimizer_moments_dtype") && t.optimizer != OptimizerKind::Adam8bit;
+  t.moment_precision = moments_follow_weights
+                           ? precision_of(r.get_enum("optimizer_moments_dtype", precisions, to_string(weight_precision),
+                                                     "the parameters' dtype: torch.optim keeps its states like the parameters it steps"))
+                           : precision_of(r.get_enum("optimizer_moments_dtype", precisions, "fp32", ""));
   t.precision_aware_optimizer = r.get_bool("precision_aware_optimizer", false, "");  // like the dtypes beside it: no default listed
   if (t.optimizer == OptimizerKind::Adam8bit && t.moment_precision != Precision::Fp32)
     throw InputError(path + "/optimizer_moments_dtype", json_value_text(r.raw("optimizer_moments_dtype")), "fp32 or left out with adam8bit",

@@ -75,7 +75,7 @@ const char* to_string(OffloadDevice d) { return d == OffloadDevice::Nvme ? "nvme
 
 OptimizerStateBytes optimizer_state_bytes(const TrainingSpec& t) {
   OptimizerStateBytes b;
-  b.master = t.precision == Precision::Fp32 ? 0.0 : bytes_per_element(t.master_precision);
+  b.master = t.precision == Precision::Fp32 || !t.master_weights ? 0.0 : bytes_per_element(t.master_precision);
   const double moment = bytes_per_element(t.moment_precision);
   switch (t.optimizer) {
     case OptimizerKind::Adam: b.states = 2 * moment; break;

@@ -196,6 +196,9 @@ struct TrainingSpec {
   // (--main-params-dtype). fp32 both by default.
   Precision moment_precision = Precision::Fp32;
   Precision master_precision = Precision::Fp32;
+  // false: no master copy (master_weights_dtype "none"): the optimizer steps the 16-bit parameters themselves, as
+  // torch.optim does over a model loaded in bf16 (NeMo AutoModel's default), with the gradients in their dtype.
+  bool master_weights = true;
   // --use-precision-aware-optimizer with fp32 states (training.precision_aware_optimizer): the optimizer holds the
   // master (under CPU offload, HybridDeviceOptimizer makes it from its host copy: none stays on the GPU).
   bool precision_aware_optimizer = false;

@@ -93,6 +93,7 @@ std::vector<std::string> deepspeed_warnings(const ExportPlan& p) {
   if (t.uses_adapters()) w.push_back(std::string(to_string(t.mode)) + ": wrap the model with PEFT before deepspeed.initialize");
   if ((t.offload_optimizer && t.optimizer_offload_device == OffloadDevice::Nvme) || t.params_offloaded() == OffloadDevice::Nvme)
     w.push_back("nvme_path /local_nvme is a placeholder: point it at each node's local NVMe mount (priced at the local-nvme tier's bandwidth)");
+  warn_master_copy(p, "DeepSpeed (fp32 partitions of its bf16 engine)", w);
   return w;
 }
 

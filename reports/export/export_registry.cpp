@@ -356,6 +356,13 @@ std::string megatron_pipeline_layout(const ExportPlan& p) {
   return layout;
 }
 
+void warn_master_copy(const ExportPlan& p, const std::string& stack, std::vector<std::string>& w) {
+  if (p.training.master_weights || !p.training.trains_base_weights()) return;
+  w.push_back("master_weights_dtype none: " + stack +
+              " keeps a master copy of the weights the optimizer steps (more memory and a longer optimizer step than priced); "
+              "a Hugging Face stack over a model loaded in bf16 trains without one");
+}
+
 std::vector<std::string> megatron_warnings(const ExportPlan& p) {
   const ModelSpec& m = p.model;
   const TrainingSpec& t = p.training;
@@ -402,6 +409,7 @@ std::vector<std::string> megatron_warnings(const ExportPlan& p) {
   if (t.precision == Precision::Fp8) w.push_back("fp8 needs Transformer Engine and a Hopper or newer GPU");
   if (p.layout.tp_comm_overlap && p.layout.tp > 1 && !p.layout.sequence_parallel)
     w.push_back("--tp-comm-overlap needs --sequence-parallel in Megatron-LM");
+  warn_master_copy(p, "Megatron-LM", w);
   return w;
 }
 

@@ -119,6 +119,10 @@ std::vector<Argument> megatron_shape_arguments(const ExportPlan& plan);
 std::string megatron_pipeline_layout(const ExportPlan& plan);
 // What Megatron-LM cannot express for this plan, or what must be done by hand.
 std::vector<std::string> megatron_warnings(const ExportPlan& plan);
+// A stack that always keeps a master copy of the weights (Megatron's main params, DeepSpeed's fp32 partitions,
+// torchtitan's fp32 FSDP shards) cannot launch a plan priced without one (master_weights_dtype "none"): the warning
+// for that stack, or nothing.
+void warn_master_copy(const ExportPlan& plan, const std::string& stack, std::vector<std::string>& warnings);
 
 // A bash array assignment, one argument a line with its note as a trailing comment.
 std::string bash_array(const std::string& name, const std::vector<Argument>& args);

@@ -21,6 +21,9 @@ std::vector<std::string> trainer_script_notes(const ExportPlan& p) {
   // keeps fp32 shards cast at each gather.
   if (t.uses_adapters())
     n.push_back("Load the frozen base in " + hf_load_dtype(p) + " (torch_dtype), as priced; the adapters train in fp32.");
+  else if (!t.master_weights)
+    n.push_back("Load the model in " + hf_load_dtype(p) + " (torch_dtype), as priced: no master copy, the optimizer steps the 16-bit "
+                "parameters and keeps its states in their dtype.");
   else if (p.framework == "transformers")
     n.push_back("Load the model in float32 (torch_dtype=torch.float32): the step was priced with fp32 weights under bf16 autocast.");
   else if (p.framework == "fsdp")

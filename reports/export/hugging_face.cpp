@@ -98,7 +98,8 @@ std::string hf_load_dtype(const ExportPlan& p) {
   const Precision precision = p.training.precision;
   if (precision == Precision::Fp32) return "float32";
   const std::string training = precision == Precision::Fp16 ? "float16" : "bfloat16";
-  if (p.training.uses_adapters() || hf_parallel(p) == HfParallel::DeepSpeed) return training;
+  // Adapters over a frozen 16-bit base, DeepSpeed's 16-bit engine, and training without a master copy load the training dtype.
+  if (p.training.uses_adapters() || hf_parallel(p) == HfParallel::DeepSpeed || !p.training.master_weights) return training;
   return "float32";
 }
 
@@ -221,6 +222,7 @@ std::vector<std::string> hf_warnings(const ExportPlan& p) {
   if (kind == HfParallel::Fsdp && l.dp_replicate > 1 && l.zero_shard_ranks() != p.gpus_per_node_used())
     w.push_back("dp_replicate " + std::to_string(l.dp_replicate) + ": FSDP's HYBRID_SHARD shards within each node (" +
                 std::to_string(p.gpus_per_node_used()) + " GPUs), the plan within groups of " + std::to_string(l.zero_shard_ranks()));
+  if (kind == HfParallel::DeepSpeed) warn_master_copy(p, "DeepSpeed (fp32 partitions of its bf16 engine)", w);
   if (kind == HfParallel::DeepSpeed && l.dp_replicate > 1 && deepspeed_zero_stage(t) < 3)
     w.push_back("dp_replicate " + std::to_string(l.dp_replicate) + ": DeepSpeed shards ZeRO-1/2 states over the whole data-parallel group");
   return w;

@@ -91,6 +91,7 @@ StackLaunch megatron_deepspeed_stack(const ExportPlan& p) {
   if (l.cp > 1) s.warnings.push_back("cp " + std::to_string(l.cp) + ": Megatron-DeepSpeed has no context parallelism (--ds-sequence-parallel-size is Ulysses)");
   if (p.training.uses_adapters() || p.training.mode == TrainingMode::Dpo)
     s.warnings.push_back(std::string("pretrain_gpt.py trains every weight with the language-model loss: ") + to_string(p.training.mode) + " is not in it");
+  warn_master_copy(p, "Megatron-DeepSpeed", s.warnings);
   return s;
 }
 

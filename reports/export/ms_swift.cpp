@@ -230,6 +230,7 @@ std::vector<std::string> megatron_swift_warnings(const ExportPlan& p) {
   if (t.has_reference_copy() && framework_for(t, l).reference_model_gradient_buffer)
     w.push_back("priced with the DPO reference's DDP gradient buffer of ms-swift before #6027 (2025-09-30); ms-swift 4 builds the reference "
                 "without it: one gradient element (4 bytes in fp32) per local parameter less than priced");
+  warn_master_copy(p, "Megatron-SWIFT", w);
   return w;
 }
 

@@ -86,6 +86,7 @@ std::vector<std::string> torchtitan_warnings(const ExportPlan& p) {
   if (const long long divisor = 2LL * l.tp * l.cp; (l.tp > 1 || l.cp > 1) && t.seq_len % divisor != 0)
     w.push_back("seq_len " + s(t.seq_len) + " must divide by tp x 2 cp = " + s(divisor) + " in torchtitan");
   if (p.model.is_moe() && l.etp != 1 && l.etp != l.tp) w.push_back("torchtitan takes expert tensor parallelism 1 or equal to tp");
+  warn_master_copy(p, "torchtitan (fp32 FSDP shards)", w);
   return w;
 }
 

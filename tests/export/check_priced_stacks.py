@@ -323,6 +323,23 @@ def megatron_flag_checks(trainsim, tmp):
     files, err = export(trainsim, small, "megatron", tmp)
     check("parameter and NVMe offload are DeepSpeed's" in "".join(files.values()) + err, "megatron: NVMe offload warned")
     print("ok  ZeRO-Infinity: offload_param and offload_optimizer on nvme in ds_config.json; Megatron refuses 70B on one GPU, warns at 1B")
+    # Priced without a master copy (master_weights_dtype none): the Trainer loads the model in bf16, so AdamW steps the
+    # bf16 parameters as priced; Megatron and DeepSpeed keep a master copy whatever they are told, and say so.
+    with open(os.path.join(PLANS, "llama8b_sft_16xh100_deepspeed.json")) as f:
+        doc = json.load(f)
+    doc["training"]["master_weights_dtype"] = "none"
+    doc["training"]["zero_stage"] = 0
+    doc["training"]["framework"] = "transformers"
+    no_master = os.path.join(tmp, "llama8b_sft_no_master.json")
+    with open(no_master, "w") as f:
+        json.dump(doc, f)
+    files, err = export(trainsim, no_master, "hf-trainer", tmp)
+    launch = "".join(files.values()) + err
+    check("Load the model in bfloat16" in launch and "master_weights_dtype none" not in launch, "hf-trainer: bf16 load, no warning")
+    for target in ("megatron", "deepspeed"):
+        files, err = export(trainsim, no_master, target, tmp)
+        check("master_weights_dtype none: " in "".join(files.values()) + err, f"{target}: the master copy it keeps is not said")
+    print("ok  no master copy: the Trainer loads bf16; Megatron and DeepSpeed warn that they keep one")
 
 
 def main():

@@ -265,6 +265,53 @@ TEST_CASE("optimizer state dtypes: the master copy and the moments as the precis
   CHECK_THROWS_WITH_AS(parse_scenario(doc), doctest::Contains("/training/optimizer_moments_dtype"), InputError);
 }
 
+// Training without a master copy (master_weights_dtype "none": torch.optim over a model loaded in bf16, as NeMo
+// AutoModel does): per parameter by hand, bf16 weights 2 + bf16 gradients 2 (autograd writes them in the parameter's
+// dtype) + AdamW's two moments 2 x 2 (torch.zeros_like the parameter) = 8 bytes, against 2 + 4 + 12 = 18 with an fp32
+// master and fp32 gradients; with fp32 moments asked for, 2 + 2 + 8 = 12. The step reads and writes the weights and
+// the moments and reads the gradient: 2 + 2 + 2 x (2 + 2) + 2 = 14 bytes against 2 x (4 + 8) + 2 + 2 = 28 with an fp32
+// master, fp32 moments and bf16 gradients, so half the optimizer time.
+TEST_CASE("without a master copy the optimizer steps the 16-bit weights: 8 bytes a parameter under bf16 AdamW") {
+  const Json base = {{"model", "llama3-8b"}, {"hardware", {{"gpu", "h100-sxm-80gb"}, {"num_gpus", 1}}}};
+  Json doc = base;
+  doc["training"] = {{"seq_len", 2048}, {"global_batch_size", 1}, {"framework", "pytorch"}, {"master_weights_dtype", "none"}};
+  const Scenario s = parse_scenario(doc);
+  CHECK_FALSE(s.training.master_weights);
+  CHECK(s.training.moment_precision == Precision::Bf16);
+  CHECK(gradient_precision(s.training, s.parallel) == Precision::Bf16);
+  const double P = 1e9;
+  const ModelStates none = full_model_states(P, 0, 1, 1, s.training, gradient_precision(s.training, s.parallel));
+  CHECK((none.weights + none.gradients + none.optimizer) / P == 8);
+  doc["training"]["optimizer_moments_dtype"] = "fp32";
+  const Scenario fp32_moments = parse_scenario(doc);
+  CHECK(full_model_states(P, 0, 1, 1, fp32_moments.training, Precision::Bf16).optimizer / P == 8);
+
+  Json master = base;
+  master["training"] = {{"seq_len", 2048}, {"global_batch_size", 1}, {"framework", "pytorch"}, {"grad_precision", "bf16"}};
+  const Scenario m = parse_scenario(master);
+  CHECK(m.training.master_weights);
+  const double none_s = StepModel(s.model, s.training, s.hardware).stream(s.parallel).optimizer_s;
+  const double master_s = StepModel(m.model, m.training, m.hardware).stream(m.parallel).optimizer_s;
+  CHECK(none_s / master_s == test::approx(14.0 / 28.0).epsilon(1e-9));
+
+  // FSDP2 keeps fp32 shards that are the master copy; without one its shards are the 16-bit parameters.
+  Json fsdp = base;
+  fsdp["hardware"]["num_gpus"] = 8;
+  fsdp["training"] = {{"seq_len", 2048}, {"global_batch_size", 8}, {"framework", "fsdp2"}, {"zero_stage", 3}};
+  const Scenario f32 = parse_scenario(fsdp);
+  fsdp["training"]["master_weights_dtype"] = "none";
+  const Scenario f16 = parse_scenario(fsdp);
+  const StageMemory with_master = MemoryModel(f32.model, f32.training, f32.hardware).worst_stage(f32.parallel);
+  const StageMemory without = MemoryModel(f16.model, f16.training, f16.hardware).worst_stage(f16.parallel);
+  const double shard = without.parameters / 8;
+  CHECK(with_master.optimizer == test::approx(shard * 12).epsilon(1e-3));  // fp32 master + moments, no 16-bit shard
+  CHECK(without.optimizer == test::approx(shard * 4).epsilon(1e-3));       // bf16 moments only
+  CHECK(without.weights - with_master.weights == test::approx(shard * 2).epsilon(1e-3));
+
+  doc["training"]["master_weights_dtype"] = "bf16";
+  CHECK_THROWS_WITH_AS(parse_scenario(doc), doctest::Contains("/training/master_weights_dtype"), InputError);
+}
+
 // Partial optimizer offload (Megatron --optimizer-offload-fraction, DeepSpeed offload_optimizer.ratio): a share f of
 // the optimizer states lives on the host and the rest on the GPU, and the optimizer step is that share of the fully
 // offloaded step plus the rest of the on-GPU one (the two parts one after the other), by the definition. DeepSpeed's
