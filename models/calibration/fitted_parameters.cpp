@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "models/calibration/calibration.hpp"
+#include "models/compute/compute_detail.hpp"
 #include "models/core/json_text.hpp"
 
 namespace trainsim {
@@ -20,6 +21,8 @@ const std::vector<FittedParameterInfo>& fitted_parameter_info() {
        "HBM bandwidth of memory-bound training kernels over a device-to-device copy's"},
       {"checkpoint_hook_us", "us", &FittedParameters::checkpoint_hook_us, 0.0, 60.0,
        "host time per forward and recompute kernel added by activation checkpointing's saved-tensor hooks (torch.utils.checkpoint)"},
+      {"grouped_gemm_call_us", "us", &FittedParameters::grouped_gemm_call_us, 0.0, 300.0,
+       "host time per expert GEMM call a grouped-GEMM library issues from C++ (Transformer Engine's GroupedLinear, the grouped_gemm package's cuBLAS loop)"},
   };
   return info;
 }
@@ -44,6 +47,7 @@ FittedParameters fit_starting_point() {
   f.tensor_energy_pj_per_flop = 1.32;
   f.memory_kernel_efficiency = 1.0;  // memory-bound kernels as fast as a copy
   f.checkpoint_hook_us = 0.0;         // hooks as cheap as the launches they wrap
+  f.grouped_gemm_call_us = compute_detail::kAtenLoopGemmHostS * 1e6;  // as ATen's measured per-expert loop
   return f;
 }
 

@@ -25,6 +25,12 @@ struct FittedParameters {
   // checkpoint_saved_tensor_hooks). Profiled on an H100 host: a transformers Llama layer's forward ran 22.5 us per
   // kernel without checkpointing and 33.6 with it (calibrate/measurements/corpus/census).
   double checkpoint_hook_us = 0;
+  // Host time per expert GEMM call that a grouped-GEMM library issues from C++, one cuBLAS call per local expert
+  // (Transformer Engine's GroupedLinear: multi_stream_cublas_gemm sets up and launches a cublasLtMatmul per expert;
+  // the grouped_gemm package's cuBLAS mode), microseconds: the host side of moe_gemm_streams > 0. Its floor, ATen's
+  // own per-expert loop (_grouped_mm_fallback: at::mm_out per expert), measured 26 us on an H100 host
+  // (compute_detail.hpp kAtenLoopGemmHostS).
+  double grouped_gemm_call_us = 0;
 };
 
 // One parameter as the fit, the JSON file and the printed table see it.

@@ -240,6 +240,7 @@ void apply_fitted_parameters(GpuComputeTraits& tr, const GpuSpec& gpu, const Fit
   tr.tensor_slowdown = 1 / power_limited_fraction(tr.tdp_w, tr.tensor_power_w, PowerDuty{1, 0, 0});  // a GEMM-only loop
   tr.memory_kernel_efficiency = params.memory_kernel_efficiency;
   tr.checkpoint_hook_s = params.checkpoint_hook_us * 1e-6;
+  tr.grouped_gemm_call_s = params.grouped_gemm_call_us * 1e-6;
 }
 
 double gemm_flops(const GemmShape& g) { return 2 * g.m * g.n * g.k * g.count; }

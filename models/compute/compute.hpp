@@ -58,6 +58,7 @@ struct GpuComputeTraits {
   double tensor_power_w = 0;   // tensor-core kernels' power at the top clock: e x ceiling x bf16 peak
   double memory_kernel_efficiency = 1;
   double checkpoint_hook_s = 0;  // FittedParameters::checkpoint_hook_us, seconds
+  double grouped_gemm_call_s = 0;  // FittedParameters::grouped_gemm_call_us, seconds
 };
 // The published traits with the shipped fitted parameters applied.
 GpuComputeTraits gpu_compute_traits(const GpuSpec& gpu);

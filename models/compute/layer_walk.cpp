@@ -71,6 +71,7 @@ struct LayerWalk {
         module_fetch_s(training.zero_stage >= 3 ? fw.zero3_module_fetch_us * 1e-6 : 0.0),
         hooked(hooked_modules(model, l, moe_layer)) {
     ob.eager_rmsnorm = !fw.fused_norm && m.norm == NormKind::RmsNorm;
+    ob.grouped_gemm_call_s = tr.grouped_gemm_call_s;
     ob.track_modules = t.recompute == Recompute::Selective;
     ob.eager_rope = !fw.fused_rope;
     ob.autocast_casts = autocast_casts_weights(fw, t);

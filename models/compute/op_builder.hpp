@@ -26,9 +26,9 @@ struct Acc {
   // GEMM loops inside one op's C++ code (aten_loop): their launches (of `kernels`), GPU time (of time()) and the
   // host time they expose.
   double loop_kernels = 0, loop_s = 0, loop_exposed_s = 0;
-  // Grouped experts run as one GEMM call per expert from C++ with no sync before it (streamed_gemm): the calls and
-  // their launches (of `kernels`), each call costing the host kAtenLoopGemmHostS instead of a Python launch gap.
-  double cpp_gemms = 0, cpp_launches = 0;
+  // Grouped experts run as one GEMM call per expert from C++ with no sync before it (streamed_gemm): their launches
+  // (of `kernels`) and the host time of the calls (each the fitted grouped_gemm_call_us) instead of Python launch gaps.
+  double cpp_gemm_host_s = 0, cpp_launches = 0;
   double time() const { return gemm_s + attention_s + memory_s; }
   double flops() const { return gemm_flops + attention_flops; }
   void add(const Acc& o, double times = 1) {
@@ -37,12 +37,12 @@ struct Acc {
     gemm_flops += times * o.gemm_flops, attention_flops += times * o.attention_flops;
     kernels += times * o.kernels, hook_s += times * o.hook_s;
     loop_kernels += times * o.loop_kernels, loop_s += times * o.loop_s, loop_exposed_s += times * o.loop_exposed_s;
-    cpp_gemms += times * o.cpp_gemms, cpp_launches += times * o.cpp_launches;
+    cpp_gemm_host_s += times * o.cpp_gemm_host_s, cpp_launches += times * o.cpp_launches;
   }
   // Host time of the kernels launched from Python (each `gap_s`), the C++ loops' launches excepted, and of the
   // per-expert GEMM calls made from C++ (none where a CUDA graph replays the step: gap_s = 0).
   double host(double gap_s) const {
-    return (kernels - loop_kernels - cpp_launches) * gap_s + (gap_s > 0 ? cpp_gemms * kAtenLoopGemmHostS : 0.0) + hook_s;
+    return (kernels - loop_kernels - cpp_launches) * gap_s + (gap_s > 0 ? cpp_gemm_host_s : 0.0) + hook_s;
   }
   // The GPU waits for the host where issuing this pass's kernels takes longer than running them. A
   // kernel cannot start before it is launched, and the host launches ahead of the GPU, so per pass
@@ -168,6 +168,7 @@ struct OpBuilder {
   // moe_gemm_streams: Transformer Engine's GroupedLinear 4, the grouped_gemm package's cuBLAS mode 1); 0: one
   // grouped kernel.
   double gemm_streams = 0;
+  double grouped_gemm_call_s = 0;  // host time of one streamed expert GEMM call (GpuComputeTraits)
   bool serial_gemms = false;  // only the GEMMs run one per expert (grouped_mm's loop over fp32 experts)
   bool eager_rmsnorm = false, eager_rope = false, eager_activation = false;
   bool autocast_casts = false;  // fp32 parameters cast per use by torch.autocast (framework autocast_fp32_weights)
@@ -208,14 +209,14 @@ struct OpBuilder {
   // Engine's multi_stream_cublas_gemm; the grouped_gemm package's CublasGroupedGemm on one stream): up to `streams`
   // GEMMs run at once and share the SMs, so the tiles of each such round fill waves together, and each GEMM is a call
   // of its own on the host. A GEMM of few tokens per expert leaves SMs idle that one grouped kernel would fill.
-  static double streamed_gemm(Acc& acc, const GemmCost& c, const GemmShape& g, double streams, bool bias) {
+  static double streamed_gemm(Acc& acc, const GemmCost& c, const GemmShape& g, double streams, double call_s, bool bias) {
     const double rounds = std::floor(g.count / streams), rest = g.count - rounds * streams;
     const double t = rounds * cost_time(c, {g.m, g.n, g.k, streams}) + (rest > 0 ? cost_time(c, {g.m, g.n, g.k, rest}) : 0.0);
     acc.gemm_s += t;
     if (!c.tensor_cores) acc.cuda_core_s += t;
     acc.gemm_flops += gemm_flops(g);
     const double n = launches(c, g, true, bias);
-    acc.kernels += n, acc.cpp_launches += n, acc.cpp_gemms += g.count;
+    acc.kernels += n, acc.cpp_launches += n, acc.cpp_gemm_host_s += g.count * call_s;
     return t;
   }
   double mem(double bytes) const { return bytes * seconds_per_byte; }
@@ -294,7 +295,7 @@ struct OpBuilder {
     const bool streamed = !serial && gemm_streams > 0 && count > 1;
     // serial_gemms: each of fprop, dgrad and wgrad is one grouped_mm call, a C++ loop over the experts.
     auto priced = [&](Acc& acc, const GemmCost& cost, const GemmShape& g, bool biased) {
-      if (streamed) return streamed_gemm(acc, cost, g, gemm_streams, biased);
+      if (streamed) return streamed_gemm(acc, cost, g, gemm_streams, grouped_gemm_call_s, biased);
       const double t = gemm(acc, cost, g, serial, biased);
       if (serial_gemms && serial) aten_loop(acc, t, g.count, launches(cost, g, true, biased));
       return t;

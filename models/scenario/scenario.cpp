@@ -22,7 +22,7 @@ std::string expert_load_note(const Scenario& s) {
   if (s.training.moe_expert_load_cv <= 0)
     return "training: routing taken as even over the " + ranks +
            " (uniform, as forced load balancing routes, or a router trained from scratch with an auxiliary loss); under dropless "
-           "routing a pretrained router loads its busiest rank more: training.moe_expert_load_cv (1.76 for Qwen3-235B's in "
+           "routing a pretrained router loads its busiest rank more: training.moe_expert_load_cv (1.67 for Qwen3-235B's in "
            "Megatron's dropless runs)";
   return "training: the busiest of the " + ranks + " receives " + format_number(busiest_expert_rank_load(s.model, s.training, s.parallel), 3) +
          "x the mean routed tokens (moe_expert_load_cv " + format_number(s.training.moe_expert_load_cv, 3) +

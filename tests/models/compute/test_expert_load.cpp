@@ -127,7 +127,7 @@ TEST_CASE("one router spread, fitted on the 16K pair, predicts the ModelZoo's dr
   }
   const double cv = 0.5 * (lo + hi);
   MESSAGE("router spread fitted on the 16K pair: moe_expert_load_cv " << cv);
-  CHECK(cv == doctest::Approx(1.76).epsilon(0.03));  // the value the note and the examples quote
+  CHECK(cv == doctest::Approx(1.67).epsilon(0.03));  // the value the note and the examples quote
   for (int i = 1; i < 4; ++i) {
     const int seq = static_cast<int>(published[i][0]);
     const double predicted = step_s(long_context(seq, cv)) / step_s(long_context(seq, 0));
