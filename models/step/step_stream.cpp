@@ -19,11 +19,12 @@ namespace {
 double dd(int v) { return static_cast<double>(v); }
 
 // Bytes the optimizer step moves through memory per local parameter: read and write the master copy and the
-// states, read the gradient, write the 16-bit weights (Adam over fp32 states: 4+4 + 2·(4+4) + 4 + 2 = 30); without a
-// master copy (master_weights_dtype "none") it reads and writes the 16-bit weights themselves (bf16 throughout:
-// 2+2 + 2·(2+2) + 2 = 14).
+// states, read the gradient, write the 16-bit weights (Adam over fp32 states: 4+4 + 2·(4+4) + 4 + 2 = 30; fp8 training
+// keeps 16-bit weights too); without a master copy (master_weights_dtype "none") it reads and writes the 16-bit weights
+// themselves (bf16 throughout: 2+2 + 2·(2+2) + 2 = 14).
 double optimizer_step_bytes(const TrainingSpec& t, const ParallelLayout& p) {
-  const double weights = (t.master_weights || t.precision == Precision::Fp32 ? 1 : 2) * bytes_per_element(t.precision);
+  const double weight = bytes_per_element(t.precision == Precision::Fp8 ? Precision::Bf16 : t.precision);
+  const double weights = (t.master_weights || t.precision == Precision::Fp32 ? 1 : 2) * weight;
   return 2 * optimizer_state_bytes(t).total() + bytes_per_element(gradient_precision(t, p)) + weights;
 }
 
