@@ -43,8 +43,6 @@ std::string number_text(double v, int decimals) {
 std::string gbps_text(double bytes_per_s) { return number_text(bytes_per_s / 1e9, 1) + " GB/s"; }
 std::string us_text(double s) { return number_text(s * 1e6, 1) + " us"; }
 
-Precision high_precision(Precision p) { return p == Precision::Fp8 ? Precision::Bf16 : p; }
-
 constexpr Collective kCollectives[] = {Collective::AllReduce, Collective::AllGather, Collective::ReduceScatter,
                                        Collective::AllToAll, Collective::SendRecv};
 constexpr GemmDtype kDtypes[] = {GemmDtype::Bf16, GemmDtype::Fp16, GemmDtype::Fp8, GemmDtype::Tf32};

@@ -24,7 +24,6 @@ using compute_detail::dd;
 using compute_detail::GemmCost;
 using compute_detail::cost_time;
 using compute_detail::gemm_cost;
-using compute_detail::high_precision;
 
 namespace {
 

@@ -8,8 +8,6 @@
 namespace trainsim::compute_detail {
 
 inline double dd(int v) { return static_cast<double>(v); }
-// GEMMs that stay in 16 bits under fp8 training (attention, the LM head, routers): bf16.
-inline Precision high_precision(Precision p) { return p == Precision::Fp8 ? Precision::Bf16 : p; }
 
 // A GEMM cost model for one GPU and precision, with every division done once.
 struct GemmCost {

@@ -24,7 +24,7 @@ CheckpointSize checkpoint_size(const ModelSpec& m, const TrainingSpec& t, const 
   s.contents = contents;
   s.parameters = count_parameters(m).total;
   const bool weights_only = contents == CheckpointContents::Weights;
-  const double base_weight_bytes = bytes_per_element(t.precision == Precision::Fp8 ? Precision::Bf16 : t.precision);
+  const double base_weight_bytes = bytes_per_element(high_precision(t.precision));
   if (t.trains_base_weights()) {
     s.trained_parameters = s.parameters;
     // Optimizer states (with the fp32 master copy) exactly as the memory model counts them, unsharded.

@@ -326,7 +326,7 @@ Precision gradient_precision(const TrainingSpec& t, const ParallelLayout& p) {
   if (t.grad_precision_given) return t.grad_precision;
   // Autograd writes a parameter's gradient in its dtype: the 16-bit parameters of training without a master copy.
   if (!t.master_weights || (t.zero_stage >= 1 && framework_for(t, p).zero_grads_in_training_dtype))
-    return t.precision == Precision::Fp8 ? Precision::Bf16 : t.precision;  // fp8 GEMMs, 16-bit parameters
+    return high_precision(t.precision);  // fp8 GEMMs, 16-bit parameters
   return Precision::Fp32;
 }
 

@@ -386,6 +386,9 @@ const char* to_string(Schedule s);
 const char* to_string(PositionEmbedding p);
 const char* to_string(NormKind n);
 double bytes_per_element(Precision p);
+// The 16-bit dtype fp8 training keeps beside its fp8 GEMMs (Transformer Engine): the parameters, their gradients, and
+// the GEMMs that stay in 16 bits (attention, the LM head, routers); any other precision is its own.
+inline Precision high_precision(Precision p) { return p == Precision::Fp8 ? Precision::Bf16 : p; }
 // QLoRA stores frozen linear weights as 4-bit NF4 with double-quantized constants: 4 + 0.127 bits per parameter
 // (Dettmers et al. 2023, §3 "Double Quantization").
 constexpr double kNf4BytesPerParam = (4.0 + 0.127) / 8.0;

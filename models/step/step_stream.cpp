@@ -23,7 +23,7 @@ double dd(int v) { return static_cast<double>(v); }
 // keeps 16-bit weights too); without a master copy (master_weights_dtype "none") it reads and writes the 16-bit weights
 // themselves (bf16 throughout: 2+2 + 2·(2+2) + 2 = 14).
 double optimizer_step_bytes(const TrainingSpec& t, const ParallelLayout& p) {
-  const double weight = bytes_per_element(t.precision == Precision::Fp8 ? Precision::Bf16 : t.precision);
+  const double weight = bytes_per_element(high_precision(t.precision));
   const double weights = (t.master_weights || t.precision == Precision::Fp32 ? 1 : 2) * weight;
   return 2 * optimizer_state_bytes(t).total() + bytes_per_element(gradient_precision(t, p)) + weights;
 }
