@@ -43,6 +43,7 @@ constexpr double kMaxEpochs = 1e6;
 constexpr double kMaxBucketElements = 1e13;
 constexpr double kMaxLaunchGapUs = 1000;
 constexpr double kMaxModuleFetchUs = 100000;  // 0.1 s of host time per module and pass
+constexpr double kMaxGradientPasses = 10;     // memory-bound passes over the gradients once per step
 constexpr double kMaxBucketHiddenSquared = 1e4;  // bucket sizes as multiples of hidden_size² (DeepSpeed "auto": 0.9-1)
 constexpr double kMaxWeightPassesPerStep = 100;  // memory passes over a weight per step (peft's merged expert adapters: 12.5)
 constexpr double kMaxKernelsPerOp = 10000;  // kernels one op of a layer launches per pass (transformers' MoE dispatch: 50)

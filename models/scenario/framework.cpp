@@ -96,6 +96,7 @@ constexpr NumberTrait kNumberTraits[] = {
     {"zero3_module_fetch_us", &FrameworkTraits::zero3_module_fetch_us, limits::kMaxModuleFetchUs},
     {"moe_dispatch_kernels_forward", &FrameworkTraits::moe_dispatch_kernels_forward, limits::kMaxKernelsPerOp},
     {"moe_dispatch_kernels_backward", &FrameworkTraits::moe_dispatch_kernels_backward, limits::kMaxKernelsPerOp},
+    {"loss_scale_grad_passes", &FrameworkTraits::loss_scale_grad_passes, limits::kMaxGradientPasses},
 };
 
 // Reads the traits present in `values` (plain JSON values) over `base`; `require_all` for preset files.

@@ -147,6 +147,11 @@ struct FrameworkTraits {
   bool clip_grad_norm = false;
   bool clip_scales_always = false;
   bool zero_grad_memset = false;
+  // fp16's dynamic loss scaling, once per step before the optimizer: passes over the local gradients (the optimizer's
+  // share) to find inf/nan and unscale them: 2 where one kernel checks and unscales in place (a read and a write:
+  // torch._amp_foreach_non_finite_check_and_unscale_, under Megatron's MixedPrecisionOptimizer and torch's GradScaler),
+  // 1 where the check only reads and the unscale rides on the clipping's scale (DeepSpeed). bf16 needs no loss scale.
+  double loss_scale_grad_passes = 0;
   // Gradient accumulation through autograd (a plain loop, HF Trainer, DDP's no_sync): from the second micro-batch of a
   // step each trainable parameter's new gradient is added into its .grad (torch/csrc/autograd/functions/
   // accumulate_grad.h: variable_grad += new_grad; the first micro-batch's gradient is stolen, not copied): one kernel

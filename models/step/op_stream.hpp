@@ -128,7 +128,7 @@ struct StepBreakdown {  // seconds per iteration on the critical path; only expo
   double dp_comm_s = 0;      // gradient reduce / parameter gather not hidden behind compute (and ZeRO-3 gathers)
   double bubble_s = 0;       // pipeline fill and drain
   double optimizer_s = 0;    // optimizer step (memory bound, or PCIe/host bound when offloaded)
-  double overhead_s = 0;     // gradient norm, clipping and zeroing, once per iteration (framework traits, step.cpp)
+  double overhead_s = 0;     // fp16 unscale, gradient norm, clipping and zeroing, once per iteration (framework traits, step_stream.cpp)
   double total_s = 0;
 };
 

@@ -392,14 +392,16 @@ StepStream StepModel::stream(const ParallelLayout& p, const LayoutWork& work) co
   }
   // Paged out (a paged optimizer on a full GPU), the states page in for the step and back out, over PCIe.
   if (paging_) s.optimizer_s += 2 * paging_->worst_stage(p).paged / host_link_bandwidth(gpu);
-  // Once per step beside the optimizer, memory-bound passes over gradients (framework traits): the norm reads the
-  // gradients the optimizer updates (the shard under ZeRO, all-reduced as a scalar), clipping that scales on every
-  // step reads and writes them again, and zeroing a contiguous buffer writes every local gradient (Megatron's buffer
-  // holds the stage's whole gradients, sharded optimizer or not).
+  // Once per step beside the optimizer, memory-bound passes over gradients (framework traits): fp16's loss scaling
+  // checks them for inf/nan and unscales them, the norm reads the gradients the optimizer updates (the shard under
+  // ZeRO, all-reduced as a scalar), clipping that scales on every step reads and writes them again, and zeroing a
+  // contiguous buffer writes every local gradient (Megatron's buffer holds the stage's whole gradients, sharded
+  // optimizer or not).
   const FrameworkTraits& fw = c.fw;
-  const double clip_passes = fw.clip_grad_norm ? (fw.clip_scales_always ? 3.0 : 1.0) : 0.0;
+  const double gradient_passes = (t.precision == Precision::Fp16 ? fw.loss_scale_grad_passes : 0.0) +
+                                 (fw.clip_grad_norm ? (fw.clip_scales_always ? 3.0 : 1.0) : 0.0);
   const double memset_bytes = fw.zero_grad_memset ? (trainable_dense + trainable_expert) * grad_bytes_per_param : 0.0;
-  s.overhead_s = multi_tensor_time(gpu, traits_, clip_passes * local_params * grad_bytes_per_param + memset_bytes);
+  s.overhead_s = multi_tensor_time(gpu, traits_, gradient_passes * local_params * grad_bytes_per_param + memset_bytes);
   return s;
 }
 

@@ -100,6 +100,27 @@ TEST_CASE("framework presets: seven registered, traits as their upstream default
   }
 }
 
+TEST_CASE("fp16's dynamic loss scaling: a pass over the gradients per step to find inf/nan and unscale them") {
+  // Megatron's MixedPrecisionOptimizer and torch's GradScaler check and unscale in one kernel,
+  // torch._amp_foreach_non_finite_check_and_unscale_, in place: a read and a write of every local gradient. DeepSpeed's
+  // check_overflow only reads them (its unscale is the multiply unscale_and_clip_grads does on every step anyway).
+  CHECK(find_framework("megatron-core")->loss_scale_grad_passes == 2);
+  CHECK(find_framework("pytorch")->loss_scale_grad_passes == 2);
+  CHECK(find_framework("deepspeed")->loss_scale_grad_passes == 1);
+  auto overhead = [](const char* framework, const char* precision) {
+    const Scenario s = parse_scenario({{"model", "llama3-8b"},
+                                       {"training", {{"seq_len", 4096}, {"global_batch_size", 8}, {"precision", precision}, {"framework", framework}}},
+                                       {"parallel", {{"tp", 1}, {"pp", 1}, {"micro_batch_size", 1}}},
+                                       {"hardware", {{"gpu", "h100-sxm-80gb"}, {"num_gpus", 8}}}});
+    return StepModel(s.model, s.training, s.hardware).estimate(s.parallel).breakdown.overhead_s;
+  };
+  // Megatron without ZeRO (dp 8): bf16 reads the fp32 main gradients once for the norm and writes them once to zero the
+  // buffer (2 passes of the same bytes); fp16 adds the check-and-unscale's read and write: 4 passes, twice the time.
+  CHECK(overhead("megatron-core", "fp16") == trainsim::test::approx(2 * overhead("megatron-core", "bf16")));
+  // DeepSpeed (ZeRO 0 here): the norm and the clip's multiply (3 passes) plus the overflow check's read: 4 / 3.
+  CHECK(overhead("deepspeed", "fp16") == trainsim::test::approx(4.0 / 3.0 * overhead("deepspeed", "bf16")));
+}
+
 TEST_CASE("the layout implies a framework when the scenario names none") {
   TrainingSpec t;
   ParallelLayout p;
