@@ -77,6 +77,7 @@ constexpr FlagTrait kFlagTraits[] = {
     {"moe_act_input_fp8", &FrameworkTraits::moe_act_input_fp8},
     {"checkpoint_saved_tensor_hooks", &FrameworkTraits::checkpoint_saved_tensor_hooks},
     {"pipeline_p2p_blocking", &FrameworkTraits::pipeline_p2p_blocking},
+    {"optimizer_foreach", &FrameworkTraits::optimizer_foreach},
     {"host_optimizer_fused", &FrameworkTraits::host_optimizer_fused},
     {"wgrad_accumulation_fusion", &FrameworkTraits::wgrad_accumulation_fusion},
     {"reference_model_gradient_buffer", &FrameworkTraits::reference_model_gradient_buffer},

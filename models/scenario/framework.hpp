@@ -218,10 +218,15 @@ struct FrameworkTraits {
   // stage's send and its receive go out together in one batched call, two a micro-batch (Megatron's
   // send_forward_recv_backward / send_backward_recv_forward, torch.distributed.pipelining's batched p2p).
   bool pipeline_p2p_blocking = false;
+  // The optimizer step on the GPU: one fused pass over each parameter's state (apex's and Transformer Engine's
+  // FusedAdam, DeepSpeed's, torch.optim's fused=True), or torch.optim's foreach path (its default on CUDA without
+  // fused=True), which launches few kernels but makes one pass over the states per elementwise op, as does a Python
+  // loop of single-tensor ops over few large tensors. Priced in step_stream.cpp, optimizer_pass_bytes.
+  bool optimizer_foreach = false;
   // An offloaded optimizer steps on the host in one fused pass per parameter (DeepSpeed's CPUAdam, torch's fused CPU
   // kernels), or as torch.optim's single-tensor loop, one pass over host memory per elementwise op (torch.optim runs
   // that on CPU tensors unless fused is asked for: foreach is CUDA-only). Priced in step_stream.cpp,
-  // host_optimizer_step_bytes.
+  // optimizer_pass_bytes.
   bool host_optimizer_fused = true;
   // The weight-gradient GEMM accumulates into the gradient buffer itself (Megatron's gradient_accumulation_fusion:
   // apex's wgrad_gemm_accum_fp32, Transformer Engine's fuse_wgrad_accumulation into main_grad), so it reads and

@@ -28,17 +28,18 @@ double optimizer_step_bytes(const TrainingSpec& t, const ParallelLayout& p) {
   return 2 * optimizer_state_bytes(t).total() + bytes_per_element(gradient_precision(t, p)) + weights;
 }
 
-// An offloaded optimizer's step, bytes of host memory per parameter. Fused (DeepSpeed's CPUAdam, torch's fused CPU
-// kernels): one pass, as on the GPU. torch.optim's single-tensor loop (FrameworkTraits::host_optimizer_fused false)
-// runs one pass per elementwise op over the host copies (the parameter there is the fp32 master, and the gradient's
-// host copy takes its dtype), with p bytes a parameter and s a moment:
+// An optimizer step's bytes of memory per parameter, on the GPU or (offloaded) on the host. Fused (FusedAdam,
+// DeepSpeed's CPUAdam, torch's fused kernels): one pass. torch.optim's foreach path on the GPU and its single-tensor
+// loop on the host (FrameworkTraits::optimizer_foreach, host_optimizer_fused false) run one pass per elementwise op
+// (the parameter is the fp32 master where there is one, the gradient takes its dtype), with p bytes a parameter and
+// s a moment:
 // - torch/optim/adam.py _single_tensor_adam with decoupled weight decay: param.mul_ 2p, exp_avg.lerp_(grad) 2s + p,
 //   exp_avg_sq.mul_ 2s, .addcmul_(grad, grad) 2s + p, sqrt() 2s, / bias correction 2s, add_(eps) 2s,
 //   param.addcdiv_(exp_avg, denom) 2p + 2s: 6p + 14s (80 B for fp32);
 // - torch/optim/sgd.py _single_tensor_sgd with weight decay and momentum: grad.add(param) 3p, buf.mul_ 2s,
 //   buf.add_(grad) 2s + p, param.add_(buf) 2p + s: 6p + 5s.
 // 8-bit Adam has no torch host loop (bitsandbytes' own kernel): one pass.
-double host_optimizer_step_bytes(const TrainingSpec& t, const ParallelLayout& p, bool fused) {
+double optimizer_pass_bytes(const TrainingSpec& t, const ParallelLayout& p, bool fused) {
   if (fused || t.optimizer == OptimizerKind::Adam8bit) return optimizer_step_bytes(t, p);
   const OptimizerStateBytes b = optimizer_state_bytes(t);
   const double param = b.master > 0 ? b.master : bytes_per_element(t.precision);
@@ -375,7 +376,7 @@ StepStream StepModel::stream(const ParallelLayout& p, const LayoutWork& work) co
   // Offloaded, the host's share of the parameters crosses PCIe (gradients down, weights up) and steps at the host's
   // memory bandwidth; the rest steps on the GPU. The two parts are counted one after the other.
   const double host_share = t.offload_optimizer ? t.offload_fraction : 0.0;
-  s.optimizer_s = multi_tensor_time(gpu, traits_, (1 - host_share) * local_params * optimizer_step_bytes(t, p));
+  s.optimizer_s = multi_tensor_time(gpu, traits_, (1 - host_share) * local_params * optimizer_pass_bytes(t, p, !c.fw.optimizer_foreach));
   if (host_share > 0) {
     const OffloadAssumptions host;
     // What comes back up: the 16-bit weights, or the fp32 master the GPU keeps (offload_master_on_device), which
@@ -384,7 +385,7 @@ StepStream StepModel::stream(const ParallelLayout& p, const LayoutWork& work) co
     const double uploaded = master > 0 ? master : bytes_per_element(t.precision);
     if (master > 0) s.optimizer_s += multi_tensor_time(gpu, traits_, host_share * local_params * (master + bytes_per_element(t.precision)));
     s.optimizer_s += host_share * local_params * (grad_bytes_per_param + uploaded) / host_link_bandwidth(gpu) +
-                     host_share * local_params * host_optimizer_step_bytes(t, p, c.fw.host_optimizer_fused) / host.host_memory_bandwidth_per_gpu;
+                     host_share * local_params * optimizer_pass_bytes(t, p, c.fw.host_optimizer_fused) / host.host_memory_bandwidth_per_gpu;
     // On NVMe (ZeRO-Infinity), the states are read into host memory and written back around the CPU step, not
     // overlapped (DeepSpeed's offload_optimizer pipeline_read / pipeline_write default to false).
     if (t.optimizer_offload_device == OffloadDevice::Nvme)

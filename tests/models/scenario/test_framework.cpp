@@ -100,6 +100,25 @@ TEST_CASE("framework presets: seven registered, traits as their upstream default
   }
 }
 
+TEST_CASE("the optimizer step on the GPU: one fused pass, or torch.optim's foreach path, a pass per elementwise op") {
+  auto optimizer = [](bool foreach) {
+    const Scenario s = parse_scenario(
+        {{"model", "llama3-8b"},
+         {"training", {{"seq_len", 4096}, {"global_batch_size", 1}, {"master_weights_dtype", "none"}, {"framework", {{"preset", "pytorch"}, {"optimizer_foreach", foreach}}}}},
+         {"parallel", {{"tp", 1}, {"pp", 1}, {"micro_batch_size", 1}}},
+         {"hardware", {{"gpu", "h100-sxm-80gb"}, {"num_gpus", 1}}}});
+    return StepModel(s.model, s.training, s.hardware).estimate(s.parallel).breakdown.optimizer_s;
+  };
+  // bf16 parameters, gradients and moments, no master copy (2 bytes each). Fused AdamW reads the parameter, gradient
+  // and two moments and writes the parameter and moments: 7 x 2 = 14 bytes. torch/optim/adamw.py's
+  // _multi_tensor_adam with decoupled weight decay: _foreach_mul_(params) 2p, _foreach_lerp_(exp_avgs, grads) 2s + g,
+  // _foreach_mul_(exp_avg_sqs) 2s, _foreach_addcmul_(exp_avg_sqs, grads, grads) 2s + g, _foreach_sqrt 2s, _foreach_div_
+  // 2s, _foreach_add_(eps) 2s, _foreach_addcdiv_(params, exp_avgs, denom) 2p + 2s: 6 x 2 + 14 x 2 = 40 bytes.
+  CHECK(optimizer(true) == trainsim::test::approx(40.0 / 14.0 * optimizer(false)));
+  CHECK(find_framework("fsdp")->optimizer_foreach);  // Composer's DecoupledAdamW: a loop of single-tensor ops
+  CHECK_FALSE(find_framework("megatron-core")->optimizer_foreach);
+}
+
 TEST_CASE("fp16's dynamic loss scaling: a pass over the gradients per step to find inf/nan and unscale them") {
   // Megatron's MixedPrecisionOptimizer and torch's GradScaler check and unscale in one kernel,
   // torch._amp_foreach_non_finite_check_and_unscale_, in place: a read and a write of every local gradient. DeepSpeed's
