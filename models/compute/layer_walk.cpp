@@ -158,12 +158,14 @@ struct LayerWalk {
       if (t.flash_attention) {
         // QK^T and AV: 2·s_q·s_k·(d_qk + d_v) per head over the pairs attended: half of them when causal, fewer
         // under a sliding window (FlashAttention skips the masked blocks).
-        const double attended = attended_key_fraction(m, seq);
+        // Per-document masks over packed rows: the work of each document's tiles, run at a kernel of its length.
+        const double attended = attended_key_fraction(m, seq, t.document_tokens);
+        const double kernel_len = t.document_tokens > 0 ? std::min(s, t.document_tokens) : s;
         const double fl = 2 * batch * s * seq * (dqk + dv) * attended;
         const double peak = gemm_peak_flops(gpu, high_p);
-        f.attention_s = fl / (peak * flash_attention_efficiency(tr, s, false, fw.attention_kernel));
+        f.attention_s = fl / (peak * flash_attention_efficiency(tr, kernel_len, false, fw.attention_kernel));
         f.attention_flops = fl;
-        bk.attention_s = kFlashBackwardFlops * fl / (peak * flash_attention_efficiency(tr, s, true, fw.attention_kernel));
+        bk.attention_s = kFlashBackwardFlops * fl / (peak * flash_attention_efficiency(tr, kernel_len, true, fw.attention_kernel));
         bk.attention_flops = kFlashBackwardFlops * fl;
         const bool flash2 = fw.attention_kernel == AttentionKernel::Flash2;
         f.kernels = flash2 ? kFlash2ForwardKernels : kCudnnForwardKernels;

@@ -1,6 +1,7 @@
 #include "models/compute/transformer.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "models/compute/linear_attention.hpp"
 
@@ -66,6 +67,13 @@ double attended_key_fraction(const ModelSpec& m, double seq) {
   const double w = m.sliding_window, sliding = w / seq - w * w / (2 * seq * seq);
   const double share = static_cast<double>(std::min(m.sliding_layers, m.num_hidden_layers)) / m.num_hidden_layers;
   return (1 - share) * kCausal + share * sliding;
+}
+
+double attended_key_fraction(const ModelSpec& m, double seq, double document_tokens) {
+  const double whole = attended_key_fraction(m, seq);
+  if (!(document_tokens > 0) || document_tokens >= seq || !(seq > 0)) return whole;
+  const double tiled = std::ceil(document_tokens / kAttentionTileTokens) * kAttentionTileTokens;
+  return std::min(whole, tiled * tiled / (2 * document_tokens * seq));
 }
 
 ModelParams count_parameters(const ModelSpec& m) {

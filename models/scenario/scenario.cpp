@@ -185,6 +185,7 @@ Json to_json(const TrainingSpec& t) {
             {"flash_attention", t.flash_attention},
             {"offload_optimizer", t.offload_optimizer},
             {"packing", t.packing}};
+  if (t.document_tokens > 0) j["document_tokens"] = t.document_tokens;
   if (t.recompute == Recompute::Selective && t.recompute_modules != kRecomputeCoreAttn) j["recompute_modules"] = recompute_module_list(t.recompute_modules);
   if (t.grad_precision_given) j["grad_precision"] = to_string(t.grad_precision);  // else the framework's, decided again on reload
   if (t.moment_precision != Precision::Fp32) j["optimizer_moments_dtype"] = to_string(t.moment_precision);

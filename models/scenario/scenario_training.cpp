@@ -210,6 +210,7 @@ TrainingSpec parse_training(const Json& section, const ModelSpec& model, std::ve
   t.flash_attention = r.get_bool("flash_attention", true, "FlashAttention (no s^2 buffers)");
   read_offload(r, t);
   t.packing = r.get_bool("packing", true, "sequences packed to seq_len");
+  t.document_tokens = r.get_number("document_tokens", 0, "", 1, std::max(1, t.seq_len));
   if (r.has("moe_expert_load_cv") && !model.is_moe())
     throw InputError(path + "/moe_expert_load_cv", json_value_text(r.raw("moe_expert_load_cv")), "left out for a dense model",
                      "it describes how a MoE router loads its experts");

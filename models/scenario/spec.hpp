@@ -207,6 +207,10 @@ struct TrainingSpec {
     return precision_aware_optimizer || moment_precision != Precision::Fp32 || master_precision != Precision::Fp32;
   }
   bool packing = true;
+  // Packed rows whose attention is masked per document (FlexAttention's block-causal mask, FlashAttention's varlen
+  // kernels, Transformer Engine's THD format): the mean tokens of a document. 0: the row attends causally as one
+  // sequence (pretraining's packing).
+  double document_tokens = 0;
   LoraSpec lora;
   // training.framework as named (name empty: not named; framework_for() resolves the one the layout implies).
   FrameworkTraits framework;

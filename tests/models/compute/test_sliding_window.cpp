@@ -82,3 +82,31 @@ TEST_CASE("a sliding window cuts the attention core's FLOPs by the pairs it skip
   const LayerCompute b = layer_compute(full.model, full.training, full.parallel, full.hardware.gpu, false);
   CHECK(a.attention_flops == approx(b.attention_flops * 0.1171875 / 0.5));
 }
+
+TEST_CASE("packed rows masked per document: each document's tiles of causal work") {
+  // A Llama-shaped model (no window) over packed 4,096-token rows.
+  auto packed = [](double document_tokens) {
+    nlohmann::json training = {{"seq_len", 4096}, {"global_batch_size", 8}};
+    if (document_tokens > 0) training["document_tokens"] = document_tokens;
+    return parse_scenario({{"model", mistral({{"sliding_window", nullptr}})},
+                           {"training", training},
+                           {"parallel", {{"tp", 1}, {"pp", 1}, {"micro_batch_size", 1}}},
+                           {"hardware", {{"gpu", "h100-sxm-80gb"}, {"num_gpus", 8}}}});
+  };
+  const ModelSpec m = packed(0).model;
+  // Documents of 1,024 tokens: 4 causal blocks of 1,024² / 2 pairs in a row of 4,096² pairs: 0.125.
+  CHECK(attended_key_fraction(m, 4096, 1024) == approx(0.125));
+  // 130 tokens fill two 128-token tiles a side: 256² / 2 pairs for 130 queries, over 4,096 keys: 0.0615...
+  CHECK(attended_key_fraction(m, 4096, 130) == approx(256.0 * 256 / (2 * 130 * 4096)));
+  // One document as long as the row: plain causal.
+  CHECK(attended_key_fraction(m, 4096, 4096) == approx(0.5));
+  CHECK(attended_key_fraction(m, 4096, 0) == approx(0.5));
+  // The attention core's FLOPs follow (0.125 / 0.5 of the causal row's), the rest of the layer does not.
+  const Scenario whole = packed(0), documents = packed(1024);
+  const LayerCompute a = layer_compute(documents.model, documents.training, documents.parallel, documents.hardware.gpu, false);
+  const LayerCompute b = layer_compute(whole.model, whole.training, whole.parallel, whole.hardware.gpu, false);
+  CHECK(a.attention_flops == approx(b.attention_flops * 0.25));
+  CHECK(a.gemm_flops == approx(b.gemm_flops));
+  // More tokens in a document than in the row: refused, naming the path.
+  CHECK_THROWS_WITH_AS(packed(5000), doctest::Contains("/training/document_tokens"), InputError);
+}
