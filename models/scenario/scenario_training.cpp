@@ -94,11 +94,10 @@ void read_precision_and_optimizer(JsonReader& r, TrainingSpec& t) {
   t.master_weights = master != "none";
   if (t.master_weights) t.master_precision = precision_of(master);
   // Without a master copy torch.optim creates its states like the parameters (torch.zeros_like): 16-bit moments.
-  const bool moments_follow_weights = !t.master_weights && !r.has("optimizer_moments_dtype") && t.optimizer != OptimizerKind::Adam8bit;
-  t.moment_precision = moments_follow_weights
-                           ? precision_of(r.get_enum("optimizer_moments_dtype", precisions, to_string(high_precision(t.precision)),
-                                                     "the parameters' dtype: torch.optim keeps its states like the parameters it steps"))
-                           : precision_of(r.get_enum("optimizer_moments_dtype", precisions, "fp32", ""));
+  const bool moments_follow_weights = !t.master_weights && t.optimizer != OptimizerKind::Adam8bit;
+  t.moment_precision = precision_of(r.get_enum("optimizer_moments_dtype", precisions,
+                                               moments_follow_weights ? to_string(high_precision(t.precision)) : "fp32",
+                                               moments_follow_weights ? "the parameters' dtype: torch.optim keeps its states like the parameters it steps" : ""));
   t.precision_aware_optimizer = r.get_bool("precision_aware_optimizer", false, "");  // like the dtypes beside it: no default listed
   if (t.optimizer == OptimizerKind::Adam8bit && t.moment_precision != Precision::Fp32)
     throw InputError(path + "/optimizer_moments_dtype", json_value_text(r.raw("optimizer_moments_dtype")), "fp32 or left out with adam8bit",

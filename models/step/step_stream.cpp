@@ -42,7 +42,7 @@ double optimizer_step_bytes(const TrainingSpec& t, const ParallelLayout& p) {
 double optimizer_pass_bytes(const TrainingSpec& t, const ParallelLayout& p, bool fused) {
   if (fused || t.optimizer == OptimizerKind::Adam8bit) return optimizer_step_bytes(t, p);
   const OptimizerStateBytes b = optimizer_state_bytes(t);
-  const double param = b.master > 0 ? b.master : bytes_per_element(t.precision);
+  const double param = b.master > 0 ? b.master : bytes_per_element(high_precision(t.precision));
   const double moment = bytes_per_element(t.moment_precision);
   return t.optimizer == OptimizerKind::Sgd ? 6 * param + 5 * moment : 6 * param + 14 * moment;
 }
