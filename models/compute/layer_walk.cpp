@@ -52,6 +52,9 @@ struct LayerWalk {
   // ZeRO-3 fetched module by module from Python hooks: each module's hooks in every forward and backward.
   const double module_fetch_s;
   const HookedModules hooked;
+  // Full recompute stops after the layer's last saved tensor (framework checkpoint_early_stop, OpBuilder::unrecomputed):
+  // only torch.utils.checkpoint without reentrance (checkpoint_saved_tensor_hooks) stops early.
+  const bool early_stop;
   // Per-head widths of Q·K^T and of P·V (head_dim both, except under MLA).
   const double dqk = m.qk_head_dim(), dv = m.value_head_dim();
   // Softmax attention's output gate (Qwen3-Next): a second q-sized half of the q projection, sigmoid(gate) x output.
@@ -69,7 +72,8 @@ struct LayerWalk {
         fw(framework_for(training, layout)),
         merged_adapters(merges_expert_adapters(fw, training)),
         module_fetch_s(training.zero_stage >= 3 ? fw.zero3_module_fetch_us * 1e-6 : 0.0),
-        hooked(hooked_modules(model, l, moe_layer)) {
+        hooked(hooked_modules(model, l, moe_layer)),
+        early_stop(training.recompute == Recompute::Full && fw.checkpoint_saved_tensor_hooks && fw.checkpoint_early_stop) {
     ob.eager_rmsnorm = !fw.fused_norm && m.norm == NormKind::RmsNorm;
     ob.grouped_gemm_call_s = tr.grouped_gemm_call_s;
     ob.track_modules = t.recompute == Recompute::Selective;
@@ -224,10 +228,15 @@ struct LayerWalk {
     if (!moe_layer) {
       const double f = m.intermediate_size / tp;
       const double mlp_inputs = m.mlp == MlpKind::Gated && ob.separate_projections ? 2 : 1;  // gate and up read the stream
+      // torch.utils.checkpoint's early stop: the down projection is the layer's last saving op (its input and weight)
+      // unless an adapter or dropout follows it; a 16-bit aten linear saves them before its GEMM runs, an fp8 linear
+      // (an autograd Function, torchao's Float8Linear) after.
+      ob.down_not_recomputed = early_stop && !l.down && !(m.hidden_dropout > 0) && ob.linear.operand_bytes >= 2;
       ob.module(kRecomputeMlp, [&] {
         ob.stream_casts({"mlp", "input_cast"}, tokens * h, mlp_inputs);
         ob.mlp("mlp", m, l, tokens, f, 1, trained);
       });
+      ob.down_not_recomputed = false;
       linear_weights += mlp_weights(m, f);
     } else ob.module(kRecomputeMoe, [&] {
       // Router on the tokens this rank holds; tokens routed to top-k experts over E experts.
@@ -303,7 +312,8 @@ struct LayerWalk {
       }
     });
     if (m.hidden_dropout > 0) ob.dropout({"mlp", "dropout"}, tokens_outside * h);
-    ob.residual({"mlp", "residual"}, tokens_outside * h);
+    if (early_stop) ob.not_recomputed([&] { ob.residual({"mlp", "residual"}, tokens_outside * h); });  // saves nothing
+    else ob.residual({"mlp", "residual"}, tokens_outside * h);
   }
 
   // The merge of LoRA into 3-D expert weights: in the forward, W + s·B·A read and written (two passes, policy work the
@@ -349,6 +359,8 @@ struct LayerWalk {
     const unsigned mods = t.recompute_modules;
     const unsigned counted = mods & kRecomputeMoe ? mods & ~(kRecomputeMoeAct | kRecomputeSharedExperts) : mods;
     const Acc& core = ob.module_fwd[std::countr_zero(unsigned(kRecomputeCoreAttn))];
+    Acc recomputed = ob.fwd;  // what full recompute repeats
+    recomputed.add(ob.unrecomputed, -1);
     Acc selective;
     for (unsigned bit : {kRecomputeCoreAttn, kRecomputeLayernorm, kRecomputeMlp, kRecomputeMoe, kRecomputeMoeAct, kRecomputeSharedExperts,
                          kRecomputeMlaUpProj})
@@ -362,7 +374,7 @@ struct LayerWalk {
     switch (t.recompute) {
       case Recompute::None: break;
       case Recompute::Selective: out.recompute_s = selective.time(), out.recompute_flops = selective.flops(); break;
-      case Recompute::Full: out.recompute_s = ob.fwd.time(), out.recompute_flops = ob.fwd.flops(); break;
+      case Recompute::Full: out.recompute_s = recomputed.time(), out.recompute_flops = recomputed.flops(); break;
     }
     Acc all = forward;
     all.add(ob.bwd);
@@ -385,7 +397,7 @@ struct LayerWalk {
     synced_forward.add(ob.synced_fwd, forwards - 1);
     out.host_s = host_exposed_with_syncs(forward, synced_forward, forwards * ob.synced_iterations, hooked_gap) + ob.bwd.host_exposed(fw.backward_launch_gap_s());
     if (t.recompute == Recompute::Selective) out.host_s += selective.host_exposed(gap);
-    if (t.recompute == Recompute::Full) out.host_s += host_exposed_with_syncs(ob.fwd, ob.synced_fwd, ob.synced_iterations, hooked_gap);
+    if (t.recompute == Recompute::Full) out.host_s += host_exposed_with_syncs(recomputed, ob.synced_fwd, ob.synced_iterations, hooked_gap);
 
     if constexpr (Record) {
       // The same ops as the sums above: forward; the DPO reference forward (every forward op but the adapters);
@@ -407,6 +419,7 @@ struct LayerWalk {
         for (const RecordedOp& r : ob.fwd_ops) {
           const bool core_op = r.modules & kRecomputeCoreAttn;
           if (t.recompute == Recompute::Selective && (per_op ? core_op : !(r.modules & mods))) continue;
+          if (t.recompute == Recompute::Full && !r.recomputed) continue;
           LayerOp o = r.op;
           o.pass = "recompute";
           if (per_op && o.kind == LayerOp::Gemm) {  // the policy's share of each GEMM (see above)

@@ -137,6 +137,7 @@ inline std::string compose(const OpName& n, const char* role) {
 struct RecordedOp {
   LayerOp op;
   bool adapter = false;  // LoRA adapter forward work (not run by the DPO reference forward)
+  bool recomputed = true;  // full recompute repeats it (false: after the layer's last saved tensor, see not_recomputed)
   unsigned modules = 0;  // forward: the Megatron recompute modules it belongs to (RecomputeModule bits; core_attn: the attention core)
 };
 struct NoRecord {};
@@ -157,6 +158,13 @@ struct OpBuilder {
   unsigned open_modules = 0;  // Record: the modules the ops being added belong to
   bool track_modules = false;  // count module_fwd (selective recompute needs it; the search's other modes skip it)
   Acc synced_fwd;       // of which a per-expert loop that syncs the host once per expert (moe_loop_host_sync)
+  // Of which the work after the layer's last saved tensor, which torch.utils.checkpoint without reentrance does not
+  // recompute (its early stop, on by default since PyTorch 2.1: the recompute raises _StopRecomputationError once
+  // every tensor the forward saved is saved again). An aten linear saves its inputs before it runs its GEMM, so the
+  // GEMM of a layer's last saving op is not rerun either (fprop_not_recomputed).
+  Acc unrecomputed;
+  bool fprop_not_recomputed = false;  // the next dense() call's forward GEMM is counted in unrecomputed
+  bool down_not_recomputed = false;   // mlp(): so is its down projection's (the layer's last saving op)
   double synced_iterations = 0;  // experts in that loop
   using OpList = std::conditional_t<Record, std::vector<RecordedOp>, NoRecord>;
   [[no_unique_address]] OpList fwd_ops, bwd_ops;  // Record: every op, forward and backward, in layer order
@@ -302,7 +310,15 @@ struct OpBuilder {
     };
     const GemmShape fprop{tokens, out, in, count}, dgrad{tokens, in, out, count}, wgrad{out, in, tokens, count};
     const bool per_gemm = serial || streamed;  // a launch per GEMM
-    record_gemm(false, LayerOp::Gemm, name, "fprop", c, fprop, priced(f, c, fprop, bias), per_gemm, bias);
+    if (fprop_not_recomputed) {  // priced apart to be counted in unrecomputed as well
+      Acc g;
+      record_gemm(false, LayerOp::Gemm, name, "fprop", c, fprop, priced(g, c, fprop, bias), per_gemm, bias);
+      f.add(g), unrecomputed.add(g);
+      if constexpr (Record) fwd_ops.back().recomputed = false;
+      fprop_not_recomputed = false;
+    } else {
+      record_gemm(false, LayerOp::Gemm, name, "fprop", c, fprop, priced(f, c, fprop, bias), per_gemm, bias);
+    }
     record_gemm(true, LayerOp::Gemm, name, "dgrad", c, dgrad, priced(b, c, dgrad, false), per_gemm);
     if (trained) {
       GemmCost cw = c;  // the output read and written in the gradient buffer where the GEMM accumulates into it
@@ -388,6 +404,23 @@ struct OpBuilder {
     Acc added = fwd;
     added.add(before, -1);
     module_fwd[std::countr_zero(bit)].add(added);
+  }
+
+  // Runs `body`, whose forward work full recompute through torch.utils.checkpoint does not repeat (unrecomputed).
+  template <class Body>
+  void not_recomputed(Body&& body) {
+    const Acc before = fwd;
+    [[maybe_unused]] const std::size_t first = recorded_forward_ops();
+    body();
+    Acc added = fwd;
+    added.add(before, -1);
+    unrecomputed.add(added);
+    if constexpr (Record)
+      for (std::size_t i = first; i < fwd_ops.size(); ++i) fwd_ops[i].recomputed = false;
+  }
+  std::size_t recorded_forward_ops() const {
+    if constexpr (Record) return fwd_ops.size();
+    else return 0;
   }
 
   // Norm: read x, write y (forward); read x and dy, write dx (backward). Per element of the residual stream, or, for
@@ -490,6 +523,7 @@ struct OpBuilder {
         memory({group, "act"}, 2 * ab * tokens * f * count, 3 * ab * tokens * f * count, launches, launches);
       });
     }
+    fprop_not_recomputed = down_not_recomputed;
     dense({group, "down"}, tokens, f, h, count, trained, linear, nullptr, nullptr, m.mlp_bias);
     if (l.down) lora(group, "down_lora", tokens, f, h, count);
   }

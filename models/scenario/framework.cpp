@@ -76,6 +76,7 @@ constexpr FlagTrait kFlagTraits[] = {
     {"moe_probs_in_activation", &FrameworkTraits::moe_probs_in_activation},
     {"moe_act_input_fp8", &FrameworkTraits::moe_act_input_fp8},
     {"checkpoint_saved_tensor_hooks", &FrameworkTraits::checkpoint_saved_tensor_hooks},
+    {"checkpoint_early_stop", &FrameworkTraits::checkpoint_early_stop},
     {"pipeline_p2p_blocking", &FrameworkTraits::pipeline_p2p_blocking},
     {"optimizer_foreach", &FrameworkTraits::optimizer_foreach},
     {"host_optimizer_fused", &FrameworkTraits::host_optimizer_fused},

@@ -212,6 +212,13 @@ struct FrameworkTraits {
   // checkpoint_hook_us prices. false: an autograd Function that saves the layer's inputs only (Megatron's
   // CheckpointFunction, reentrant checkpointing).
   bool checkpoint_saved_tensor_hooks = false;
+  // Full recompute stops after the layer's last saved tensor: torch.utils.checkpoint without reentrance around an eager
+  // layer (its early stop, PyTorch 2.1 and later), or a compiled checkpointed block whose backward graph keeps only
+  // what the gradients need; the down projection's GEMM and the residual add are not rerun (layer_walk.cpp). Read only
+  // with checkpoint_saved_tensor_hooks: reentrant checkpointing never stops early. false: the whole forward reruns
+  // (Megatron's CheckpointFunction, a layer compiled before the checkpoint wraps it, whose saves come after its whole
+  // forward: torchtune compiles, then checkpoints).
+  bool checkpoint_early_stop = false;
   // The pipeline engine sends and receives each activation and gradient in its own blocking call: four
   // transfers a micro-batch and model chunk stand between a stage's compute (DeepSpeed's PipelineEngine:
   // SendActivation, RecvActivation, SendGrad, RecvGrad, deepspeed/runtime/pipe/p2p.py refusing async_op). false: a
