@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include "tests/approx.hpp"
+#include "tests/models/compute/one_gpu.hpp"
 
 #include <algorithm>
 #include <string>
@@ -25,17 +26,11 @@ using Json = nlohmann::json;
 namespace {
 // One H100, one micro-batch of `seq` tokens, the model given as a Hugging Face config.
 Scenario one_gpu(Json model, Json framework, const std::string& mode = "sft", const std::string& recompute = "none", int seq = 2048) {
-  Json training = {{"mode", mode}, {"seq_len", seq}, {"global_batch_size", 1}, {"recompute", recompute}, {"framework", framework}};
+  Json training = {{"mode", mode}, {"seq_len", seq}, {"recompute", recompute}, {"framework", framework}};
   if (mode == "lora") training["lora"] = {{"rank", 16}, {"alpha", 32}};
-  return parse_scenario({{"model", model},
-                         {"training", training},
-                         {"parallel", {{"tp", 1}, {"pp", 1}, {"micro_batch_size", 1}}},
-                         {"hardware", {{"gpu", "h100-sxm-80gb"}, {"num_gpus", 1}}}});
+  return trainsim::test::one_h100(model, training);
 }
-Json llama_1b() {
-  return {{"model_type", "llama"}, {"num_hidden_layers", 16}, {"hidden_size", 2048}, {"num_attention_heads", 32}, {"num_key_value_heads", 8},
-          {"intermediate_size", 8192}, {"vocab_size", 128256}, {"hidden_act", "silu"}};
-}
+using trainsim::test::llama_1b;
 // Qwen3-30B-A3B's layer shape, four layers.
 Json qwen3_4l() {
   return {{"model_type", "qwen3_moe"}, {"num_hidden_layers", 4}, {"hidden_size", 2048}, {"num_attention_heads", 32}, {"num_key_value_heads", 4},

@@ -8,6 +8,7 @@
 #include <doctest/doctest.h>
 
 #include "tests/approx.hpp"
+#include "tests/models/compute/one_gpu.hpp"
 
 #include <set>
 #include <string>
@@ -21,18 +22,11 @@ using Json = nlohmann::json;
 namespace {
 // One H100, one micro-batch of 2,048 tokens, full recompute.
 Scenario full_recompute(Json model, Json framework, const std::string& precision = "bf16", Json lora = nullptr) {
-  Json training = {{"mode", lora.is_null() ? "sft" : "lora"}, {"seq_len", 2048},     {"global_batch_size", 1},
-                   {"recompute", "full"},                     {"precision", precision}, {"framework", framework}};
+  Json training = {{"mode", lora.is_null() ? "sft" : "lora"}, {"seq_len", 2048}, {"recompute", "full"}, {"precision", precision}, {"framework", framework}};
   if (!lora.is_null()) training["lora"] = lora;
-  return parse_scenario({{"model", model},
-                         {"training", training},
-                         {"parallel", {{"tp", 1}, {"pp", 1}, {"micro_batch_size", 1}}},
-                         {"hardware", {{"gpu", "h100-sxm-80gb"}, {"num_gpus", 1}}}});
+  return trainsim::test::one_h100(model, training);
 }
-Json llama_1b() {
-  return {{"model_type", "llama"}, {"num_hidden_layers", 16}, {"hidden_size", 2048}, {"num_attention_heads", 32}, {"num_key_value_heads", 8},
-          {"intermediate_size", 8192}, {"vocab_size", 128256}, {"hidden_act", "silu"}};
-}
+using trainsim::test::llama_1b;
 // The forward ops full recompute leaves out: forward names not listed again in the recompute pass.
 std::set<std::string> not_recomputed(const Scenario& s, bool moe_layer = false) {
   std::set<std::string> forward, recompute;
