@@ -78,6 +78,7 @@ constexpr FlagTrait kFlagTraits[] = {
     {"checkpoint_saved_tensor_hooks", &FrameworkTraits::checkpoint_saved_tensor_hooks},
     {"checkpoint_early_stop", &FrameworkTraits::checkpoint_early_stop},
     {"pipeline_p2p_blocking", &FrameworkTraits::pipeline_p2p_blocking},
+    {"pipeline_p2p_scatter_gather", &FrameworkTraits::pipeline_p2p_scatter_gather},
     {"optimizer_foreach", &FrameworkTraits::optimizer_foreach},
     {"host_optimizer_fused", &FrameworkTraits::host_optimizer_fused},
     {"wgrad_accumulation_fusion", &FrameworkTraits::wgrad_accumulation_fusion},

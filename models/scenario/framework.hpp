@@ -225,6 +225,11 @@ struct FrameworkTraits {
   // stage's send and its receive go out together in one batched call, two a micro-batch (Megatron's
   // send_forward_recv_backward / send_backward_recv_forward, torch.distributed.pipelining's batched p2p).
   bool pipeline_p2p_blocking = false;
+  // Without sequence parallelism each TP rank sends only its 1/tp of a stage boundary's activation (and gradient) and
+  // the receiving stage all-gathers it over its TP group (NVLink): Megatron-LM's scatter/gather optimization (Narayanan
+  // et al. SC'21 4.1; scatter_gather_tensors_in_pipeline, on from 2021-02 until p2p moved into megatron/core in
+  // 2023-01), DeepSpeed's pipeline engine's pipe_partitioned / grad_partitioned. false: every TP rank sends the whole.
+  bool pipeline_p2p_scatter_gather = false;
   // The optimizer step on the GPU: one fused pass over each parameter's state (apex's and Transformer Engine's
   // FusedAdam, DeepSpeed's, torch.optim's fused=True), or torch.optim's foreach path (its default on CUDA without
   // fused=True), which launches few kernels but makes one pass over the states per elementwise op, as does a Python

@@ -91,7 +91,7 @@ struct StepStream {
   LayerStream dense, moe;   // moe = dense for a dense model
   bool first_layer_dense = true;  // the stage's first layer: ZeRO-3's first gather of a micro-batch hides behind nothing
   EdgeCompute edge;         // embedding on the first stage, LM head and loss on the last
-  CommList<2> stage_comm;   // per stage and micro-batch: pipeline send/recv
+  CommList<2> stage_comm;   // per stage and micro-batch: pipeline send/recv, and the TP gather of a scattered one
   CommList<8> step_comm;    // per step: DP gradient reduction and parameter gather, dense and expert groups
   int dense_step_comm = 0;  // step_comm's first ops: the dense group's; the rest: the expert group's
   // ZeRO-3's units outside the layers, per micro-batch (zero without ZeRO-3): the first stage's embedding, the last

@@ -349,10 +349,16 @@ StepStream StepModel::stream(const ParallelLayout& p, const LayoutWork& work) co
   // Pipeline point-to-point: each stage boundary passes activations forward and their gradients back, once
   // per model chunk (vpp) per micro-batch; with sequence parallelism each TP rank sends its 1/tp. A stage pairs its
   // send with its receive in one batched call (two transfers a micro-batch on its path), or, in DeepSpeed's engine,
-  // waits on each of the four alone (FrameworkTraits::pipeline_p2p_blocking).
-  if (p.pp > 1)
-    s.stage_comm.add(c.op(ParallelDim::Pp, Collective::SendRecv, Pass::Forward, c.paired_chunks ? OverlapWindow::PairedChunk : OverlapWindow::None,
-                          c.act_bytes / (c.sp ? p.tp : 1), (c.fw.pipeline_p2p_blocking ? 4.0 : 2.0) * p.vpp, c.groups.pp));
+  // waits on each of the four alone (FrameworkTraits::pipeline_p2p_blocking). Scattered without SP
+  // (pipeline_p2p_scatter_gather), each TP rank sends its 1/tp too and the receiver all-gathers each tensor it
+  // receives (an activation and a gradient a micro-batch and chunk) over its TP group.
+  if (p.pp > 1) {
+    const OverlapWindow w = c.paired_chunks ? OverlapWindow::PairedChunk : OverlapWindow::None;
+    const bool scattered = !c.sp && p.tp > 1 && c.fw.pipeline_p2p_scatter_gather;
+    s.stage_comm.add(c.op(ParallelDim::Pp, Collective::SendRecv, Pass::Forward, w, c.act_bytes / (c.sp || scattered ? p.tp : 1),
+                          (c.fw.pipeline_p2p_blocking ? 4.0 : 2.0) * p.vpp, c.groups.pp));
+    if (scattered) s.stage_comm.add(c.op(ParallelDim::Pp, Collective::AllGather, Pass::Forward, w, c.act_bytes, 2.0 * p.vpp, c.groups.tp));
+  }
 
   // The first rank's parameters: stage 0's, and under a bidirectional schedule the last stage's too (its second
   // copy of the model: the two copies' gradients join the data-parallel reduction).

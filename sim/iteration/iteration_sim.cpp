@@ -154,7 +154,10 @@ class Simulation {
     };
     add_unit(work(0, 0).zero3, stream_.zero3_first);
     add_unit(work(p.pp - 1, chunks - 1).zero3, stream_.zero3_last);
-    for (const CommOp& op : stream_.stage_comm) p2p_ = op;
+    for (const CommOp& op : stream_.stage_comm) {
+      if (op.collective == Collective::SendRecv) p2p_ = op;
+      else p2p_gather_.add(op, 1 / op.calls);  // one gather per received tensor
+    }
     ranks_.resize(static_cast<std::size_t>(world));
     rank_ids_.resize(static_cast<std::size_t>(world));
     for (int r = 0; r < world; ++r) rank_ids_[static_cast<std::size_t>(r)] = r;
@@ -469,6 +472,8 @@ class Simulation {
     for (auto& t : transfers) t->wait();
     ranks_[static_cast<std::size_t>(rank)].parts.pp_s += sg4::Engine::get_clock() - start;
     event(rank, mailbox[0] == 'a' ? "wait for activations" : "wait for gradients", "pp", start);
+    // Scattered over the TP group (pipeline_p2p_scatter_gather): its GPUs all-gather what each received.
+    collective(rank, GroupKind::Tp, p2p_gather_, false, &ranks_[static_cast<std::size_t>(rank)].parts.pp_s, "pp");
   }
 
   StageWork& work(int stage, int chunk) { return stages_[static_cast<std::size_t>(chunk * sc_.parallel.pp + stage)]; }
@@ -649,6 +654,7 @@ class Simulation {
   Fabric fabric_;
   std::vector<StageWork> stages_;
   CommOp p2p_{};
+  Traffic p2p_gather_{};  // the TP all-gather after each scattered receive (none: zero seconds)
   std::vector<double> slow_;
   std::vector<RankState> ranks_;
   std::map<std::pair<int, int>, sg4::BarrierPtr> barriers_;

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <fstream>
 #include <string>
+#include <utility>
 
 #include "models/comm/collectives.hpp"
 #include "models/compute/compute.hpp"
@@ -798,11 +799,12 @@ TEST_CASE("DeepSpeed's pipeline engine waits on each of a micro-batch's four tra
   // BLOOM-176B's layout (tp 4, pp 12, 384 A100s, two sequences a micro-batch): the exposed pipeline time is the
   // per-transfer time x the transfers on the stage's path, so the engine's four double Megatron-style pairing's two;
   // the compute stays, and the step grows by that and by the bubble, whose fill and drain carry the transfers too.
+  // (Whole tensors sent: the engine's partitioning, pipeline_p2p_scatter_gather, is tested below.)
   auto bloom = [](bool blocking) {
     const Scenario s = parse_scenario(
         {{"model", "bloom-176b"},
          {"training", {{"seq_len", 2048}, {"global_batch_size", 2048}, {"precision", "bf16"}, {"recompute", "full"}, {"zero_stage", 1},
-                       {"framework", {{"preset", "megatron-deepspeed"}, {"pipeline_p2p_blocking", blocking}}}}},
+                       {"framework", {{"preset", "megatron-deepspeed"}, {"pipeline_p2p_blocking", blocking}, {"pipeline_p2p_scatter_gather", false}}}}},
          {"parallel", {{"tp", 4}, {"pp", 12}, {"dp", 8}, {"micro_batch_size", 2}}},
          {"hardware", {{"gpu", "a100-sxm-80gb"}, {"num_gpus", 384}}}});
     return StepModel(s.model, s.training, s.hardware).estimate(s.parallel);
@@ -816,4 +818,41 @@ TEST_CASE("DeepSpeed's pipeline engine waits on each of a micro-batch's four tra
         trainsim::test::approx(paired.breakdown.pp_comm_s + blocking.breakdown.bubble_s - paired.breakdown.bubble_s).epsilon(1e-6));
   // The override round-trips through the scenario reader.
   CHECK(input_error({{"preset", "megatron-deepspeed"}, {"pipeline_p2p_blocking", "yes"}}).find("pipeline_p2p_blocking") != std::string::npos);
+}
+
+TEST_CASE("Pipeline transfers scattered over the TP group without SP: 1/tp sent, the whole gathered on arrival") {
+  // Megatron-LM 2021-22 (megatron/p2p_communication.py, scatter_gather_tensors_in_pipeline) and DeepSpeed's pipeline
+  // engine (pipe_partitioned, grad_partitioned: PartitionedTensor over the model-parallel group, .full() on arrival)
+  // send each TP rank's 1/tp of a stage boundary's tensor; megatron/core sends the whole from every TP rank.
+  // BLOOM-176B's boundary at two sequences of 2,048 tokens, bf16: 2 x 2,048 x 14,336 x 2 = 117,440,512 bytes.
+  CHECK(find_framework("megatron-deepspeed")->pipeline_p2p_scatter_gather);
+  CHECK_FALSE(find_framework("megatron-core")->pipeline_p2p_scatter_gather);
+  auto stage_ops = [](const char* preset, bool scatter, bool sp) {
+    const Scenario s = parse_scenario(
+        {{"model", "bloom-176b"},
+         {"training", {{"seq_len", 2048}, {"global_batch_size", 2048}, {"precision", "bf16"}, {"recompute", "full"}, {"zero_stage", 1},
+                       {"framework", {{"preset", preset}, {"pipeline_p2p_scatter_gather", scatter}}}}},
+         {"parallel", {{"tp", 4}, {"pp", 12}, {"dp", 8}, {"micro_batch_size", 2}, {"sequence_parallel", sp}}},
+         {"hardware", {{"gpu", "a100-sxm-80gb"}, {"num_gpus", 384}}}});
+    const StepModel model(s.model, s.training, s.hardware);
+    return std::make_pair(model.stream(s.parallel).stage_comm, model.estimate(s.parallel).breakdown.pp_comm_s);
+  };
+  const double boundary = 2.0 * 2048 * 14336 * 2;
+  const auto [whole, whole_s] = stage_ops("megatron-core", false, false);
+  REQUIRE(whole.size == 1);
+  CHECK(whole.ops[0].collective == Collective::SendRecv);
+  CHECK(whole.ops[0].bytes == doctest::Approx(boundary));
+  const auto [scattered, scattered_s] = stage_ops("megatron-core", true, false);
+  REQUIRE(scattered.size == 2);
+  CHECK(scattered.ops[0].bytes == doctest::Approx(boundary / 4));
+  CHECK(scattered.ops[1].collective == Collective::AllGather);
+  CHECK(scattered.ops[1].bytes == doctest::Approx(boundary));
+  CHECK(scattered.ops[1].calls == 2);  // the activation and the gradient a micro-batch each gathered once
+  CHECK(scattered.ops[1].group.size == 4);
+  CHECK(scattered_s < whole_s);  // a quarter over InfiniBand, the gather over NVLink
+  // The preset's own default, and under sequence parallelism nothing to scatter: each rank already holds 1/tp.
+  CHECK(stage_ops("megatron-deepspeed", true, false).first.size == 2);
+  const auto [sp, sp_s] = stage_ops("megatron-core", true, true);
+  REQUIRE(sp.size == 1);
+  CHECK(sp.ops[0].bytes == doctest::Approx(boundary / 4));
 }
