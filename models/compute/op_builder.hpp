@@ -158,6 +158,7 @@ struct OpBuilder {
   unsigned open_modules = 0;  // Record: the modules the ops being added belong to
   bool track_modules = false;  // count module_fwd (selective recompute needs it; the search's other modes skip it)
   Acc synced_fwd;       // of which a per-expert loop that syncs the host once per expert (moe_loop_host_sync)
+  double synced_iterations = 0;  // experts in that loop
   // Of which the work after the layer's last saved tensor, which torch.utils.checkpoint without reentrance does not
   // recompute (its early stop, on by default since PyTorch 2.1: the recompute raises _StopRecomputationError once
   // every tensor the forward saved is saved again). An aten linear saves its inputs before it runs its GEMM, so the
@@ -165,7 +166,6 @@ struct OpBuilder {
   Acc unrecomputed;
   bool fprop_not_recomputed = false;  // the next dense() call's forward GEMM is counted in unrecomputed
   bool down_not_recomputed = false;   // mlp(): so is its down projection's (the layer's last saving op)
-  double synced_iterations = 0;  // experts in that loop
   using OpList = std::conditional_t<Record, std::vector<RecordedOp>, NoRecord>;
   [[no_unique_address]] OpList fwd_ops, bwd_ops;  // Record: every op, forward and backward, in layer order
   bool in_adapter = false;                        // Record: the ops being added belong to an adapter

@@ -59,7 +59,7 @@ inline double mlp_weights(const ModelSpec& m, double f) { return (m.mlp == MlpKi
 double attended_key_fraction(const ModelSpec& m, double seq);
 // The same under a per-document mask over packed rows of `seq` tokens (TrainingSpec::document_tokens; 0: none): each
 // query attends within its document, and a tiled kernel (FlashAttention's varlen, cuDNN's THD, FlexAttention's
-// block mask) computes whole kTileTokens x kTileTokens tiles, so a document of d tokens costs the causal work of
+// block mask) computes whole kAttentionTileTokens-square tiles, so a document of d tokens costs the causal work of
 // ceil(d / tile) tiles a side: (ceil(d/tile)·tile)² / 2 pairs for its d queries, a fraction of the row's keys.
 double attended_key_fraction(const ModelSpec& m, double seq, double document_tokens);
 inline constexpr double kAttentionTileTokens = 128;  // FlashAttention-2/3, cuDNN and FlexAttention's 128-token blocks
