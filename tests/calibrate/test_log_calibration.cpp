@@ -6,6 +6,7 @@
 #include "../approx.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -66,6 +67,48 @@ TEST_CASE("from a log: torchtitan Llama-3.1-8B on 8 H100 predicts the 128-GPU ru
   // 128 GPUs: 128 x 16384 tokens / step; published 5,605 tokens/s/GPU.
   const double tokens_per_gpu = 16384.0 / calibrated_time(many, cal);
   CHECK(std::fabs(tokens_per_gpu / 5605 - 1) < 0.05);
+}
+
+// The Llama 3 paper's layout of Llama 3.1 405B (arXiv 2407.21783, Table 4 and section 3.3.2): tp 8, pp 16 with
+// interleaving, one layer fewer on the first and last stages, no activation checkpointing, 2048 sequences of 8192
+// tokens a step; `dp` data-parallel ranks. Built from the example scenario, which states the model and the RoCE fabric.
+Scenario llama3_405b_paper_layout(int dp) {
+  std::ifstream in(std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/examples/llama3.1-405b-pretrain-16k-h100.json");
+  REQUIRE(in);
+  Json doc = Json::parse(in);
+  doc["training"]["recompute"] = "none";
+  doc["parallel"]["dp"] = dp;
+  doc["parallel"]["account_for_embedding_in_pipeline_split"] = true;
+  doc["parallel"]["account_for_loss_in_pipeline_split"] = true;
+  doc["hardware"]["num_nodes"] = 8 * 16 * dp / 8;
+  return parse_scenario(doc);
+}
+
+TEST_CASE("from a log: Llama 3 405B on 16,384 H100 predicts its 8,192-GPU run") {
+  // Llama 3 paper, Table 4: 16,384 GPUs (dp 128) at 400 TFLOP/s per GPU and 8,192 (dp 64) at 430, both 16M tokens a
+  // step. The step time of the 16K run, from 400 TFLOP/s with 6 N FLOPs a token plus causal attention's
+  // 6 L s h (N = 405.85e9: 126 layers of 2 h^2 + 2 h (8 x 128) + 3 h 53248 + 2 h, h = 16384, and two 128,256 x h
+  // embeddings), as Megatron-LM's log reports it.
+  const double layer = 2.0 * 16384 * 16384 + 2.0 * 16384 * 1024 + 3.0 * 16384 * 53248 + 2.0 * 16384;
+  const double params = 126 * layer + 2.0 * 128256 * 16384 + 16384;
+  const double flops_per_token = 6 * params + 6.0 * 126 * 8192 * 16384;
+  const double tokens = 2048.0 * 8192;
+  const double step16k = tokens * flops_per_token / (400e12 * 16384);
+  CHECK(step16k == trainsim::test::approx(6.494).epsilon(1e-3));
+  std::string log;
+  char line[256];
+  for (int i = 1; i <= 10; ++i) {
+    std::snprintf(line, sizeof line, " iteration %8d/  950000 | elapsed time per iteration (ms): %.1f | lm loss: 2.1E+00 |\n", i, step16k * 1e3);
+    log += line;
+  }
+  const LogCalibration cal = calibrate_from_logs({run_of(log, llama3_405b_paper_layout(128))}, shipped_fitted_parameters().values);
+  CHECK(cal.predicted_after[0] == trainsim::test::approx(step16k).epsilon(1e-3));
+  // Half the GPUs run the same 16M tokens at 430 TFLOP/s: 6.494 x (16384 x 400) / (8192 x 430) = 12.08 s. The
+  // prediction keeps the 16K run's per-micro-batch time and prices the 8K run's 32 micro-batches a rank against 16
+  // (a bubble of 15 / (4 x 32) instead of 15 / (4 x 16)) and its data-parallel traffic: 11.54 s, 4.5% short (the
+  // shipped parameters put the 16K run at 7.13 s, 9% slow, and the 8K run at 12.72 s).
+  const double step8k = step16k * (16384.0 * 400) / (8192.0 * 430);
+  CHECK(std::fabs(calibrated_time(llama3_405b_paper_layout(64), cal) / step8k - 1) < 0.06);
 }
 
 TEST_CASE("from a log: one H100 fine-tuning run predicts another model's") {
