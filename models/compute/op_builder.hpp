@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "models/compute/compute_detail.hpp"
+#include "models/compute/lora_targets.hpp"
 #include "models/compute/recompute_policy.hpp"
 #include "models/scenario/framework.hpp"
 
@@ -75,25 +76,6 @@ inline double host_exposed_with_syncs(const Acc& pass, const Acc& loop, double i
   rest.add(loop, -1);
   const double per_expert = std::max((loop.host(gap_s) - loop.time()) / iterations, gap_s);
   return rest.host_exposed(gap_s) + iterations * per_expert;
-}
-
-// Which LoRA target modules are adapted (PEFT names, as in lora_parameters).
-struct LoraTargets {
-  bool q = false, k = false, v = false, o = false, gate = false, up = false, down = false;
-};
-inline LoraTargets lora_targets(const TrainingSpec& t) {
-  LoraTargets l;
-  if (!t.uses_adapters()) return l;
-  for (const auto& name : t.lora.target_modules) {
-    if (name == "q_proj") l.q = true;
-    else if (name == "k_proj") l.k = true;
-    else if (name == "v_proj") l.v = true;
-    else if (name == "o_proj") l.o = true;
-    else if (name == "gate_proj") l.gate = true;
-    else if (name == "up_proj") l.up = true;
-    else if (name == "down_proj") l.down = true;
-  }
-  return l;
 }
 
 // Parameter-holding modules of a decoder layer in the Hugging Face modeling code, which DeepSpeed ZeRO-3 fetches

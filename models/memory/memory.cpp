@@ -1,9 +1,11 @@
 #include "models/memory/memory.hpp"
 
 #include <algorithm>
+#include <initializer_list>
 
 #include "models/compute/expert_load.hpp"
 #include "models/compute/linear_attention.hpp"
+#include "models/compute/lora_targets.hpp"
 #include "models/compute/recompute_policy.hpp"
 #include "models/scenario/framework.hpp"
 #include "models/step/pipeline_schedule.hpp"
@@ -60,17 +62,35 @@ LayerActivations layer_activations(const ModelSpec& m, const TrainingSpec& t, co
   // backward of pow and mul (4 bytes where a fused norm keeps the 16-bit input) and the normalized input cast back
   // for the weight's product (a tensor beside the norm's output), and an eager gated activation keeps the
   // activation's output for the product's backward (transformers LlamaRMSNorm / LlamaMLP, torch's composite rms_norm).
+  //
+  // A frozen base (LoRA, QLoRA) keeps less: autograd saves a tensor only for a gradient some input needs (PyTorch's
+  // generated functions guard each save with should_compute_output, tools/autograd/gen_variable_type.py guard_for;
+  // Transformer Engine's Linear keeps its input only when its weight requires grad). A frozen linear keeps nothing
+  // of its input, an adapter on it keeps that input (its own 16-bit copy where the framework casts it,
+  // adapter_input_cast), and a frozen eager norm's weight product keeps nothing of the normalized input.
+  const bool frozen = t.uses_adapters();
+  const LoraTargets lora_on = lora_targets(t);
+  auto linear_inputs = [&](std::initializer_list<bool> adapted) {  // bytes per element of one input the group keeps
+    if (!frozen) return g;
+    const double n = dd(static_cast<int>(std::count(adapted.begin(), adapted.end(), true)));
+    return n == 0 ? 0.0 : fw.adapter_input_cast ? n * e : g;
+  };
+  const double qkv_in = linear_inputs({lora_on.q, lora_on.k, lora_on.v});
+  const double fc1_in = m.mlp == MlpKind::Gated ? linear_inputs({lora_on.gate, lora_on.up}) : linear_inputs({lora_on.up});
+  const double fc2_in = linear_inputs({lora_on.down});
+  // The attention output stays (attention's backward reads it); an adapter that casts it keeps a copy beside it.
+  const double out_in = g + (frozen && fw.adapter_input_cast && lora_on.o ? e : 0.0);
   const bool eager_rms = !fw.fused_norm && m.norm == NormKind::RmsNorm;
-  const double norm_in = eager_rms ? std::max(4.0, e) + e : e;
+  const double norm_in = eager_rms ? std::max(4.0, e) + (frozen ? 0.0 : e) : e;
   const double act_out = !fw.fused_activation && m.mlp == MlpKind::Gated ? e : 0.0;
 
-  double outside = sb * h * (norm_in + g + norm_in) + hidden_mask * sb * h;   // LN1 input, QKV input, LN2 input; attention-out mask
-  double inside = e * sb * q + 2 * e * sb * kv + g * sb * q;      // Q, K, V (attention inputs), out-projection input
+  double outside = sb * h * (norm_in + qkv_in + norm_in) + hidden_mask * sb * h;   // LN1 input, QKV input, LN2 input; attention-out mask
+  double inside = e * sb * q + 2 * e * sb * kv + out_in * sb * q;  // Q, K, V (attention inputs), out-projection input
   double replicated = 0;                                          // whole on every TP rank (MLA's down-projections)
   // What each of Megatron's recompute modules drops, per rank (summed below, dropped under selective recompute):
   // the norms' outputs (QKV input, MLP or router input), a dense MLP's inside, an MoE block's routing and expert
   // activations (its input kept), the experts' activation outputs, the shared experts' inside, MLA's Q, K, V.
-  double norm_outputs = g * sb * h, mlp_inner = 0, moe_inner = 0, moe_act = 0, shared_inner = 0, mla_up = 0;
+  double norm_outputs = qkv_in * sb * h, mlp_inner = 0, moe_inner = 0, moe_act = 0, shared_inner = 0, mla_up = 0;
   if (m.is_mla()) {
     // Q and K of n·(nope + rope), V and the out-projection input of n·v; the latents on every rank: q_down output
     // (q norm input) and q norm output (q_up input), kv_down output (kv norm input, rotary key) and kv norm output.
@@ -97,10 +117,10 @@ LayerActivations layer_activations(const ModelSpec& m, const TrainingSpec& t, co
     core *= 1 - linear;
   }
   if (!moe_layer) {
-    outside += g * sb * h + hidden_mask * sb * h;                 // fc1 input, MLP-out mask
-    inside += (gated * e + act_out + g) * sb * m.intermediate_size;  // act input(s) (and output), fc2 input
-    norm_outputs += g * sb * h;
-    mlp_inner = (gated * e + act_out + g) * sb * m.intermediate_size / tp;
+    outside += fc1_in * sb * h + hidden_mask * sb * h;            // fc1 input, MLP-out mask
+    inside += (gated * e + act_out + fc2_in) * sb * m.intermediate_size;  // act input(s) (and output), fc2 input
+    norm_outputs += fc1_in * sb * h;
+    mlp_inner = (gated * e + act_out + fc2_in) * sb * m.intermediate_size / tp;
   } else {
     const double tokens = sb / (sp ? tp : 1);                     // tokens this rank routes
     const double routed = tokens * m.num_experts_per_tok;         // expert inputs it routes

@@ -464,3 +464,37 @@ TEST_CASE("expert tensor parallelism keeps etp times the routed rows, each etp-t
   };
   CHECK(moe_layer(2) - moe_layer(1) == trainsim::test::approx(2.0 * 16384 * 2048));
 }
+
+TEST_CASE("a frozen base keeps only what its adapters need; peft's adapters each keep their own copy of their input") {
+  // Llama-3.1-8B (h = q = 4096, k = v = 1024, f = 14336, 32 heads) in transformers' eager modeling code (eager
+  // RMSNorm and SwiGLU, flash attention), bf16, one sequence of 2048 tokens: bytes a token keeps per layer.
+  // Autograd saves a tensor only for a gradient some input needs (PyTorch's generated functions guard each save by
+  // should_compute_output; Transformer Engine's Linear keeps its input only when its weight requires grad).
+  auto per_token = [](Json training) {
+    training.merge_patch(Json{{"seq_len", 2048}, {"global_batch_size", 1}, {"recompute", "none"}, {"flash_attention", true}});
+    const Scenario s = parse_scenario({{"model", "llama3.1-8b"},
+                                       {"training", training},
+                                       {"parallel", {{"tp", 1}, {"pp", 1}, {"micro_batch_size", 1}}},
+                                       {"hardware", {{"gpu", "h100-sxm-80gb"}, {"num_gpus", 1}}}});
+    return layer_activations(s.model, s.training, s.parallel, false).full / 2048;
+  };
+  const double h = 4096, f = 14336, core = 4 * 32;  // flash attention's fp32 log-sum-exp per head
+  const Json all_linear = {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"};
+  auto lora = [&](Json targets, bool cast) {
+    return per_token({{"mode", "lora"}, {"lora", {{"rank", 16}, {"alpha", 32}, {"target_modules", targets}}},
+                      {"framework", {{"preset", "transformers"}, {"adapter_input_cast", cast}}}});
+  };
+  // Full fine-tuning: each eager norm keeps its fp32 input (4 B) and the normalized input for the weight's product
+  // (2 B); the QKV, fc1, out-projection and fc2 inputs (2 B each); Q, K, V (2q + 4kv = 3h); gate, up and the
+  // activation's output for the product (6 B of f).
+  CHECK(per_token({{"mode", "sft"}, {"framework", "transformers"}}) == trainsim::test::approx(2 * 6 * h + 2 * h + 2 * h + 3 * h + 2 * h + 8 * f + core));
+  // LoRA on every linear, adapters in fp32 under autocast (peft): the frozen norms keep only their fp32 input, and
+  // each adapter keeps its own 16-bit copy of its input: three of the QKV input, two of fc1's, one beside the
+  // attention output (which attention's backward keeps), one of fc2's; plus each adapter's rank-16 B input (2 B x 16).
+  CHECK(lora(all_linear, true) == trainsim::test::approx(2 * 4 * h + 3 * 2 * h + 2 * 2 * h + 3 * h + 2 * 2 * h + 8 * f + core + 7 * 32));
+  // The same adapters in the activations' dtype share the one input of each group.
+  CHECK(lora(all_linear, false) == trainsim::test::approx(2 * 4 * h + 2 * h + 2 * h + 3 * h + 2 * h + 8 * f + core + 7 * 32));
+  // Adapters on q and v only: the frozen MLP keeps no input of its linears (gate, up and the activation's output
+  // still: the product's and the activation's backward need them), the out-projection no copy.
+  CHECK(lora(Json{"q_proj", "v_proj"}, true) == trainsim::test::approx(2 * 4 * h + 2 * 2 * h + 3 * h + 2 * h + 6 * f + core + 2 * 32));
+}
