@@ -66,20 +66,23 @@ LayerActivations layer_activations(const ModelSpec& m, const TrainingSpec& t, co
   // A frozen base (LoRA, QLoRA) keeps less: autograd saves a tensor only for a gradient some input needs (PyTorch's
   // generated functions guard each save with should_compute_output, tools/autograd/gen_variable_type.py guard_for;
   // Transformer Engine's Linear keeps its input only when its weight requires grad). A frozen linear keeps nothing
-  // of its input, an adapter on it keeps that input (its own 16-bit copy where the framework casts it,
-  // adapter_input_cast), and a frozen eager norm's weight product keeps nothing of the normalized input.
+  // of its input, an adapter on it keeps that input, and a frozen eager norm's weight product keeps nothing of the
+  // normalized input. Under autocast over fp32 adapters (autocast_casts_weights, the layer walk's casts too) peft casts
+  // each adapter's input to the adapters' dtype (LoraLayer._cast_input_dtype) and autocast casts it back for the GEMM,
+  // which keeps that copy: one per adapter (three of the QKV input) where 16-bit adapters share the one tensor.
   const bool frozen = t.uses_adapters();
+  const bool adapter_copies = frozen && autocast_casts_weights(fw, t);
   const LoraTargets lora_on = lora_targets(t);
   auto linear_inputs = [&](std::initializer_list<bool> adapted) {  // bytes per element of one input the group keeps
     if (!frozen) return g;
     const double n = dd(static_cast<int>(std::count(adapted.begin(), adapted.end(), true)));
-    return n == 0 ? 0.0 : fw.adapter_input_cast ? n * e : g;
+    return n == 0 ? 0.0 : adapter_copies ? n * e : g;
   };
   const double qkv_in = linear_inputs({lora_on.q, lora_on.k, lora_on.v});
   const double fc1_in = m.mlp == MlpKind::Gated ? linear_inputs({lora_on.gate, lora_on.up}) : linear_inputs({lora_on.up});
   const double fc2_in = linear_inputs({lora_on.down});
   // The attention output stays (attention's backward reads it); an adapter that casts it keeps a copy beside it.
-  const double out_in = g + (frozen && fw.adapter_input_cast && lora_on.o ? e : 0.0);
+  const double out_in = g + (adapter_copies && lora_on.o ? e : 0.0);
   const bool eager_rms = !fw.fused_norm && m.norm == NormKind::RmsNorm;
   const double norm_in = eager_rms ? std::max(4.0, e) + (frozen ? 0.0 : e) : e;
   const double act_out = !fw.fused_activation && m.mlp == MlpKind::Gated ? e : 0.0;

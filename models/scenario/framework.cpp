@@ -77,7 +77,6 @@ constexpr FlagTrait kFlagTraits[] = {
     {"moe_act_input_fp8", &FrameworkTraits::moe_act_input_fp8},
     {"checkpoint_saved_tensor_hooks", &FrameworkTraits::checkpoint_saved_tensor_hooks},
     {"checkpoint_early_stop", &FrameworkTraits::checkpoint_early_stop},
-    {"adapter_input_cast", &FrameworkTraits::adapter_input_cast},
     {"pipeline_p2p_blocking", &FrameworkTraits::pipeline_p2p_blocking},
     {"pipeline_p2p_scatter_gather", &FrameworkTraits::pipeline_p2p_scatter_gather},
     {"optimizer_foreach", &FrameworkTraits::optimizer_foreach},

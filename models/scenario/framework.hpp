@@ -219,11 +219,6 @@ struct FrameworkTraits {
   // (Megatron's CheckpointFunction, a layer compiled before the checkpoint wraps it, whose saves come after its whole
   // forward: torchtune compiles, then checkpoints).
   bool checkpoint_early_stop = false;
-  // Each LoRA adapter casts its input to the adapters' dtype before its GEMM, so each keeps a 16-bit copy of its
-  // own for its weight's gradient (peft's LoraLayer._cast_input_dtype to the fp32 adapters autocast_adapter_dtype
-  // keeps, cast back to 16 bits by autocast): q, k and v adapters keep three copies of the norm's output where
-  // adapters in the activations' dtype (false) share the one tensor.
-  bool adapter_input_cast = false;
   // The pipeline engine sends and receives each activation and gradient in its own blocking call: four
   // transfers a micro-batch and model chunk stand between a stage's compute (DeepSpeed's PipelineEngine:
   // SendActivation, RecvActivation, SendGrad, RecvGrad, deepspeed/runtime/pipe/p2p.py refusing async_op). false: a

@@ -480,9 +480,9 @@ TEST_CASE("a frozen base keeps only what its adapters need; peft's adapters each
   };
   const double h = 4096, f = 14336, core = 4 * 32;  // flash attention's fp32 log-sum-exp per head
   const Json all_linear = {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"};
-  auto lora = [&](Json targets, bool cast) {
+  auto lora = [&](Json targets, bool autocast) {
     return per_token({{"mode", "lora"}, {"lora", {{"rank", 16}, {"alpha", 32}, {"target_modules", targets}}},
-                      {"framework", {{"preset", "transformers"}, {"adapter_input_cast", cast}}}});
+                      {"framework", {{"preset", "transformers"}, {"autocast_fp32_weights", autocast}}}});
   };
   // Full fine-tuning: each eager norm keeps its fp32 input (4 B) and the normalized input for the weight's product
   // (2 B); the QKV, fc1, out-projection and fc2 inputs (2 B each); Q, K, V (2q + 4kv = 3h); gate, up and the
@@ -492,7 +492,7 @@ TEST_CASE("a frozen base keeps only what its adapters need; peft's adapters each
   // each adapter keeps its own 16-bit copy of its input: three of the QKV input, two of fc1's, one beside the
   // attention output (which attention's backward keeps), one of fc2's; plus each adapter's rank-16 B input (2 B x 16).
   CHECK(lora(all_linear, true) == trainsim::test::approx(2 * 4 * h + 3 * 2 * h + 2 * 2 * h + 3 * h + 2 * 2 * h + 8 * f + core + 7 * 32));
-  // The same adapters in the activations' dtype share the one input of each group.
+  // Without autocast (16-bit adapters, as NeMo AutoModel's and torchtune's) the adapters of a group share its one input.
   CHECK(lora(all_linear, false) == trainsim::test::approx(2 * 4 * h + 2 * h + 2 * h + 3 * h + 2 * h + 8 * f + core + 7 * 32));
   // Adapters on q and v only: the frozen MLP keeps no input of its linears (gate, up and the activation's output
   // still: the product's and the activation's backward need them), the out-projection no copy.
