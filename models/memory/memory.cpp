@@ -81,7 +81,8 @@ LayerActivations layer_activations(const ModelSpec& m, const TrainingSpec& t, co
   const double qkv_in = linear_inputs({lora_on.q, lora_on.k, lora_on.v});
   const double fc1_in = m.mlp == MlpKind::Gated ? linear_inputs({lora_on.gate, lora_on.up}) : linear_inputs({lora_on.up});
   const double fc2_in = linear_inputs({lora_on.down});
-  // The attention output stays (attention's backward reads it); an adapter that casts it keeps a copy beside it.
+  // The attention output stays (FlashAttention's backward reads it; counted for the unfused path alike); an adapter that
+  // casts it keeps a copy beside it.
   const double out_in = g + (adapter_copies && lora_on.o ? e : 0.0);
   const bool eager_rms = !fw.fused_norm && m.norm == NormKind::RmsNorm;
   const double norm_in = eager_rms ? std::max(4.0, e) + (frozen ? 0.0 : e) : e;
